@@ -1,0 +1,37 @@
+#include "lock.h"
+
+namespace locklab {
+
+const char* to_string(Acquire outcome) {
+  switch (outcome) {
+    case Acquire::acquired: return "acquired";
+    case Acquire::timed_out: return "timed_out";
+    case Acquire::unknown: return "unknown";
+    case Acquire::error: return "error";
+  }
+  return "?";
+}
+
+const char* to_string(Release outcome) {
+  switch (outcome) {
+    case Release::released: return "released";
+    case Release::still_held: return "still_held";
+    case Release::not_owner: return "not_owner";
+    case Release::already_expired: return "already_expired";
+    case Release::error: return "error";
+  }
+  return "?";
+}
+
+std::optional<std::string> invalid_config(const LockConfig& config, std::size_t min_servers) {
+  if (config.key.empty()) return "lock key must not be empty";
+  if (config.ttl.count() <= 0) return "ttl must be > 0 ms (got " + std::to_string(config.ttl.count()) + ")";
+  if (config.retry_interval && config.retry_interval->count() < 0) return "retry interval must be >= 0 ms";
+  if (config.servers.size() < min_servers)
+    return "needs at least " + std::to_string(min_servers) + " Redis server(s), got " +
+           std::to_string(config.servers.size());
+  if (!config.clock) return "no wall clock";
+  return std::nullopt;
+}
+
+}  // namespace locklab

@@ -1,0 +1,118 @@
+// The one interface every lock generation implements.
+//
+// A lock object belongs to one client identity (Redisson's "UUID:threadId"):
+// create one per client, use it from one thread at a time. Destroying a lock
+// object does NOT release the lock: a crashed client does not release either,
+// and the harness relies on that to model crashes.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "redis/connection.h"
+#include "step_points.h"
+
+namespace locklab {
+
+enum class Acquire {
+  acquired,   // we hold the lock
+  timed_out,  // the wait ran out; we do not hold it
+  unknown,    // an acquiring request was sent but its reply was lost: we may hold it
+  error,      // failed before anything that could take the lock reached the server
+};
+
+enum class Release {
+  released,         // our hold ended and the key was removed (or, reentrant: the last level)
+  still_held,       // reentrant: one level released, the lock is still ours
+  not_owner,        // the key is held by someone else; nothing was changed
+  already_expired,  // there was nothing to release (our lease ran out)
+  error,            // the server could not be asked; the outcome is unknown
+};
+
+const char* to_string(Acquire outcome);
+const char* to_string(Release outcome);
+
+struct LockConfig {
+  std::string key = "locklab:lock";
+  // Lease length for the TTL-based generations (3+). Generation 2 writes
+  // now + ttl + 1 into the key. Generation 5 with its watchdog on treats this
+  // as the watchdog timeout (renewed every ttl/3).
+  std::chrono::milliseconds ttl{10'000};
+  // Pause between attempts for the polling generations; nullopt = the
+  // generation's default (see docs/generations.md; the seeds' own values are
+  // 1 s for seed 004's SETNX loop and 100 ms for seed 003).
+  std::optional<std::chrono::milliseconds> retry_interval;
+  // One server for every generation but redlock (N independent masters).
+  std::vector<redis::ConnectionOptions> servers;
+  // The client identity. Empty = a fresh random 128-bit token per lock object.
+  std::string owner;
+  std::shared_ptr<const WallClock> clock = system_wall_clock();
+  StepHook step;
+
+  // Generation 5 only: false = ttl is a fixed lease and no watchdog runs
+  // (Redisson's tryLock(wait, leaseTime, unit)).
+  bool watchdog = true;
+
+  // Generations 4 and 5: after acquiring, WAIT for this many replicas
+  // (Redisson's guard against failover); fewer acks => release, report error.
+  int wait_replicas = 0;
+  std::chrono::milliseconds wait_replicas_timeout{100};
+
+  // Redlock only.
+  std::chrono::milliseconds node_timeout{0};  // 0 = scaled from ttl
+  double clock_drift_factor = 0.01;
+  int max_extensions = 3;
+};
+
+// Per-node outcome counters of a multi-node lock (Redlock).
+struct NodeTally {
+  std::uint64_t voted_for = 0;
+  std::uint64_t voted_against = 0;
+  std::uint64_t errored = 0;
+  std::uint64_t timed_out = 0;
+};
+
+class DistributedLock {
+ public:
+  virtual ~DistributedLock() = default;
+
+  // wait 0 = exactly one attempt.
+  virtual Acquire try_acquire(std::chrono::milliseconds wait) = 0;
+  virtual Release release() = 0;
+
+  // Why the last call returned error/unknown (empty otherwise).
+  const std::string& last_error() const { return last_error_; }
+
+  // Generations that hand out fencing tokens return the current holder's token.
+  virtual std::optional<std::uint64_t> fencing_token() const { return std::nullopt; }
+  // Until when the holder may assume it still holds the lock (Redlock's validity).
+  virtual std::optional<std::chrono::steady_clock::time_point> valid_until() const { return std::nullopt; }
+  // How many times a renewal found the lock gone while we believed we held it.
+  virtual std::uint64_t leases_lost() const { return 0; }
+  virtual std::optional<NodeTally> node_tally() const { return std::nullopt; }
+
+ protected:
+  Acquire fail(Acquire outcome, std::string why) {
+    last_error_ = std::move(why);
+    return outcome;
+  }
+  Release fail(Release outcome, std::string why) {
+    last_error_ = std::move(why);
+    return outcome;
+  }
+  void clear_error() { last_error_.clear(); }
+
+ private:
+  std::string last_error_;
+};
+
+// Checks what every Redis generation needs: a non-empty key, ttl > 0, at
+// least `min_servers` servers. Returns the problem as one line, or nullopt.
+std::optional<std::string> invalid_config(const LockConfig& config, std::size_t min_servers = 1);
+
+}  // namespace locklab

@@ -1,0 +1,213 @@
+#include "redis/connection.h"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace locklab::redis {
+namespace {
+
+std::atomic<std::uint64_t> g_commands{0};
+std::atomic<std::uint64_t> g_round_trips{0};
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+// hiredis 0.14 has no REDIS_ERR_TIMEOUT: a timeout is REDIS_ERR_IO with EAGAIN.
+Error error_from_context(const redisContext& context, const Endpoint& where) {
+  const std::string prefix = where.to_string() + ": ";
+  const int saved_errno = errno;
+  switch (context.err) {
+    case REDIS_ERR_IO:
+      if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT ||
+          saved_errno == EINPROGRESS)
+        return {ErrorKind::timeout, prefix + "timed out"};
+      return {ErrorKind::io, prefix + context.errstr};
+    case REDIS_ERR_EOF: return {ErrorKind::closed, prefix + "connection closed by server"};
+    case REDIS_ERR_PROTOCOL: return {ErrorKind::protocol, prefix + context.errstr};
+    default: return {ErrorKind::io, prefix + context.errstr};
+  }
+}
+
+std::vector<const char*> argv_of(const Args& args, std::vector<std::size_t>& lengths) {
+  std::vector<const char*> argv;
+  argv.reserve(args.size());
+  lengths.clear();
+  lengths.reserve(args.size());
+  for (const auto& arg : args) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  return argv;
+}
+
+}  // namespace
+
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::io: return "io";
+    case ErrorKind::timeout: return "timeout";
+    case ErrorKind::closed: return "closed";
+    case ErrorKind::protocol: return "protocol";
+    case ErrorKind::reply: return "reply";
+    case ErrorKind::auth: return "auth";
+    case ErrorKind::usage: return "usage";
+  }
+  return "unknown";
+}
+
+Traffic traffic() { return {g_commands.load(), g_round_trips.load()}; }
+
+std::string Endpoint::to_string() const { return host + ":" + std::to_string(port); }
+
+std::optional<Endpoint> Endpoint::parse(std::string_view text) {
+  Endpoint endpoint;
+  std::string_view port_text = text;
+  if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
+    if (colon > 0) endpoint.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  int port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port <= 0 || port > 65535)
+    return std::nullopt;
+  endpoint.port = port;
+  return endpoint;
+}
+
+void Connection::ContextDeleter::operator()(redisContext* context) const {
+  if (context != nullptr) redisFree(context);
+}
+
+Connection::Connection(ContextPtr context, ConnectionOptions options)
+    : context_(std::move(context)), options_(std::move(options)) {}
+Connection::Connection(Connection&&) noexcept = default;
+Connection& Connection::operator=(Connection&&) noexcept = default;
+Connection::~Connection() = default;
+
+Result<Connection> Connection::connect(const ConnectionOptions& options) {
+  if (options.connect_timeout.count() <= 0)
+    return Error{ErrorKind::usage, "connect timeout must be > 0"};
+  ContextPtr context(redisConnectWithTimeout(options.endpoint.host.c_str(), options.endpoint.port,
+                                             to_timeval(options.connect_timeout)));
+  if (!context) return Error{ErrorKind::io, options.endpoint.to_string() + ": out of memory"};
+  if (context->err != 0) {
+    Error error = error_from_context(*context, options.endpoint);
+    if (error.kind == ErrorKind::io) error.message = options.endpoint.to_string() + ": cannot connect: " + context->errstr;
+    return error;
+  }
+  if (options.command_timeout.count() > 0 &&
+      redisSetTimeout(context.get(), to_timeval(options.command_timeout)) != REDIS_OK)
+    return error_from_context(*context, options.endpoint);
+
+  Connection connection(std::move(context), options);
+  if (!options.password.empty()) {
+    Args auth = options.user.empty() ? Args{"AUTH", options.password}
+                                     : Args{"AUTH", options.user, options.password};
+    auto reply = connection.command(auth);
+    if (!reply) return reply.error();
+    if (reply->is_error())
+      return Error{ErrorKind::auth, options.endpoint.to_string() + ": AUTH refused: " + std::string(reply->text())};
+  }
+  return connection;
+}
+
+int Connection::fd() const { return context_ ? context_->fd : -1; }
+
+Error Connection::fail_from_context() {
+  broken_ = error_from_context(*context_, options_.endpoint);
+  return *broken_;
+}
+
+void Connection::append(const Args& args) {
+  if (broken_) return;
+  std::vector<std::size_t> lengths;
+  auto argv = argv_of(args, lengths);
+  if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()) != REDIS_OK) {
+    fail_from_context();
+    return;
+  }
+  ++pending_;
+  g_commands.fetch_add(1, std::memory_order_relaxed);
+}
+
+Result<Reply> Connection::read_one() {
+  void* raw = nullptr;
+  if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return fail_from_context();
+  --pending_;
+  return Reply(static_cast<redisReply*>(raw));
+}
+
+Result<std::vector<Reply>> Connection::read_pending() {
+  if (broken_) return *broken_;
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Reply> replies;
+  replies.reserve(pending_);
+  while (pending_ > 0) {
+    auto reply = read_one();
+    if (!reply) return reply.error();
+    replies.push_back(std::move(reply).value());
+  }
+  return replies;
+}
+
+Result<Reply> Connection::command(const Args& args) {
+  if (args.empty()) return Error{ErrorKind::usage, "empty command"};
+  append(args);
+  auto replies = read_pending();
+  if (!replies) return replies.error();
+  return std::move(replies->back());
+}
+
+Status Connection::flush() {
+  int done = 0;
+  while (done == 0) {
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) return fail_from_context();
+  }
+  return Done{};
+}
+
+Status Connection::send(const Args& args) {
+  append(args);
+  if (broken_) return *broken_;
+  return flush();
+}
+
+Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadline) {
+  if (broken_) return *broken_;
+  // With nothing pending this reads a pushed message (pub/sub): not a round trip.
+  if (pending_ > 0) g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return fail_from_context();
+    if (raw != nullptr) {
+      if (pending_ > 0) --pending_;
+      return Reply(static_cast<redisReply*>(raw));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      // The request is on the wire; its reply may still come and would desync
+      // this context: mark it dead, as hiredis itself would.
+      broken_ = Error{ErrorKind::timeout, options_.endpoint.to_string() + ": timed out"};
+      return *broken_;
+    }
+    pollfd pfd{context_->fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) {
+      broken_ = Error{ErrorKind::io, options_.endpoint.to_string() + ": poll: " + std::strerror(errno)};
+      return *broken_;
+    }
+    if (ready > 0 && redisBufferRead(context_.get()) != REDIS_OK) return fail_from_context();
+  }
+}
+
+}  // namespace locklab::redis

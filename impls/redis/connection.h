@@ -1,0 +1,96 @@
+// A move-only RAII connection over hiredis 0.14's blocking context.
+//
+// hiredis rule (README, "Using replies"): after any error the context is dead.
+// Connection therefore marks itself broken and every later call fails fast with
+// the original error; callers replace a broken Connection instead of reusing it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/reply.h"
+#include "redis/result.h"
+
+struct redisContext;
+
+namespace locklab::redis {
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+
+  std::string to_string() const;
+  // "host:port" or ":port" or "port"; nullopt when malformed.
+  static std::optional<Endpoint> parse(std::string_view text);
+};
+
+struct ConnectionOptions {
+  Endpoint endpoint;
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds command_timeout{2000};  // 0 = wait forever
+  std::string user;      // empty = AUTH <password> (legacy form)
+  std::string password;  // empty = no AUTH
+};
+
+// Process-wide traffic counters: the harness divides them by acquisitions to get
+// "round trips per acquisition" and "commands per acquisition" client-side.
+struct Traffic {
+  std::uint64_t commands = 0;     // requests written to any server
+  std::uint64_t round_trips = 0;  // request batches the client waited on (a pipeline is one)
+};
+Traffic traffic();
+
+using Args = std::vector<std::string>;
+
+class Connection {
+ public:
+  static Result<Connection> connect(const ConnectionOptions& options);
+
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  // One command, one round trip.
+  Result<Reply> command(const Args& args);
+
+  // Pipelining: queue many, then flush and read them in order (one round trip).
+  void append(const Args& args);
+  Result<std::vector<Reply>> read_pending();
+
+  // For fan-out across several connections and for pub/sub: send() queues and
+  // flushes without reading; read_until() reads one reply (or, with nothing
+  // pending, one pushed pub/sub message) by a deadline. It poll()s the fd rather
+  // than relying on the socket timeout. Past the deadline it returns
+  // ErrorKind::timeout and the connection is broken (a late reply would desync it).
+  Status send(const Args& args);
+  Result<Reply> read_until(std::chrono::steady_clock::time_point deadline);
+
+  bool broken() const { return broken_.has_value(); }
+  const ConnectionOptions& options() const { return options_; }
+  int fd() const;
+
+ private:
+  struct ContextDeleter {
+    void operator()(redisContext* context) const;
+  };
+  using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+
+  Connection(ContextPtr context, ConnectionOptions options);
+  Error fail_from_context();
+  Result<Reply> read_one();
+  Status flush();
+
+  ContextPtr context_;
+  ConnectionOptions options_;
+  std::optional<Error> broken_;
+  std::size_t pending_ = 0;
+};
+
+}  // namespace locklab::redis

@@ -1,0 +1,56 @@
+// Errors as values: every Redis call returns Result<T>, never throws, never crashes.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace locklab::redis {
+
+enum class ErrorKind {
+  io,        // socket error, connection refused
+  timeout,   // no reply within the command timeout (the request may have been applied!)
+  closed,    // the server closed the connection
+  protocol,  // malformed reply
+  reply,     // the server answered with an error reply (-ERR ..., -NOSCRIPT ...)
+  auth,      // AUTH refused
+  usage,     // bad argument on our side (empty key, ttl <= 0, ...)
+};
+
+const char* to_string(ErrorKind kind);
+
+struct Error {
+  ErrorKind kind;
+  std::string message;
+
+  // A request that was sent but whose reply never came may have been applied.
+  bool outcome_unknown() const { return kind == ErrorKind::timeout || kind == ErrorKind::closed; }
+};
+
+template <class T>
+class Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<T>(state_); }
+  const T& value() const& { return std::get<T>(state_); }
+  T&& value() && { return std::get<T>(std::move(state_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const Error& error() const { return std::get<Error>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+struct Done {};  // the value of a Result that carries nothing but success
+using Status = Result<Done>;
+
+}  // namespace locklab::redis
