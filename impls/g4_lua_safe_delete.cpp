@@ -1,5 +1,6 @@
 #include "g4_lua_safe_delete.h"
 
+#include "replica_wait.h"
 #include "token.h"
 
 namespace locklab {
@@ -22,6 +23,7 @@ LockResult LuaSafeDeleteLock::create(const LockConfig& config) {
 
 LuaSafeDeleteLock::LuaSafeDeleteLock(const LockConfig& config)
     : SingleServerLock(config),
+      config_(config),
       token_(config.owner.empty() ? random_token_128() : config.owner),
       ttl_ms_(std::to_string(config.ttl.count())),
       compare_and_delete_(kCompareAndDelete) {}
@@ -31,8 +33,16 @@ Acquire LuaSafeDeleteLock::try_acquire(std::chrono::milliseconds wait) {
     auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
     if (reply->is_nil()) return std::nullopt;  // busy
-    return Acquire::acquired;                  // +OK
+    return confirm_replicated();               // +OK
   });
+}
+
+Acquire LuaSafeDeleteLock::confirm_replicated() {
+  if (config_.wait_replicas <= 0) return Acquire::acquired;
+  const auto shortfall = replication_shortfall(call(wait_replicas_command(config_)), config_);
+  if (!shortfall) return Acquire::acquired;
+  call(compare_and_delete_, {key_}, {token_});  // a lock the replicas may lack is not one we claim
+  return fail(Acquire::error, *shortfall);
 }
 
 Release LuaSafeDeleteLock::release() {

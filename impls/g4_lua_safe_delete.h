@@ -25,6 +25,10 @@
 // (Generations.LuaSafeDeleteSlowHolderOverlapsTheNextHolder). Generation 5 renews the
 // lease with a watchdog; only fencing (generation 7) makes it safe at the resource.
 //
+// Failover guard (LockConfig::wait_replicas > 0, impls/replica_wait.h): after
+// the SET, WAIT for that many replicas; too few => release, Acquire::error.
+// Shown by tests/replica_wait_test.cpp.
+//
 // Step points: "before-release" (before the script is sent).
 #pragma once
 
@@ -43,7 +47,9 @@ class LuaSafeDeleteLock final : public SingleServerLock {
 
  private:
   explicit LuaSafeDeleteLock(const LockConfig& config);
+  Acquire confirm_replicated();
 
+  const LockConfig config_;
   const std::string token_;
   const std::string ttl_ms_;
   redis::Script compare_and_delete_;
