@@ -1,6 +1,8 @@
 // Generation 7, the fenced lock: tokens that increase across holders, and the
 // pause interleavings (Kleppmann's K1) in which a lease lock loses an update
 // and the fenced resource refuses the stale write instead.
+#include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "counter_resource.h"
@@ -128,6 +130,19 @@ TEST_F(FencedTest, RegisteredAsGeneration7) {
   EXPECT_TRUE((*lock)->valid_until());
 }
 
+// Server commands per acquire+release (INFO commandstats), for the cost table in docs/generations.md.
+TEST_F(FencedTest, ServerCommandsPerAcquireAndRelease) {
+  auto lock = make();
+  ASSERT_TRUE(lock);
+  run({"CONFIG", "RESETSTAT"});
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+  ASSERT_EQ(lock->release(), Release::released);
+  const std::string info(run({"INFO", "commandstats"}).text());
+  for (const char* command : {"evalsha:calls=2", "exists:calls=1", "incr:calls=1", "set:calls=1", "get:calls=1",
+                              "del:calls=1"})
+    EXPECT_NE(info.find(std::string("cmdstat_") + command + ","), std::string::npos) << command << "\n" << info;
+}
+
 // Interleaving 1 (Kleppmann's K1): A reads, pauses past its TTL; B acquires,
 // reads, writes, releases; A resumes and writes. Returns {A, B}.
 std::pair<Client, Client> stale_write_last(FencedLock& a_lock, FencedLock& b_lock,
@@ -217,6 +232,28 @@ TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteIsRefusedWithFen
   EXPECT_TRUE(b.wrote);
   EXPECT_EQ(*counter().value(), 1);
   EXPECT_EQ(run({"GET", "counter:highest-token"}).string(), "2");
+}
+
+// Not a test: the numbers for the report (one node, for comparison with redlock's five). Run with
+//   fenced_test --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_MeasureLatency*'
+TEST_F(FencedTest, DISABLED_MeasureLatency) {
+  auto lock = make();
+  ASSERT_TRUE(lock);
+  constexpr int kRounds = 500;
+  std::vector<double> micros;
+  const auto before = redis::traffic();
+  for (int i = 0; i < kRounds; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+    ASSERT_EQ(lock->release(), Release::released);
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  const auto after = redis::traffic();
+  std::sort(micros.begin(), micros.end());
+  std::printf("fenced N=1 acquire+release: median %.0f us, p90 %.0f us; per cycle %.1f commands, %.1f round trips\n",
+              micros[kRounds / 2], micros[kRounds * 9 / 10],
+              static_cast<double>(after.commands - before.commands) / kRounds,
+              static_cast<double>(after.round_trips - before.round_trips) / kRounds);
 }
 
 }  // namespace
