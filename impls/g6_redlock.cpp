@@ -132,7 +132,7 @@ RedlockLock::RedlockLock(const LockConfig& config)
   }
 }
 
-LockResult RedlockLock::make(const LockConfig& config) {
+LockResult RedlockLock::create(const LockConfig& config) {
   auto usage = [](std::string message) { return redis::Error{redis::ErrorKind::usage, "redlock: " + std::move(message)}; };
   if (auto problem = invalid_config(config, 1)) return usage(*problem);
   if (config.node_timeout.count() < 0) return usage("node timeout must be >= 0 ms (0 = scaled from ttl)");

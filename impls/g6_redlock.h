@@ -66,7 +66,7 @@ class RedlockLock final : public DistributedLock {
     lost,           // fewer than a quorum still had our key; the old validity still applies
   };
 
-  static LockResult make(const LockConfig& config);
+  static LockResult create(const LockConfig& config);
 
   Acquire try_acquire(std::chrono::milliseconds wait) override;
   Release release() override;

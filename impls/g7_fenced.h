@@ -6,7 +6,7 @@
 // that never expires and returns it as the fencing token. Tokens increase
 // across all holders, so the protected resource can refuse a holder whose
 // lease ran out behind its back (harness/counter_resource.h, fenced mode).
-// See g7_fenced.cpp for the exact script.
+// See g7_fenced.cpp for the exact script and the tests that show the race.
 //
 // Step points (LockConfig::step):
 //   "before-release"   release() is about to run the compare-and-delete.
@@ -17,46 +17,42 @@
 #include <optional>
 #include <string>
 
-#include "lock.h"
-#include "redis/link.h"
 #include "redis/script.h"
-#include "registry.h"
+#include "single_server.h"
 
 namespace locklab {
 
-class FencedLock final : public DistributedLock {
+class FencedLock final : public SingleServerLock {
  public:
   using Clock = std::chrono::steady_clock;
 
-  static LockResult make(const LockConfig& config);
+  static LockResult create(const LockConfig& config);
 
   Acquire try_acquire(std::chrono::milliseconds wait) override;
   Release release() override;
 
-  // The token of our current hold (kept until release(): a holder whose lease
-  // lapsed still carries its old token, which is exactly what the resource refuses).
+  // The token of our current hold, kept until release(): a holder whose lease
+  // lapsed unnoticed still carries its old token, which is exactly what the
+  // resource must refuse.
   std::optional<std::uint64_t> fencing_token() const override { return fence_; }
-  // Acquire request sent + ttl: after that the lease may be gone.
+  // When the acquire request was sent + ttl: after that the lease may be gone.
   std::optional<Clock::time_point> valid_until() const override { return valid_until_; }
 
   const std::string& fence_key() const { return fence_key_; }
   const std::string& token() const { return token_; }
 
-  // "{key}:fence" (same cluster slot as the lock key), or "key:fence" when the key has a tag already.
+  // "{key}:fence" (same cluster slot as the lock key), or "key:fence" when the key has a hash tag already.
   static std::string fence_key_for(const std::string& key);
 
  private:
   explicit FencedLock(const LockConfig& config);
-  enum class Try { acquired, held_by_other, unknown, error };
-  Try attempt();
 
-  LockConfig config_;
-  StepPoints step_;
-  std::string token_;
-  std::string fence_key_;
-  redis::Link link_;
+  const std::string token_;
+  const std::string ttl_ms_;
+  const std::chrono::milliseconds ttl_;
+  const std::string fence_key_;
   redis::Script acquire_;
-  redis::Script release_;
+  redis::Script compare_and_delete_;
 
   std::optional<std::uint64_t> fence_;
   std::optional<Clock::time_point> valid_until_;

@@ -1,5 +1,12 @@
 #include "registry.h"
 
+#include "g0_local_mutex.h"
+#include "g0_no_lock.h"
+#include "g1_setnx.h"
+#include "g1b_setnx_expire.h"
+#include "g2_getset_timestamp.h"
+#include "g3_set_nx_px_token.h"
+#include "g4_lua_safe_delete.h"
 #include "g6_redlock.h"
 #include "g7_fenced.h"
 
@@ -9,18 +16,36 @@ namespace locklab {
 
 const std::vector<Generation>& generations() {
   static const std::vector<Generation> all = {
+      // Generations 0-4 (docs/generations.md, "Generations 0–4").
+      {"no-lock", "0a", "no lock: acquire always succeeds",
+       "none: every client is inside at once (lost counter updates)", false, false, NoLock::create},
+      {"local-mutex", "0b", "a mutex in this process's memory, one per key",
+       "excludes threads of one process, not other processes", false, false, LocalMutexLock::create},
+      {"setnx", "1", "SETNX key owner, retry; release DEL key",
+       "no TTL: a holder that crashes deadlocks everyone", true, false, SetnxLock::create},
+      {"setnx-expire", "1b", "SETNX key owner, then EXPIRE key secs; release DEL key",
+       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL", true, false, SetnxExpireLock::create},
+      {"getset-timestamp", "2", "SETNX key now+ttl+1; if expired GETSET and compare; release DEL key",
+       "trusts client clocks; loser overwrites expiry; no owner: late DEL frees another's lock", true, false,
+       GetsetTimestampLock::create},
+      {"set-nx-px-token", "3", "SET key token NX PX ttl; release GET, compare, DEL",
+       "GET then DEL: a lock that expired in between is deleted from its next holder", true, false,
+       SetNxPxTokenLock::create},
+      {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
+       "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create},
+      // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
        "SET NX PX with one random token on N independent masters at once; quorum N/2+1; "
        "validity = ttl - elapsed - drift",
        "a holder paused past its validity, a node restarted without persistence, or a node's clock "
        "jumping forward lets a second holder in",
-       true, true, RedlockLock::make},
+       true, true, RedlockLock::create},
       {"fenced", "7",
        "SET NX PX + Lua compare-and-delete, and INCR of a per-lock counter in the same script: a "
        "fencing token that the resource checks",
        "the lease still lapses under a paused holder, but the resource refuses its stale token; the "
        "token counter lives on one node",
-       true, false, FencedLock::make},
+       true, false, FencedLock::create},
   };
   return all;
 }

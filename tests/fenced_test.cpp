@@ -22,10 +22,17 @@ constexpr const char* kCriticalSection = "after-read-before-write";
 class FencedTest : public RedisTest {
  protected:
   std::unique_ptr<FencedLock> make(milliseconds ttl = 10s) {
-    auto made = FencedLock::make(config(ttl));
+    auto made = FencedLock::create(config(ttl));
     EXPECT_TRUE(made) << made.error().message;
     if (!made) return nullptr;
     return std::unique_ptr<FencedLock>(static_cast<FencedLock*>(made.value().release()));
+  }
+
+  // Generation 4, the same lease without a token: the unfenced half of each comparison.
+  std::unique_ptr<DistributedLock> make_lua_safe_delete(milliseconds ttl = 10s) {
+    auto made = make_lock("lua-safe-delete", config(ttl));
+    EXPECT_TRUE(made) << made.error().message;
+    return made ? std::move(made).value() : nullptr;
   }
 
   harness::CounterResource counter() { return harness::CounterResource(server().connection_options(), "counter"); }
@@ -42,13 +49,13 @@ class FencedTest : public RedisTest {
 };
 
 // One client of the seeds' counter demo: acquire, read, [pause], write, release.
-// `fenced` = the resource sees the fencing token; otherwise the same lock is
-// used as a plain lease lock (the token is ignored, as generation 4 would).
+// `fenced` = the resource sees the lock's fencing token; otherwise it is the
+// plain counter (GET / SET).
 struct Client {
-  Client(FencedLock& lock_, harness::CounterResource resource_, bool fenced_, StepHook pause_)
+  Client(DistributedLock& lock_, harness::CounterResource resource_, bool fenced_, StepHook pause_)
       : lock(lock_), resource(std::move(resource_)), fenced(fenced_), pause(std::move(pause_)) {}
 
-  FencedLock& lock;
+  DistributedLock& lock;
   harness::CounterResource resource;
   bool fenced;
   StepHook pause;  // called at kCriticalSection
@@ -145,7 +152,7 @@ TEST_F(FencedTest, ServerCommandsPerAcquireAndRelease) {
 
 // Interleaving 1 (Kleppmann's K1): A reads, pauses past its TTL; B acquires,
 // reads, writes, releases; A resumes and writes. Returns {A, B}.
-std::pair<Client, Client> stale_write_last(FencedLock& a_lock, FencedLock& b_lock,
+std::pair<Client, Client> stale_write_last(DistributedLock& a_lock, DistributedLock& b_lock,
                                             harness::CounterResource a_res, harness::CounterResource b_res,
                                             bool fenced, const std::function<bool()>& lease_lapsed) {
   StepGate a_paused(kCriticalSection);
@@ -161,7 +168,7 @@ std::pair<Client, Client> stale_write_last(FencedLock& a_lock, FencedLock& b_loc
 }
 
 // Interleaving 2: as 1, but A's stale write lands between B's read and B's write.
-std::pair<Client, Client> stale_write_between(FencedLock& a_lock, FencedLock& b_lock, harness::CounterResource a_res,
+std::pair<Client, Client> stale_write_between(DistributedLock& a_lock, DistributedLock& b_lock, harness::CounterResource a_res,
                                               harness::CounterResource b_res, bool fenced,
                                               const std::function<bool()>& lease_lapsed) {
   StepGate a_paused(kCriticalSection), b_paused(kCriticalSection);
@@ -179,13 +186,14 @@ std::pair<Client, Client> stale_write_between(FencedLock& a_lock, FencedLock& b_
   return {std::move(a), std::move(b)};
 }
 
-TEST_F(FencedTest, StaleHolderWriteAfterNewHolderLosesAnUpdateWithoutFencing) {
-  auto a_lock = make(200ms);
-  auto b_lock = make();
+TEST_F(FencedTest, StaleHolderWriteAfterNewHolderLosesAnUpdateWithLuaSafeDelete) {
+  auto a_lock = make_lua_safe_delete(200ms);
+  auto b_lock = make_lua_safe_delete();
   ASSERT_TRUE(a_lock && b_lock);
   auto [a, b] = stale_write_last(*a_lock, *b_lock, counter(), counter(), false,
                                  [&] { return wait_until_expired("locklab:test"); });
   ASSERT_TRUE(a.acquired && b.acquired);
+  EXPECT_FALSE(a.token) << "generation 4 has no fencing token";
   EXPECT_TRUE(a.wrote) << "the plain resource takes the stale write";
   EXPECT_TRUE(b.wrote);
   EXPECT_EQ(*counter().value(), 1) << "two increments reported, one survives: a lost update";
@@ -206,9 +214,9 @@ TEST_F(FencedTest, StaleHolderWriteAfterNewHolderIsRefusedWithFencing) {
   EXPECT_EQ(*counter().value(), 1) << "one successful increment, counter 1: exact";
 }
 
-TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteLosesAnUpdateWithoutFencing) {
-  auto a_lock = make(200ms);
-  auto b_lock = make();
+TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteLosesAnUpdateWithLuaSafeDelete) {
+  auto a_lock = make_lua_safe_delete(200ms);
+  auto b_lock = make_lua_safe_delete();
   ASSERT_TRUE(a_lock && b_lock);
   auto [a, b] = stale_write_between(*a_lock, *b_lock, counter(), counter(), false,
                                     [&] { return wait_until_expired("locklab:test"); });
@@ -237,23 +245,28 @@ TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteIsRefusedWithFen
 // Not a test: the numbers for the report (one node, for comparison with redlock's five). Run with
 //   fenced_test --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_MeasureLatency*'
 TEST_F(FencedTest, DISABLED_MeasureLatency) {
-  auto lock = make();
-  ASSERT_TRUE(lock);
   constexpr int kRounds = 500;
-  std::vector<double> micros;
-  const auto before = redis::traffic();
-  for (int i = 0; i < kRounds; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
-    ASSERT_EQ(lock->release(), Release::released);
-    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  }
-  const auto after = redis::traffic();
-  std::sort(micros.begin(), micros.end());
-  std::printf("fenced N=1 acquire+release: median %.0f us, p90 %.0f us; per cycle %.1f commands, %.1f round trips\n",
-              micros[kRounds / 2], micros[kRounds * 9 / 10],
-              static_cast<double>(after.commands - before.commands) / kRounds,
-              static_cast<double>(after.round_trips - before.round_trips) / kRounds);
+  auto measure = [&](const char* name, DistributedLock& lock) {
+    std::vector<double> micros;
+    const auto before = redis::traffic();
+    for (int i = 0; i < kRounds; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      ASSERT_EQ(lock.try_acquire(0ms), Acquire::acquired);
+      ASSERT_EQ(lock.release(), Release::released);
+      micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+    const auto after = redis::traffic();
+    std::sort(micros.begin(), micros.end());
+    std::printf("%s N=1 acquire+release: median %.0f us, p90 %.0f us; per cycle %.1f commands, %.1f round trips\n",
+                name, micros[kRounds / 2], micros[kRounds * 9 / 10],
+                static_cast<double>(after.commands - before.commands) / kRounds,
+                static_cast<double>(after.round_trips - before.round_trips) / kRounds);
+  };
+  auto fenced = make();
+  auto plain = make_lua_safe_delete();
+  ASSERT_TRUE(fenced && plain);
+  measure("fenced", *fenced);
+  measure("lua-safe-delete", *plain);
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ class RedlockTest : public ::testing::Test {
   }
 
   static std::unique_ptr<RedlockLock> make(const LockConfig& lock_config) {
-    auto made = RedlockLock::make(lock_config);
+    auto made = RedlockLock::create(lock_config);
     EXPECT_TRUE(made) << made.error().message;
     if (!made) return nullptr;
     return std::unique_ptr<RedlockLock>(static_cast<RedlockLock*>(made.value().release()));
@@ -150,17 +150,17 @@ TEST(RedlockRules, BadConfigIsAUsageError) {
   LockConfig lock_config;
   lock_config.servers = {redis::ConnectionOptions{}};
   lock_config.ttl = 2ms;  // drift alone is 2.02 ms
-  auto made = RedlockLock::make(lock_config);
+  auto made = RedlockLock::create(lock_config);
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().kind, redis::ErrorKind::usage);
   EXPECT_NE(made.error().message.find("no validity"), std::string::npos) << made.error().message;
 
   lock_config.ttl = 1s;
   lock_config.clock_drift_factor = 1.5;
-  EXPECT_FALSE(RedlockLock::make(lock_config));
+  EXPECT_FALSE(RedlockLock::create(lock_config));
   lock_config.clock_drift_factor = 0.01;
   lock_config.servers.clear();
-  EXPECT_FALSE(RedlockLock::make(lock_config));
+  EXPECT_FALSE(RedlockLock::create(lock_config));
 }
 
 // ---------------------------------------------------------------------------
@@ -292,7 +292,7 @@ TEST_F(RedlockTest, FailsFastWithThreeNodesKilledAndLeavesNoKeys) {
   EXPECT_EQ(nodes_with_key(), 0u);
   EXPECT_FALSE(lock->valid_until());
 
-  auto refused = RedlockLock::make(config());
+  auto refused = RedlockLock::create(config());
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("only 2 of 5"), std::string::npos) << refused.error().message;
 }
