@@ -34,6 +34,7 @@
 #include <cmath>
 #include <thread>
 
+#include "single_server.h"  // config_error()
 #include "token.h"
 
 namespace locklab {
@@ -133,17 +134,18 @@ RedlockLock::RedlockLock(const LockConfig& config)
 }
 
 LockResult RedlockLock::create(const LockConfig& config) {
-  auto usage = [](std::string message) { return redis::Error{redis::ErrorKind::usage, "redlock: " + std::move(message)}; };
+  auto usage = [](const std::string& problem) { return config_error("redlock", problem); };
   if (auto problem = invalid_config(config, 1)) return usage(*problem);
   if (config.node_timeout.count() < 0) return usage("node timeout must be >= 0 ms (0 = scaled from ttl)");
+  if (config.node_timeout >= config.ttl) return usage("node timeout must be shorter than the ttl");
   if (!(config.clock_drift_factor >= 0.0 && config.clock_drift_factor < 1.0))
     return usage("clock drift factor must be in [0, 1)");
   if (config.max_extensions < 0) return usage("max extensions must be >= 0");
   if (clock_drift(config.ttl, config.clock_drift_factor) >= config.ttl)
-    return usage("ttl " + std::to_string(config.ttl.count()) + " ms leaves no validity after the clock drift allowance");
+    return usage("ttl " + std::to_string(config.ttl.count()) +
+                 " ms leaves no validity after the clock drift allowance");
 
   std::unique_ptr<RedlockLock> lock(new RedlockLock(config));
-  if (lock->node_timeout_ >= config.ttl) return usage("node timeout must be shorter than the ttl");
   // Connect now, so the first acquisition is not slowed by connects. A
   // minority may be down (that is what Redlock is for); fewer than a quorum
   // reachable is an error, like an unreachable server for one-node generations.
@@ -389,7 +391,8 @@ RedlockLock::Extend RedlockLock::extend() {
 
   const auto extended = std::count_if(replies.begin(), replies.end(),
                                       [](const auto& reply) { return reply && rearmed(*reply); });
-  const auto validity = duration_cast<microseconds>(config_.ttl) - duration_cast<microseconds>(counted - start) - drift_;
+  const auto validity =
+      duration_cast<microseconds>(config_.ttl) - duration_cast<microseconds>(counted - start) - drift_;
   if (static_cast<std::size_t>(extended) < quorum() || validity.count() <= 0) return Extend::lost;
   valid_until_ = start + config_.ttl - drift_;
   ++extensions_;

@@ -168,8 +168,9 @@ std::pair<Client, Client> stale_write_last(DistributedLock& a_lock, DistributedL
 }
 
 // Interleaving 2: as 1, but A's stale write lands between B's read and B's write.
-std::pair<Client, Client> stale_write_between(DistributedLock& a_lock, DistributedLock& b_lock, harness::CounterResource a_res,
-                                              harness::CounterResource b_res, bool fenced,
+std::pair<Client, Client> stale_write_between(DistributedLock& a_lock, DistributedLock& b_lock,
+                                              harness::CounterResource a_res, harness::CounterResource b_res,
+                                              bool fenced,
                                               const std::function<bool()>& lease_lapsed) {
   StepGate a_paused(kCriticalSection), b_paused(kCriticalSection);
   Client a(a_lock, std::move(a_res), fenced, a_paused.hook());

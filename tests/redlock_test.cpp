@@ -531,7 +531,11 @@ TEST_F(RedlockTest, DISABLED_MeasureLatency) {
 
   // The same commands node after node (redlock-rb, redis-plus-plus, Redisson's RedLock style).
   std::vector<redis::Connection> connections;
-  for (std::size_t i = 0; i < 5; ++i) connections.push_back(std::move(redis::Connection::connect(node(i).connection_options())).value());
+  for (std::size_t i = 0; i < 5; ++i) {
+    auto connection = redis::Connection::connect(node(i).connection_options());
+    ASSERT_TRUE(connection) << connection.error().message;
+    connections.push_back(std::move(connection).value());
+  }
   const std::string release_script =
       "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
   std::vector<double> sequential;
