@@ -2,11 +2,13 @@
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <signal.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <mutex>
 
 namespace locklab::redis {
 namespace {
@@ -93,7 +95,18 @@ Connection::Connection(Connection&&) noexcept = default;
 Connection& Connection::operator=(Connection&&) noexcept = default;
 Connection::~Connection() = default;
 
+// hiredis writes with plain write(): a write to a connection the server reset
+// would raise SIGPIPE and kill the whole process. Errors must be values, so
+// the first connection makes the process ignore SIGPIPE (write then fails with
+// EPIPE, which becomes an ErrorKind::io). A program that needs SIGPIPE can
+// re-install its handler after connecting.
+static void ignore_sigpipe_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
+}
+
 Result<Connection> Connection::connect(const ConnectionOptions& options) {
+  ignore_sigpipe_once();
   if (options.connect_timeout.count() <= 0)
     return Error{ErrorKind::usage, "connect timeout must be > 0"};
   ContextPtr context(redisConnectWithTimeout(options.endpoint.host.c_str(), options.endpoint.port,
@@ -194,19 +207,25 @@ Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadl
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    // Past the deadline, still look once (poll timeout 0): a reader that visits
+    // several connections in turn must not call a reply that already arrived a timeout.
+    const bool last_look = left.count() <= 0;
+    pollfd pfd{context_->fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, last_look ? 0 : static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) {
+      broken_ = Error{ErrorKind::io, options_.endpoint.to_string() + ": poll: " + std::strerror(errno)};
+      return *broken_;
+    }
+    if (ready > 0) {
+      if (redisBufferRead(context_.get()) != REDIS_OK) return fail_from_context();
+      continue;
+    }
+    if (last_look) {
       // The request is on the wire; its reply may still come and would desync
       // this context: mark it dead, as hiredis itself would.
       broken_ = Error{ErrorKind::timeout, options_.endpoint.to_string() + ": timed out"};
       return *broken_;
     }
-    pollfd pfd{context_->fd, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) {
-      broken_ = Error{ErrorKind::io, options_.endpoint.to_string() + ": poll: " + std::strerror(errno)};
-      return *broken_;
-    }
-    if (ready > 0 && redisBufferRead(context_.get()) != REDIS_OK) return fail_from_context();
   }
 }
 

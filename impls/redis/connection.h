@@ -68,7 +68,8 @@ class Connection {
   // flushes without reading; read_until() reads one reply (or, with nothing
   // pending, one pushed pub/sub message) by a deadline. It poll()s the fd rather
   // than relying on the socket timeout. Past the deadline it returns
-  // ErrorKind::timeout and the connection is broken (a late reply would desync it).
+  // ErrorKind::timeout and the connection is broken (a late reply would desync it);
+  // a reply that is already in the socket at the deadline is still read.
   Status send(const Args& args);
   Result<Reply> read_until(std::chrono::steady_clock::time_point deadline);
 
