@@ -377,5 +377,58 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
   EXPECT_EQ(pttl(), -2);
 }
 
+// Not a speed assertion: prints the figures the report quotes. Handoff = from
+// the holder's release() call to the blocked waiter's acquire returning.
+TEST_F(ReentrantWatchdogTest, MeasureHandoffAndRoundTripsPerAcquisition) {
+  constexpr int kHandoffs = 50;
+  auto holder = make(cfg(10s));
+  Arrivals waiting("before-wait");
+  LockConfig waiter_config = cfg(10s);
+  waiter_config.step = waiting.hook();
+  auto waiter = make(waiter_config);
+  std::vector<double> handoff_us;
+  for (int i = 0; i < kHandoffs; ++i) {
+    ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+    Clock::time_point released_at, acquired_at;
+    std::thread blocked([&] {
+      EXPECT_EQ(waiter->try_acquire(5s), Acquire::acquired);
+      acquired_at = Clock::now();
+      EXPECT_EQ(waiter->release(), Release::released);
+    });
+    ASSERT_TRUE(waiting.wait_for(i + 1));
+    std::this_thread::sleep_for(2ms);
+    released_at = Clock::now();
+    ASSERT_EQ(holder->release(), Release::released);
+    blocked.join();
+    handoff_us.push_back(std::chrono::duration<double, std::micro>(acquired_at - released_at).count());
+  }
+  std::sort(handoff_us.begin(), handoff_us.end());
+  const double median = handoff_us[kHandoffs / 2], p90 = handoff_us[kHandoffs * 9 / 10];
+  EXPECT_LT(median, 1e6) << "far below the 10 s PTTL";
+
+  constexpr int kThreads = 4, kRounds = 25;
+  const auto before = redis::traffic();
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kThreads; ++t)
+    clients.emplace_back([&] {
+      auto lock = make(cfg(2s));
+      for (int round = 0; round < kRounds; ++round) {
+        ASSERT_EQ(lock->try_acquire(10s), Acquire::acquired);
+        std::this_thread::sleep_for(1ms);
+        ASSERT_EQ(lock->release(), Release::released);
+      }
+    });
+  for (auto& client : clients) client.join();
+  const auto after = redis::traffic();
+  const double acquisitions = kThreads * kRounds;
+  const double round_trips = static_cast<double>(after.round_trips - before.round_trips) / acquisitions;
+  const double commands = static_cast<double>(after.commands - before.commands) / acquisitions;
+  std::cout << "handoff median " << median << " us, p90 " << p90 << " us over " << kHandoffs << " handoffs\n"
+            << "contention (" << kThreads << " threads x " << kRounds << "): " << round_trips
+            << " round trips and " << commands << " commands per acquisition (release included)\n";
+  RecordProperty("handoff_median_us", std::to_string(median));
+  RecordProperty("round_trips_per_acquisition", std::to_string(round_trips));
+}
+
 }  // namespace
 }  // namespace locklab::testing
