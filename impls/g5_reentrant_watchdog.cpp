@@ -132,29 +132,38 @@ ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string&
 
 Acquire ReentrantWatchdogLock::acquired(const std::string& field) {
   step_("after-acquire-script");
-  if (!config_.watchdog) return Acquire::acquired;  // explicit lease: it expires after ttl, whatever happens
+  start_renewal(field);
+  return Acquire::acquired;
+}
+
+void ReentrantWatchdogLock::start_renewal(const std::string& field) {
+  if (!config_.watchdog) return;  // explicit lease: it expires after ttl, whatever happens
   std::lock_guard guard(mutex_);
   renewing_.insert(field);
   RenewalTimer::for_this_process().start(
       Renewal{config_.servers.front(), config_.key, field, config_.ttl, step_, lost_});
-  return Acquire::acquired;
 }
 
 Release ReentrantWatchdogLock::release() {
   clear_error();
   const std::string field = owner_field();
+  // Stop renewing BEFORE the script, so a renewal racing it (and finding the
+  // key just deleted) is ignored instead of counted as a lost lease. On an
+  // error it stays stopped, like Redisson: at worst the key expires after ttl.
+  const bool was_renewing = stop_renewal(field);
   step_("before-unlock-script");
   auto reply = run(release_script_, {config_.key, channel_},
                    {field, std::to_string(config_.ttl.count()), kUnlockMessage});
-  if (!reply || !reply->is_integer()) {
-    // Like Redisson, stop renewing anyway: at worst the key expires after ttl.
-    stop_renewal(field);
+  if (!reply || !reply->is_integer())
     return fail(Release::error, reply ? "release script answered " + reply->describe() : reply.error().message);
-  }
   const long long left = reply->integer();
-  if (left > 0) return Release::still_held;
-  const bool was_renewing = stop_renewal(field);
+  if (left > 0) {
+    start_renewal(field);
+    return Release::still_held;
+  }
   if (left == 0) return Release::released;
+  // Our hold was gone while the watchdog still renewed it: a lost lease the
+  // timer had not noticed yet (stop() said it still had it: counted once).
   if (was_renewing) lost_->fetch_add(1);
   return left == -1 ? Release::already_expired : Release::not_owner;
 }
@@ -172,9 +181,6 @@ Release ReentrantWatchdogLock::force_unlock() {
   return reply->integer() == 1 ? Release::released : Release::already_expired;
 }
 
-// A release that finds our hold gone while the watchdog was still renewing it
-// is a lost lease the timer had not noticed yet: count it here (stop() says
-// whether the timer still had it, so it is never counted twice).
 bool ReentrantWatchdogLock::stop_renewal(const std::string& field) {
   std::lock_guard guard(mutex_);
   if (renewing_.erase(field) == 0) return false;

@@ -25,7 +25,8 @@
 //
 // Step points: "after-acquire-script" (acquired, watchdog not yet started),
 // "after-failed-attempt" (every attempt that got a PTTL), "before-wait" (about to
-// sleep on the channel), "before-unlock-script", "before-renewal" (on the timer thread).
+// sleep on the channel), "before-unlock-script", and on the timer thread
+// "before-renewal" / "after-renewal-script" (a hook that throws there stops that renewal).
 //
 // Thread-safe: one lock object may be used by several threads, each its own owner.
 // Destroying the object stops its renewals (the client "died") but never releases.
@@ -78,6 +79,7 @@ class ReentrantWatchdogLock final : public DistributedLock {
   Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline);
   Acquire acquired(const std::string& field);
   redis::Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
+  void start_renewal(const std::string& field);  // no-op without the watchdog
   bool stop_renewal(const std::string& field);  // true = the timer was still renewing it
 
   LockConfig config_;

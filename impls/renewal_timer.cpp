@@ -49,9 +49,12 @@ std::string RenewalTimer::name_of(const redis::ConnectionOptions& server, const 
 void RenewalTimer::start(Renewal renewal) {
   std::lock_guard guard(mutex_);
   const auto name = name_of(renewal.server, renewal.key, renewal.field);
-  if (entries_.count(name) != 0) return;
+  if (auto live = entries_.find(name); live != entries_.end()) {
+    ++live->second.restarts;
+    return;
+  }
   const auto due = std::chrono::steady_clock::now() + renewal.lease / 3;
-  entries_.emplace(name, Entry{std::move(renewal), next_id_++, due});
+  entries_.emplace(name, Entry{std::move(renewal), next_id_++, 0, due});
   changed_.notify_all();
 }
 
@@ -86,13 +89,15 @@ void RenewalTimer::run() {
     lock.lock();
 
     auto entry = entries_.find(name);
-    if (entry == entries_.end() || entry->second.id != due.id) continue;  // stopped meanwhile
-    if (outcome == Outcome::lost || outcome == Outcome::abandoned) {
-      if (outcome == Outcome::lost) due.renewal.lost->fetch_add(1);
+    if (entry == entries_.end() || entry->second.id != due.id) continue;  // stopped meanwhile: ignore
+    if (outcome == Outcome::lost) due.renewal.lost->fetch_add(1);
+    // A start() during the renewal is a fresh hold made after the one we found
+    // gone: keep renewing that one.
+    const bool restarted = entry->second.restarts != due.restarts;
+    if (outcome == Outcome::abandoned || (outcome == Outcome::lost && !restarted))
       entries_.erase(entry);
-    } else {
+    else
       entry->second.due = std::chrono::steady_clock::now() + due.renewal.lease / 3;
-    }
   }
 }
 
@@ -108,6 +113,11 @@ RenewalTimer::Outcome RenewalTimer::renew(const Renewal& renewal) {
   auto reply = server.script.run(**connection, {renewal.key},
                                  {renewal.field, std::to_string(renewal.lease.count())});
   if (!reply || !reply->is_integer()) return Outcome::failed;
+  try {
+    renewal.step("after-renewal-script");
+  } catch (...) {
+    return Outcome::abandoned;
+  }
   return reply->integer() == 1 ? Outcome::renewed : Outcome::lost;
 }
 

@@ -43,8 +43,9 @@ class RenewalTimer {
  public:
   static RenewalTimer& for_this_process();
 
-  // Start renewing (no-op when this server/key/field is already scheduled,
-  // e.g. a reentrant acquire). First renewal one period from now.
+  // Start renewing. First renewal one period from now; when this
+  // server/key/field is already scheduled (a reentrant acquire, or a fresh one
+  // racing the renewal that finds the old hold gone) it is kept scheduled.
   void start(Renewal renewal);
   // Stop renewing (final release, force_unlock, the lock object's death).
   // False when it was not scheduled (never started, or a renewal already found it lost).
@@ -57,7 +58,8 @@ class RenewalTimer {
  private:
   struct Entry {
     Renewal renewal;
-    std::uint64_t id = 0;  // tells a rescheduled entry from one replaced meanwhile
+    std::uint64_t id = 0;        // tells this entry from one stopped and started again meanwhile
+    std::uint64_t restarts = 0;  // start() calls on the live entry (re-acquisitions)
     std::chrono::steady_clock::time_point due;
   };
   enum class Outcome { renewed, lost, failed, abandoned };

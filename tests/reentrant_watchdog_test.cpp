@@ -277,6 +277,30 @@ TEST_F(ReentrantWatchdogTest, ReleaseThatFindsTheLockGoneCountsTheLossOnce) {
   EXPECT_EQ(RenewalTimer::for_this_process().scheduled(), 0u);
 }
 
+// The renewal finds the old hold gone; before the timer acts on that, the
+// same thread acquires afresh. The loss is counted and the NEW hold keeps
+// being renewed (dropping its renewal would let it expire under the holder).
+TEST_F(ReentrantWatchdogTest, FreshHoldRacingALostRenewalKeepsItsWatchdog) {
+  constexpr auto ttl = 600ms;
+  StepGate after_renewal("after-renewal-script");
+  LockConfig c = cfg(ttl);
+  c.step = after_renewal.hook();
+  auto holder = make(c);
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  run({"DEL", kKey});                            // lost before the first renewal (ttl/3 = 200 ms)
+  ASSERT_TRUE(after_renewal.wait_arrival(2s));   // the renewal answered 0; the timer is parked
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ(holds(*holder), 1) << "a fresh hold, not a re-entry";
+  after_renewal.open();
+  const auto start = Clock::now();
+  while (holder->leases_lost() == 0 && Clock::now() - start < 2s) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(holder->leases_lost(), 1u);
+  std::this_thread::sleep_for(2 * ttl);
+  EXPECT_GT(pttl(), 0) << "the fresh hold must still be renewed";
+  EXPECT_EQ(holder->release(), Release::released);
+  EXPECT_EQ(holder->leases_lost(), 1u);
+}
+
 TEST_F(ReentrantWatchdogTest, LostAcquireReplyIsUnknown) {
   LockConfig c = cfg(10s);
   c.servers.front().command_timeout = 200ms;
