@@ -78,8 +78,8 @@ void RenewalTimer::run() {
     auto next = entries_.begin();
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->second.due < next->second.due) next = it;
-    if (next->second.due > std::chrono::steady_clock::now()) {
-      changed_.wait_until(lock, next->second.due);  // woken early by start(): look again
+    if (const auto due = next->second.due; due > std::chrono::steady_clock::now()) {
+      changed_.wait_until(lock, due);  // a copy: the entry may be stopped meanwhile; woken early by start()
       continue;
     }
     const std::string name = next->first;
