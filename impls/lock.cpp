@@ -31,6 +31,9 @@ std::optional<std::string> invalid_config(const LockConfig& config, std::size_t 
     return "needs at least " + std::to_string(min_servers) + " Redis server(s), got " +
            std::to_string(config.servers.size());
   if (!config.clock) return "no wall clock";
+  if (config.wait_replicas < 0) return "wait_replicas must be >= 0";
+  if (config.wait_replicas > 0 && config.wait_replicas_timeout.count() <= 0)
+    return "wait_replicas_timeout must be > 0 ms";
   return std::nullopt;
 }
 
