@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "renewal_timer.h"
+#include "replica_wait.h"
 #include "token.h"
 #include "unlock_subscriber.h"
 
@@ -132,8 +133,20 @@ ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string&
 
 Acquire ReentrantWatchdogLock::acquired(const std::string& field) {
   step_("after-acquire-script");
+  if (auto shortfall = replication_shortfall(field)) return fail(Acquire::error, *shortfall);
   start_renewal(field);
   return Acquire::acquired;
+}
+
+// Redisson's syncedEval: with wait_replicas > 0, WAIT on the connection that
+// ran the acquire script; too few acknowledgements => undo this hold (one
+// level: a re-entry keeps the outer holds) and do not claim the lock.
+std::optional<std::string> ReentrantWatchdogLock::replication_shortfall(const std::string& field) {
+  if (config_.wait_replicas <= 0) return std::nullopt;
+  auto shortfall = locklab::replication_shortfall(command(wait_replicas_command(config_)), config_);
+  if (shortfall)
+    run(release_script_, {config_.key, channel_}, {field, std::to_string(config_.ttl.count()), kUnlockMessage});
+  return shortfall;
 }
 
 void ReentrantWatchdogLock::start_renewal(const std::string& field) {
@@ -190,15 +203,26 @@ bool ReentrantWatchdogLock::stop_renewal(const std::string& field) {
 redis::Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, const redis::Args& keys,
                                                        const redis::Args& args) {
   std::lock_guard guard(mutex_);
+  auto connection = connection_for_this_process();
+  if (!connection) return connection.error();
+  return script.run(**connection, keys, args);
+}
+
+redis::Result<redis::Reply> ReentrantWatchdogLock::command(const redis::Args& args) {
+  std::lock_guard guard(mutex_);
+  auto connection = connection_for_this_process();
+  if (!connection) return connection.error();
+  return (*connection)->command(args);
+}
+
+redis::Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() {
   if (creator_ != ::getpid()) {
     // A fork()ed child: never write on the parent's socket, never trust the parent's renewals.
     link_ = std::make_unique<redis::Link>(config_.servers.front());
     renewing_.clear();
     creator_ = ::getpid();
   }
-  auto connection = link_->get();
-  if (!connection) return connection.error();
-  return script.run(**connection, keys, args);
+  return link_->get();
 }
 
 }  // namespace locklab

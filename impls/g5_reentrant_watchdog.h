@@ -15,6 +15,10 @@
 // A waiter subscribes to "locklab_lock__channel:{key}" (unlock_subscriber.h)
 // and sleeps until the unlock message or the PTTL the script returned.
 //
+// Optional WAIT guard (LockConfig::wait_replicas > 0, Redisson's syncedEval):
+// after the acquire script, WAIT for that many replicas; fewer acks => undo the
+// hold and report error (replica_wait.h). It narrows the failover window below.
+//
 // Its race: nothing protects against losing the key itself. The master
 // acknowledges the acquire before replicating it; if it dies and a replica
 // without the key is promoted, a second client acquires (seed 001 §5, fault
@@ -78,7 +82,10 @@ class ReentrantWatchdogLock final : public DistributedLock {
   Attempt attempt(const std::string& field);
   Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline);
   Acquire acquired(const std::string& field);
+  std::optional<std::string> replication_shortfall(const std::string& field);  // the WAIT guard
   redis::Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
+  redis::Result<redis::Reply> command(const redis::Args& args);
+  redis::Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
   void start_renewal(const std::string& field);  // no-op without the watchdog
   bool stop_renewal(const std::string& field);  // true = the timer was still renewing it
 

@@ -401,6 +401,32 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
   EXPECT_EQ(pttl(), -2);
 }
 
+// The WAIT guard on a re-entry: a refused re-entry undoes only its own level.
+TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
+  auto started = harness::start_master_with_replica();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& master = *(*started)[0];
+  auto& replica = *(*started)[1];
+  LockConfig c;
+  c.key = "locklab:g5-replicated";
+  c.ttl = 5s;
+  c.servers = {master.connection_options()};
+  c.wait_replicas = 1;
+  c.wait_replicas_timeout = 150ms;
+  auto made = ReentrantWatchdogLock::make(c);
+  ASSERT_TRUE(made) << made.error().message;
+  auto& lock = static_cast<ReentrantWatchdogLock&>(**made);
+  ASSERT_EQ(lock.try_acquire(0ms), Acquire::acquired) << lock.last_error();
+  replica.pause();
+  EXPECT_EQ(lock.try_acquire(0ms), Acquire::error);
+  EXPECT_NE(lock.last_error().find("only 0 of 1 replica"), std::string::npos) << lock.last_error();
+  replica.resume();
+  auto admin = redis::Connection::connect(master.connection_options());
+  ASSERT_TRUE(admin);
+  EXPECT_EQ(admin->command({"HGET", c.key, lock.owner_field()})->string(), "1") << "the outer hold survives";
+  EXPECT_EQ(lock.release(), Release::released);
+}
+
 // Not a speed assertion: prints the figures the report quotes. Handoff = from
 // the holder's release() call to the blocked waiter's acquire returning.
 TEST_F(ReentrantWatchdogTest, MeasureHandoffAndRoundTripsPerAcquisition) {

@@ -75,7 +75,7 @@ TEST(ReplicaWaitConfig, NegativeReplicaCountIsRejected) {
   EXPECT_NE(made.error().message.find("wait_replicas"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Generations, ReplicaWaitTest, ::testing::Values("lua-safe-delete"));
+INSTANTIATE_TEST_SUITE_P(Generations, ReplicaWaitTest, ::testing::Values("lua-safe-delete", "reentrant-watchdog"));
 
 }  // namespace
 }  // namespace locklab::testing
