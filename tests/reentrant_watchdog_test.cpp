@@ -413,7 +413,12 @@ TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
   c.ttl = 5s;
   c.servers = {master.connection_options()};
   c.wait_replicas = 1;
-  c.wait_replicas_timeout = 150ms;
+  c.wait_replicas_timeout = 500ms;
+  auto admin = redis::Connection::connect(master.connection_options());
+  ASSERT_TRUE(admin);
+  // A replica fresh from its initial sync may be slow to acknowledge its first WAIT.
+  ASSERT_TRUE(admin->command({"SET", "warm-up", "1"}));
+  ASSERT_EQ(admin->command({"WAIT", "1", "5000"})->integer(), 1);
   auto made = ReentrantWatchdogLock::make(c);
   ASSERT_TRUE(made) << made.error().message;
   auto& lock = static_cast<ReentrantWatchdogLock&>(**made);
@@ -422,8 +427,6 @@ TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
   EXPECT_EQ(lock.try_acquire(0ms), Acquire::error);
   EXPECT_NE(lock.last_error().find("only 0 of 1 replica"), std::string::npos) << lock.last_error();
   replica.resume();
-  auto admin = redis::Connection::connect(master.connection_options());
-  ASSERT_TRUE(admin);
   EXPECT_EQ(admin->command({"HGET", c.key, lock.owner_field()})->string(), "1") << "the outer hold survives";
   EXPECT_EQ(lock.release(), Release::released);
 }
