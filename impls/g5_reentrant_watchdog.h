@@ -22,7 +22,7 @@
 // Its race: nothing protects against losing the key itself. The master
 // acknowledges the acquire before replicating it; if it dies and a replica
 // without the key is promoted, a second client acquires (seed 001 §5, fault
-// matrix row 7). A paused holder (GC, SIGSTOP) also pauses its watchdog, so it
+// matrix row 7; FailoverToAReplicaWithoutTheKeyGivesASecondHolder). A paused holder (GC, SIGSTOP) also pauses its watchdog, so it
 // still loses the lock after ttl (row 2). The watchdog fixes generation 4's
 // slow-but-alive holder (row 3): tests/reentrant_watchdog_test.cpp,
 // WatchdogKeepsASlowHolderAndNobodyElseGetsIn versus ExplicitLeaseExpiresWhileTheHolderWorks.

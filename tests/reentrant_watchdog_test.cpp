@@ -402,6 +402,45 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
   EXPECT_EQ(pttl(), -2);
 }
 
+// The race of this generation (seed 001 §5, fault matrix row 7): the master
+// acknowledges the lock, the replica never gets it, the master dies and the
+// replica is promoted: a second client acquires while the first still holds.
+// The replica is detached before the acquire (so the write deterministically
+// never reaches it; SIGSTOP would not stop replication, see DESIGN.md). The
+// WAIT guard refuses that acquire instead.
+TEST(ReentrantWatchdogReplicaTest, FailoverToAReplicaWithoutTheKeyGivesASecondHolder) {
+  auto started = harness::start_master_with_replica();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& master = *(*started)[0];
+  auto& replica = *(*started)[1];
+  auto replica_admin = redis::Connection::connect(replica.connection_options());
+  ASSERT_TRUE(replica_admin);
+  ASSERT_TRUE(replica_admin->command({"REPLICAOF", "NO", "ONE"}));  // the replication stream stops here
+
+  LockConfig on_master;
+  on_master.key = "locklab:g5-failover";
+  on_master.ttl = 5s;
+  on_master.servers = {master.connection_options()};
+  LockConfig guarded = on_master;
+  guarded.wait_replicas = 1;
+  guarded.wait_replicas_timeout = 150ms;
+  auto refused = ReentrantWatchdogLock::make(guarded);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ((*refused)->try_acquire(0ms), Acquire::error) << "the guard sees 0 of 1 replica acknowledge";
+
+  auto first = ReentrantWatchdogLock::make(on_master);
+  ASSERT_TRUE(first);
+  ASSERT_EQ((*first)->try_acquire(0ms), Acquire::acquired) << "the unguarded acquire is acknowledged by the master";
+  master.crash();  // failover: the replica (already a master) takes over, without the key
+
+  LockConfig on_new_master = on_master;
+  on_new_master.servers = {replica.connection_options()};
+  auto second = ReentrantWatchdogLock::make(on_new_master);
+  ASSERT_TRUE(second);
+  EXPECT_EQ((*second)->try_acquire(0ms), Acquire::acquired)
+      << "two holders: the first never released, the new master never heard of it";
+}
+
 // The WAIT guard on a re-entry: a refused re-entry undoes only its own level.
 TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
   auto started = harness::start_master_with_replica();
