@@ -79,8 +79,14 @@ ReentrantWatchdogLock::ReentrantWatchdogLock(const LockConfig& config)
 ReentrantWatchdogLock::~ReentrantWatchdogLock() {
   // The client "dies": its watchdog stops, its lock (if any) expires after ttl.
   std::lock_guard guard(mutex_);
-  if (creator_ != ::getpid()) return;
-  for (const auto& field : renewing_) RenewalTimer::for_this_process().stop(config_.servers.front(), config_.key, field);
+  if (creator_ == ::getpid()) stop_all_renewals();
+}
+
+void ReentrantWatchdogLock::stop_all_renewals() {
+  if (renewing_.empty()) return;  // never start a timer thread just to stop nothing
+  auto& timer = RenewalTimer::for_this_process();
+  for (const auto& field : renewing_) timer.stop(config_.servers.front(), config_.key, field);
+  renewing_.clear();
 }
 
 std::string ReentrantWatchdogLock::owner_field() const { return client_id_ + ":" + std::to_string(::gettid()); }
@@ -99,7 +105,8 @@ Acquire ReentrantWatchdogLock::try_acquire(std::chrono::milliseconds wait) {
 // Subscribe first, then retry: an unlock published before the SUBSCRIBE took
 // effect is seen by the retry, one published after it wakes the subscription
 // (even while we are busy retrying). Never a lost wake-up, never a poll loop.
-Acquire ReentrantWatchdogLock::wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline) {
+Acquire ReentrantWatchdogLock::wait_and_retry(const std::string& field,
+                                              std::chrono::steady_clock::time_point deadline) {
   auto subscription = UnlockSubscriber::for_server(config_.servers.front())->subscribe(channel_, deadline);
   if (!subscription) {
     if (subscription.error().kind == redis::ErrorKind::timeout) return Acquire::timed_out;
@@ -126,7 +133,8 @@ ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string&
     return Attempt::failed(fail(Acquire::error, reply.error().message));
   }
   if (reply->is_nil()) return Attempt::won();
-  if (!reply->is_integer()) return Attempt::failed(fail(Acquire::error, "acquire script answered " + reply->describe()));
+  if (!reply->is_integer())
+    return Attempt::failed(fail(Acquire::error, "acquire script answered " + reply->describe()));
   step_("after-failed-attempt");
   return Attempt::held(reply->integer());
 }
@@ -186,8 +194,7 @@ Release ReentrantWatchdogLock::force_unlock() {
   auto reply = run(force_script_, {config_.key, channel_}, {kUnlockMessage});
   {
     std::lock_guard guard(mutex_);
-    for (const auto& field : renewing_) RenewalTimer::for_this_process().stop(config_.servers.front(), config_.key, field);
-    renewing_.clear();
+    stop_all_renewals();  // Redisson's cancelExpirationRenewal(null)
   }
   if (!reply || !reply->is_integer())
     return fail(Release::error, reply ? "force-unlock script answered " + reply->describe() : reply.error().message);

@@ -22,8 +22,9 @@
 // Its race: nothing protects against losing the key itself. The master
 // acknowledges the acquire before replicating it; if it dies and a replica
 // without the key is promoted, a second client acquires (seed 001 §5, fault
-// matrix row 7; FailoverToAReplicaWithoutTheKeyGivesASecondHolder). A paused holder (GC, SIGSTOP) also pauses its watchdog, so it
-// still loses the lock after ttl (row 2). The watchdog fixes generation 4's
+// matrix row 7; FailoverToAReplicaWithoutTheKeyGivesASecondHolder). A paused
+// holder (GC, SIGSTOP) also pauses its watchdog, so it still loses the lock
+// after ttl (row 2). The watchdog fixes generation 4's
 // slow-but-alive holder (row 3): tests/reentrant_watchdog_test.cpp,
 // WatchdogKeepsASlowHolderAndNobodyElseGetsIn versus ExplicitLeaseExpiresWhileTheHolderWorks.
 //
@@ -87,7 +88,8 @@ class ReentrantWatchdogLock final : public DistributedLock {
   redis::Result<redis::Reply> command(const redis::Args& args);
   redis::Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
   void start_renewal(const std::string& field);  // no-op without the watchdog
-  bool stop_renewal(const std::string& field);  // true = the timer was still renewing it
+  bool stop_renewal(const std::string& field);
+  void stop_all_renewals();  // with mutex_ held  // true = the timer was still renewing it
 
   LockConfig config_;
   StepPoints step_;
