@@ -470,6 +470,8 @@ TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
   EXPECT_EQ(lock.release(), Release::released);
 }
 
+// Run by hand (disabled in the suite, like the other generations' measurements):
+//   reentrant_watchdog_test --gtest_also_run_disabled_tests --gtest_filter='*Measure*'
 // Not a speed assertion: prints the figures the report quotes, for this
 // generation and (same method) for generation 4, which polls every
 // retry_interval (its default, 10 ms). Handoff = from the holder's release()
@@ -527,7 +529,7 @@ Figures measure(const std::string& generation, LockConfig config) {
   return figures;
 }
 
-TEST_F(ReentrantWatchdogTest, MeasureHandoffAndRoundTripsPerAcquisition) {
+TEST_F(ReentrantWatchdogTest, DISABLED_MeasureHandoffAndRoundTripsPerAcquisition) {
   for (const std::string generation : {"reentrant-watchdog", "lua-safe-delete"}) {
     const Figures f = measure(generation, cfg(10s));
     std::cout << generation << ": handoff median " << f.handoff_median_us << " us, p90 " << f.handoff_p90_us
