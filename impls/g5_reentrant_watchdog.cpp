@@ -56,7 +56,7 @@ std::string channel_for(const std::string& key) {
 
 }  // namespace
 
-LockResult ReentrantWatchdogLock::make(const LockConfig& config) {
+LockResult ReentrantWatchdogLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return redis::Error{redis::ErrorKind::usage, *problem};
   if (config.watchdog && config.ttl < std::chrono::milliseconds{3})
     return redis::Error{redis::ErrorKind::usage, "watchdog timeout (ttl) must be >= 3 ms: it is renewed every ttl/3"};

@@ -53,7 +53,7 @@ namespace locklab {
 
 class ReentrantWatchdogLock final : public DistributedLock {
  public:
-  static LockResult make(const LockConfig& config);
+  static LockResult create(const LockConfig& config);
   ~ReentrantWatchdogLock() override;
 
   Acquire try_acquire(std::chrono::milliseconds wait) override;

@@ -38,7 +38,7 @@ const std::vector<Generation>& generations() {
       {"reentrant-watchdog", "5",
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
-       true, false, &ReentrantWatchdogLock::make},
+       true, false, ReentrantWatchdogLock::create},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
        "SET NX PX with one random token on N independent masters at once; quorum N/2+1; "

@@ -69,7 +69,7 @@ class ReentrantWatchdogTest : public RedisTest {
   }
 
   static Lock make(const LockConfig& c) {
-    auto made = ReentrantWatchdogLock::make(c);
+    auto made = ReentrantWatchdogLock::create(c);
     EXPECT_TRUE(made) << made.error().message;
     if (!made) return nullptr;
     return Lock(static_cast<ReentrantWatchdogLock*>(made->release()));
@@ -171,7 +171,7 @@ TEST_F(ReentrantWatchdogTest, HolderKilledBySigkillLosesTheLockWithinTheWatchdog
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    auto made = ReentrantWatchdogLock::make(child_config);
+    auto made = ReentrantWatchdogLock::create(child_config);
     const char ok = made && (*made)->try_acquire(0ms) == Acquire::acquired ? '1' : '0';
     if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
     for (;;) ::pause();  // holds the lock "working" until killed
@@ -318,10 +318,10 @@ TEST_F(ReentrantWatchdogTest, LostAcquireReplyIsUnknown) {
 
 TEST_F(ReentrantWatchdogTest, BadConfigIsAnErrorValue) {
   LockConfig c = cfg(2ms);
-  EXPECT_FALSE(ReentrantWatchdogLock::make(c));
+  EXPECT_FALSE(ReentrantWatchdogLock::create(c));
   c.servers.front().endpoint.port = 1;
   c.ttl = 1s;
-  EXPECT_FALSE(ReentrantWatchdogLock::make(c)) << "unreachable server";
+  EXPECT_FALSE(ReentrantWatchdogLock::create(c)) << "unreachable server";
 }
 
 // Critical section for the mutual-exclusion tests: a read-modify-write that
@@ -381,7 +381,7 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
     ASSERT_GE(child, 0);
     if (child == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      auto made = ReentrantWatchdogLock::make(child_config);
+      auto made = ReentrantWatchdogLock::create(child_config);
       auto connection = redis::Connection::connect(server_options);
       if (!made || !connection) ::_exit(2);
       for (int round = 0; round < kRounds; ++round) {
@@ -424,18 +424,18 @@ TEST(ReentrantWatchdogReplicaTest, FailoverToAReplicaWithoutTheKeyGivesASecondHo
   LockConfig guarded = on_master;
   guarded.wait_replicas = 1;
   guarded.wait_replicas_timeout = 150ms;
-  auto refused = ReentrantWatchdogLock::make(guarded);
+  auto refused = ReentrantWatchdogLock::create(guarded);
   ASSERT_TRUE(refused);
   EXPECT_EQ((*refused)->try_acquire(0ms), Acquire::error) << "the guard sees 0 of 1 replica acknowledge";
 
-  auto first = ReentrantWatchdogLock::make(on_master);
+  auto first = ReentrantWatchdogLock::create(on_master);
   ASSERT_TRUE(first);
   ASSERT_EQ((*first)->try_acquire(0ms), Acquire::acquired) << "the unguarded acquire is acknowledged by the master";
   master.crash();  // failover: the replica (already a master) takes over, without the key
 
   LockConfig on_new_master = on_master;
   on_new_master.servers = {replica.connection_options()};
-  auto second = ReentrantWatchdogLock::make(on_new_master);
+  auto second = ReentrantWatchdogLock::create(on_new_master);
   ASSERT_TRUE(second);
   EXPECT_EQ((*second)->try_acquire(0ms), Acquire::acquired)
       << "two holders: the first never released, the new master never heard of it";
@@ -458,7 +458,7 @@ TEST(ReentrantWatchdogReplicaTest, RefusedReentryUndoesOnlyItsOwnLevel) {
   // A replica fresh from its initial sync may be slow to acknowledge its first WAIT.
   ASSERT_TRUE(admin->command({"SET", "warm-up", "1"}));
   ASSERT_EQ(admin->command({"WAIT", "1", "5000"})->integer(), 1);
-  auto made = ReentrantWatchdogLock::make(c);
+  auto made = ReentrantWatchdogLock::create(c);
   ASSERT_TRUE(made) << made.error().message;
   auto& lock = static_cast<ReentrantWatchdogLock&>(**made);
   ASSERT_EQ(lock.try_acquire(0ms), Acquire::acquired) << lock.last_error();
