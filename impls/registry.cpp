@@ -1,11 +1,36 @@
 #include "registry.h"
 
+#include "g0_local_mutex.h"
+#include "g0_no_lock.h"
+#include "g1_setnx.h"
+#include "g1b_setnx_expire.h"
+#include "g2_getset_timestamp.h"
+#include "g3_set_nx_px_token.h"
+#include "g4_lua_safe_delete.h"
+
 // One include and one entry per generation, in teaching order.
 
 namespace locklab {
 
 const std::vector<Generation>& generations() {
   static const std::vector<Generation> all = {
+      // Generations 0-4 (docs/generations.md, "Generations 0–4").
+      {"no-lock", "0a", "no lock: acquire always succeeds",
+       "none: every client is inside at once (lost counter updates)", false, false, NoLock::create},
+      {"local-mutex", "0b", "a mutex in this process's memory, one per key",
+       "excludes threads of one process, not other processes", false, false, LocalMutexLock::create},
+      {"setnx", "1", "SETNX key owner, retry; release DEL key",
+       "no TTL: a holder that crashes deadlocks everyone", true, false, SetnxLock::create},
+      {"setnx-expire", "1b", "SETNX key owner, then EXPIRE key secs; release DEL key",
+       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL", true, false, SetnxExpireLock::create},
+      {"getset-timestamp", "2", "SETNX key now+ttl+1; if expired GETSET and compare; release DEL key",
+       "trusts client clocks; loser overwrites expiry; no owner: late DEL frees another's lock", true, false,
+       GetsetTimestampLock::create},
+      {"set-nx-px-token", "3", "SET key token NX PX ttl; release GET, compare, DEL",
+       "GET then DEL: a lock that expired in between is deleted from its next holder", true, false,
+       SetNxPxTokenLock::create},
+      {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
+       "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create},
   };
   return all;
 }

@@ -1,0 +1,39 @@
+#include "g3_set_nx_px_token.h"
+
+#include "token.h"
+
+namespace locklab {
+
+LockResult SetNxPxTokenLock::create(const LockConfig& config) {
+  if (auto problem = invalid_config(config)) return config_error("set-nx-px-token", *problem);
+  return std::unique_ptr<DistributedLock>(new SetNxPxTokenLock(config));
+}
+
+SetNxPxTokenLock::SetNxPxTokenLock(const LockConfig& config)
+    : SingleServerLock(config),
+      token_(config.owner.empty() ? random_token_128() : config.owner),
+      ttl_ms_(std::to_string(config.ttl.count())) {}
+
+Acquire SetNxPxTokenLock::try_acquire(std::chrono::milliseconds wait) {
+  return poll(wait, [this]() -> std::optional<Acquire> {
+    auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
+    if (!reply) return acquiring_command_failed(reply.error());
+    if (reply->is_nil()) return std::nullopt;  // busy
+    return Acquire::acquired;                  // +OK
+  });
+}
+
+Release SetNxPxTokenLock::release() {
+  clear_error();
+  auto current = call({"GET", key_});
+  if (!current) return release_failed(current.error());
+  if (current->is_nil()) return Release::already_expired;
+  if (current->text() != token_) return Release::not_owner;
+
+  step_("after-get-before-del");  // the key may expire and be re-taken right here
+  auto deleted = call({"DEL", key_});
+  if (!deleted) return release_failed(deleted.error());
+  return deleted->integer() == 1 ? Release::released : Release::already_expired;
+}
+
+}  // namespace locklab

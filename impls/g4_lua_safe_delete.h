@@ -1,0 +1,52 @@
+// Generation 4 — SET NX PX with a token; release = one Lua compare-and-delete
+// (seed 004 §7; redis.io SET page and distlock page; redis-py >= 3.0).
+//
+//   acquire: SET <key> <token> NX PX <ttl_ms>     as generation 3
+//   release: EVALSHA <sha of the script below> 1 <key> <token>
+//
+//     local current = redis.call('get', KEYS[1])
+//     if current == ARGV[1] then return redis.call('del', KEYS[1]) end
+//     if current == false then return -1 end
+//     return 0
+//
+// The seed's script is `if redis.call('get', KEYS[1]) == ARGV[1] then return
+// redis.call('del', KEYS[1]) else return 0 end`; ours is the same check and
+// delete, but answers -1 when there is no key, so release() can tell
+// already_expired (-1) from not_owner (0). 1 = released. A script runs
+// atomically (and with time frozen: the key cannot expire mid-script), so
+// there is no window between the check and the DEL.
+// Retry: kDefaultRetryInterval (10 ms); seed 004's loop sleeps 1 s (kSeed004RetryInterval).
+//
+// Fixed: generation 3's delete-after-expiry. The same interleaving leaves the
+// new holder's lock intact (tests/generations_0_4_test.cpp
+// LuaSafeDelete.LateReleaseLeavesAnotherClientsLockIntact).
+// Race that remains: the lease. A holder slower than its TTL still overlaps
+// the next holder — both believe they hold the lock at once
+// (LuaSafeDelete.SlowHolderOverlapsTheNextHolder). Generation 5 renews the
+// lease with a watchdog; only fencing (generation 7) makes it safe at the resource.
+//
+// Step points: "before-release" (before the script is sent).
+#pragma once
+
+#include "redis/script.h"
+#include "single_server.h"
+
+namespace locklab {
+
+class LuaSafeDeleteLock final : public SingleServerLock {
+ public:
+  static LockResult create(const LockConfig& config);
+
+  Acquire try_acquire(std::chrono::milliseconds wait) override;
+  // released | not_owner | already_expired | error, decided by the server in one step.
+  Release release() override;
+
+ private:
+  explicit LuaSafeDeleteLock(const LockConfig& config);
+
+  const std::string token_;
+  const std::string ttl_ms_;
+  redis::Script compare_and_delete_;
+};
+
+}  // namespace locklab

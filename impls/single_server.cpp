@@ -1,0 +1,40 @@
+#include "single_server.h"
+
+namespace locklab {
+namespace {
+
+// Connecting failed or AUTH was lost: no lock command was sent, so the outcome
+// is known (not held), whatever the socket said.
+redis::Error not_sent(redis::Error error) {
+  if (error.outcome_unknown()) error.kind = redis::ErrorKind::io;
+  return error;
+}
+
+}  // namespace
+
+SingleServerLock::SingleServerLock(const LockConfig& config)
+    : key_(config.key),
+      step_(config.step),
+      retry_interval_(retry_interval_of(config)),
+      link_(config.servers.front()) {}
+
+redis::Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
+  auto connection = link_.get();
+  if (!connection) return not_sent(connection.error());
+  auto reply = (*connection)->command(args);
+  if (reply && reply->is_error()) return redis::reply_error(**connection, *reply, args.front());
+  return reply;
+}
+
+redis::Result<redis::Reply> SingleServerLock::call(redis::Script& script, const redis::Args& keys,
+                                                   const redis::Args& args) {
+  auto connection = link_.get();
+  if (!connection) return not_sent(connection.error());
+  return script.run(**connection, keys, args);  // error replies are already Errors
+}
+
+redis::Error config_error(std::string_view generation, const std::string& problem) {
+  return {redis::ErrorKind::usage, std::string(generation) + ": " + problem};
+}
+
+}  // namespace locklab
