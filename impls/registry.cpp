@@ -7,6 +7,7 @@
 #include "g2_getset_timestamp.h"
 #include "g3_set_nx_px_token.h"
 #include "g4_lua_safe_delete.h"
+#include "g5_reentrant_watchdog.h"
 
 // One include and one entry per generation, in teaching order.
 
@@ -31,6 +32,10 @@ const std::vector<Generation>& generations() {
        SetNxPxTokenLock::create},
       {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
        "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create},
+      {"reentrant-watchdog", "5",
+       "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
+       "async replication: a master failover before the key reaches the replica gives a second holder",
+       true, false, &ReentrantWatchdogLock::make},
   };
   return all;
 }

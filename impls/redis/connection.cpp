@@ -122,6 +122,10 @@ Result<Connection> Connection::connect(const ConnectionOptions& options) {
 
 int Connection::fd() const { return context_ ? context_->fd : -1; }
 
+bool Connection::buffered() const {
+  return context_ && context_->reader != nullptr && context_->reader->pos < context_->reader->len;
+}
+
 Error Connection::fail_from_context() {
   broken_ = error_from_context(*context_, options_.endpoint);
   return *broken_;

@@ -72,6 +72,10 @@ class Connection {
   Status send(const Args& args);
   Result<Reply> read_until(std::chrono::steady_clock::time_point deadline);
 
+  // True when hiredis already holds unread reply bytes that poll() on fd() will
+  // not report again (pub/sub readers: drain these before polling).
+  bool buffered() const;
+
   bool broken() const { return broken_.has_value(); }
   const ConnectionOptions& options() const { return options_; }
   int fd() const;

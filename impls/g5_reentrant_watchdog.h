@@ -1,0 +1,98 @@
+// Generation 5: `reentrant-watchdog`, Redisson's RLock (seeds 000, 001, 004 §8–9).
+//
+// The lock is a hash {owner field: hold count}; the owner field is
+// "<client id>:<thread id>" (Redisson's UUID:threadId), so the same thread may
+// re-enter and must release as many times, and another thread of the same
+// client is another owner. Scripts (in the .cpp, at the top):
+//   acquire  free or ours → HINCRBY field 1, PEXPIRE ttl, nil; else → PTTL
+//   release  decrement; > 0 → PEXPIRE, still held; 0 → DEL + PUBLISH channel
+//   renew    (watchdog, renewal_timer.h) HEXISTS field → PEXPIRE
+//   force    DEL + PUBLISH, no owner check
+// With LockConfig::watchdog (the default, Redisson's lock() with no lease)
+// ttl is the watchdog timeout and the process's renewal timer re-PEXPIREs the
+// key every ttl/3 while we hold it. watchdog = false is Redisson's
+// tryLock(wait, leaseTime): the key expires after ttl whatever the holder does.
+// A waiter subscribes to "locklab_lock__channel:{key}" (unlock_subscriber.h)
+// and sleeps until the unlock message or the PTTL the script returned.
+//
+// Its race: nothing protects against losing the key itself. The master
+// acknowledges the acquire before replicating it; if it dies and a replica
+// without the key is promoted, a second client acquires (seed 001 §5, fault
+// matrix row 7). A paused holder (GC, SIGSTOP) also pauses its watchdog, so it
+// still loses the lock after ttl (row 2). The watchdog fixes generation 4's
+// slow-but-alive holder (row 3): tests/reentrant_watchdog_test.cpp,
+// WatchdogKeepsASlowHolderAndNobodyElseGetsIn versus ExplicitLeaseExpiresWhileTheHolderWorks.
+//
+// Step points: "after-acquire-script" (acquired, watchdog not yet started),
+// "after-failed-attempt" (every attempt that got a PTTL), "before-wait" (about to
+// sleep on the channel), "before-unlock-script", "before-renewal" (on the timer thread).
+//
+// Thread-safe: one lock object may be used by several threads, each its own owner.
+// Destroying the object stops its renewals (the client "died") but never releases.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "lock.h"
+#include "redis/link.h"
+#include "redis/script.h"
+#include "registry.h"
+
+namespace locklab {
+
+class ReentrantWatchdogLock final : public DistributedLock {
+ public:
+  static LockResult make(const LockConfig& config);
+  ~ReentrantWatchdogLock() override;
+
+  Acquire try_acquire(std::chrono::milliseconds wait) override;
+  Release release() override;
+  std::uint64_t leases_lost() const override { return lost_->load(); }
+
+  // Redisson's forceUnlock(): delete the key whoever holds it and wake the
+  // waiters. released = there was a key; already_expired = there was none.
+  Release force_unlock();
+
+  // The hash field this thread owns ("<owner>:<thread id>") and the channel.
+  std::string owner_field() const;
+  const std::string& channel() const { return channel_; }
+
+  explicit ReentrantWatchdogLock(const LockConfig& config);  // use make()
+
+ private:
+  struct Attempt {
+    bool acquired = false;
+    std::optional<long long> pttl;    // when held by someone else (-1: no expiry)
+    std::optional<Acquire> failure;  // error / unknown
+
+    static Attempt won() { return {true, std::nullopt, std::nullopt}; }
+    static Attempt held(long long pttl) { return {false, pttl, std::nullopt}; }
+    static Attempt failed(Acquire why) { return {false, std::nullopt, why}; }
+  };
+  Attempt attempt(const std::string& field);
+  Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline);
+  Acquire acquired(const std::string& field);
+  redis::Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
+  bool stop_renewal(const std::string& field);  // true = the timer was still renewing it
+
+  LockConfig config_;
+  StepPoints step_;
+  std::string client_id_;
+  std::string channel_;
+  std::shared_ptr<std::atomic<std::uint64_t>> lost_ = std::make_shared<std::atomic<std::uint64_t>>(0);
+
+  std::mutex mutex_;  // guards everything below: one round trip at a time
+  pid_t creator_;
+  std::unique_ptr<redis::Link> link_;
+  redis::Script acquire_script_;
+  redis::Script release_script_;
+  redis::Script force_script_;
+  std::set<std::string> renewing_;  // fields this object asked the timer to renew
+};
+
+}  // namespace locklab

@@ -1,0 +1,434 @@
+// Generation 5 (`reentrant-watchdog`) against a real redis-server: reentrancy,
+// owner checks, the watchdog versus an explicit lease, a SIGKILLed holder, the
+// pub/sub wake-up (and its lost-wake-up window), many lock objects per process
+// and fork()ed clients.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "g5_reentrant_watchdog.h"
+#include "renewal_timer.h"
+#include "support/redis_fixture.h"
+#include "support/step_gate.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using Lock = std::unique_ptr<ReentrantWatchdogLock>;
+
+long long ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+// Counts arrivals at one step point and lets the test wait for the n-th one.
+class Arrivals {
+ public:
+  explicit Arrivals(std::string point) : point_(std::move(point)) {}
+  StepHook hook() {
+    return [this](std::string_view reached) {
+      if (reached != point_) return;
+      std::lock_guard guard(mutex_);
+      ++count_;
+      changed_.notify_all();
+    };
+  }
+  bool wait_for(int n, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return count_ >= n; });
+  }
+  int count() {
+    std::lock_guard guard(mutex_);
+    return count_;
+  }
+
+ private:
+  std::string point_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int count_ = 0;
+};
+
+class ReentrantWatchdogTest : public RedisTest {
+ protected:
+  static constexpr const char* kKey = "locklab:g5";
+
+  LockConfig cfg(std::chrono::milliseconds ttl, bool watchdog = true) const {
+    LockConfig c = config(ttl, kKey);
+    c.watchdog = watchdog;
+    return c;
+  }
+
+  static Lock make(const LockConfig& c) {
+    auto made = ReentrantWatchdogLock::make(c);
+    EXPECT_TRUE(made) << made.error().message;
+    if (!made) return nullptr;
+    return Lock(static_cast<ReentrantWatchdogLock*>(made->release()));
+  }
+
+  long long pttl() { return run({"PTTL", kKey}).integer(); }
+  long long holds(const ReentrantWatchdogLock& lock) {
+    auto count = run({"HGET", kKey, lock.owner_field()}).string();
+    return count ? std::stoll(*count) : 0;
+  }
+
+  // Polls PTTL (bounded) until the key is gone; the time it took, or nullopt.
+  std::optional<long long> wait_until_gone(Clock::time_point since, std::chrono::milliseconds bound) {
+    while (Clock::now() - since < bound) {
+      if (pttl() == -2) return ms_since(since);
+      std::this_thread::sleep_for(5ms);
+    }
+    return std::nullopt;
+  }
+};
+
+TEST_F(ReentrantWatchdogTest, ReentrancyDepthThreeNeedsThreeReleases) {
+  auto lock = make(cfg(10s));
+  for (int depth = 1; depth <= 3; ++depth) {
+    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired) << lock->last_error();
+    EXPECT_EQ(holds(*lock), depth);
+  }
+  EXPECT_EQ(lock->release(), Release::still_held);
+  EXPECT_EQ(lock->release(), Release::still_held);
+  EXPECT_EQ(holds(*lock), 1);
+  EXPECT_GT(pttl(), 0) << "still held after two of three releases";
+  EXPECT_EQ(lock->release(), Release::released);
+  EXPECT_EQ(pttl(), -2);
+  EXPECT_EQ(lock->release(), Release::already_expired);
+  EXPECT_EQ(RenewalTimer::for_this_process().scheduled(), 0u) << "the final release stops the watchdog";
+}
+
+TEST_F(ReentrantWatchdogTest, NonOwnerReleaseIsRefusedAndLeavesTheLock) {
+  auto holder = make(cfg(10s));
+  auto other = make(cfg(10s));
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+
+  EXPECT_EQ(other->release(), Release::not_owner) << "Redisson: IllegalMonitorStateException";
+  EXPECT_EQ(other->try_acquire(0ms), Acquire::timed_out);
+
+  // Another thread of the SAME lock object (same client id) is another owner.
+  std::thread([&] {
+    EXPECT_EQ(holder->try_acquire(0ms), Acquire::timed_out);
+    EXPECT_EQ(holder->release(), Release::not_owner);
+  }).join();
+
+  EXPECT_EQ(holds(*holder), 1);
+  EXPECT_EQ(run({"HLEN", kKey}).integer(), 1);
+  EXPECT_EQ(holder->release(), Release::released);
+}
+
+// The watchdog's point (fault matrix row 3): a holder working 5x the ttl keeps the lock.
+TEST_F(ReentrantWatchdogTest, WatchdogKeepsASlowHolderAndNobodyElseGetsIn) {
+  auto holder = make(cfg(300ms));
+  auto contender = make(cfg(300ms));
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  const auto start = Clock::now();
+  EXPECT_EQ(contender->try_acquire(1500ms), Acquire::timed_out) << "the holder is still working";
+  EXPECT_GE(ms_since(start), 1400);
+  EXPECT_GT(pttl(), 0);
+  EXPECT_EQ(holds(*holder), 1);
+  EXPECT_EQ(holder->leases_lost(), 0u);
+  EXPECT_EQ(holder->release(), Release::released);
+}
+
+// Redisson's tryLock(wait, leaseTime): a lease disables the watchdog (seeds 000, 004 §9).
+TEST_F(ReentrantWatchdogTest, ExplicitLeaseExpiresWhileTheHolderWorks) {
+  auto holder = make(cfg(300ms, /*watchdog=*/false));
+  auto contender = make(cfg(300ms, false));
+  const auto start = Clock::now();
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ(RenewalTimer::for_this_process().scheduled(), 0u);
+  const auto gone = wait_until_gone(start, 2s);
+  ASSERT_TRUE(gone) << "the lease must expire although the holder never released";
+  EXPECT_GE(*gone, 250);
+  EXPECT_EQ(contender->try_acquire(0ms), Acquire::acquired) << "a second holder while the first still works";
+  EXPECT_EQ(holder->release(), Release::not_owner);
+  EXPECT_EQ(holds(*contender), 1);
+}
+
+// Fault matrix row 1: the renewals die with the process, the key expires within
+// the watchdog timeout. Also: the child builds its own timer after fork().
+TEST_F(ReentrantWatchdogTest, HolderKilledBySigkillLosesTheLockWithinTheWatchdogTimeout) {
+  constexpr auto ttl = 600ms;
+  {  // the parent's timer thread and subscriber exist before the fork
+    auto warm = make(cfg(ttl));
+    ASSERT_EQ(warm->try_acquire(0ms), Acquire::acquired);
+    ASSERT_EQ(warm->release(), Release::released);
+  }
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const LockConfig child_config = cfg(ttl);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    auto made = ReentrantWatchdogLock::make(child_config);
+    const char ok = made && (*made)->try_acquire(0ms) == Acquire::acquired ? '1' : '0';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
+    for (;;) ::pause();  // holds the lock "working" until killed
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(ok, '1');
+
+  std::this_thread::sleep_for(2 * ttl);
+  EXPECT_GT(pttl(), 0) << "after 2x ttl the child's own watchdog must have renewed the key";
+
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const auto killed = Clock::now();
+  const long long left_at_kill = pttl();
+  EXPECT_GT(left_at_kill, 200) << "the last renewal (<= ttl/3 ago) set it back to ttl";
+  const auto gone = wait_until_gone(killed, ttl + 400ms);
+  ASSERT_TRUE(gone) << "the key must expire within the watchdog timeout after the kill";
+  EXPECT_GE(*gone, 150) << "it was still present for a while: the watchdog's last renewal kept it";
+}
+
+TEST_F(ReentrantWatchdogTest, BlockedWaiterIsWokenByThePublishNotByPolling) {
+  auto holder = make(cfg(10s));  // the waiter is told PTTL ~ 10 s
+  Arrivals attempts("after-failed-attempt");
+  Arrivals waiting("before-wait");
+  LockConfig waiter_config = cfg(10s);
+  waiter_config.step = [&](std::string_view point) {
+    attempts.hook()(point);
+    waiting.hook()(point);
+  };
+  auto waiter = make(waiter_config);
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+
+  std::atomic<long long> woke_after{-1};
+  Clock::time_point released_at;
+  std::thread blocked([&] {
+    EXPECT_EQ(waiter->try_acquire(5s), Acquire::acquired) << waiter->last_error();
+    woke_after = ms_since(released_at);
+    EXPECT_EQ(waiter->release(), Release::released);  // the owner is this thread
+  });
+  ASSERT_TRUE(waiting.wait_for(1));
+  std::this_thread::sleep_for(100ms);  // it sleeps on the channel now; polling would show as attempts
+  const int attempts_while_blocked = attempts.count();
+  released_at = Clock::now();
+  ASSERT_EQ(holder->release(), Release::released);
+  blocked.join();
+
+  EXPECT_GE(woke_after, 0);
+  EXPECT_LT(woke_after, 1000) << "woken by the PUBLISH, far sooner than the 10 s PTTL or the 5 s wait";
+  EXPECT_EQ(attempts_while_blocked, 2) << "one attempt, then one retry after SUBSCRIBE, then it sleeps";
+}
+
+// The unlock lands after the waiter's retry failed but before it sleeps: the
+// subscription (taken before that retry) has counted the message, so the wait
+// returns at once. A waiter that subscribed after its retry would lose it and
+// sleep for the whole PTTL.
+TEST_F(ReentrantWatchdogTest, UnlockBetweenFailedRetryAndSleepIsNotLost) {
+  auto holder = make(cfg(10s));
+  StepGate before_wait("before-wait");
+  LockConfig waiter_config = cfg(10s);
+  waiter_config.step = before_wait.hook();
+  auto waiter = make(waiter_config);
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+
+  std::atomic<long long> took{-1};
+  std::thread blocked([&] {
+    const auto start = Clock::now();
+    EXPECT_EQ(waiter->try_acquire(5s), Acquire::acquired) << waiter->last_error();
+    took = ms_since(start);
+    EXPECT_EQ(waiter->release(), Release::released);
+  });
+  ASSERT_TRUE(before_wait.wait_arrival());
+  ASSERT_EQ(holder->release(), Release::released);  // published while nobody waits
+  std::this_thread::sleep_for(50ms);                 // let the message reach the subscriber
+  before_wait.open();
+  blocked.join();
+  EXPECT_GE(took, 0);
+  EXPECT_LT(took, 2000) << "the missed-while-busy unlock must still wake it (PTTL was 10 s)";
+}
+
+TEST_F(ReentrantWatchdogTest, RenewalFindingTheKeyGoneCountsALostLease) {
+  auto holder = make(cfg(300ms));
+  auto admin_lock = make(cfg(300ms));
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ(admin_lock->force_unlock(), Release::released) << "forceUnlock: no owner check";
+  EXPECT_EQ(pttl(), -2);
+  const auto start = Clock::now();
+  while (holder->leases_lost() == 0 && Clock::now() - start < 2s) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(holder->leases_lost(), 1u) << "the next renewal (<= ttl/3) must report the loss";
+  EXPECT_EQ(pttl(), -2) << "a renewal never recreates a lost key";
+  EXPECT_EQ(holder->release(), Release::already_expired);
+  EXPECT_EQ(holder->leases_lost(), 1u) << "counted once";
+  EXPECT_EQ(admin_lock->force_unlock(), Release::already_expired);
+}
+
+TEST_F(ReentrantWatchdogTest, ReleaseThatFindsTheLockGoneCountsTheLossOnce) {
+  auto holder = make(cfg(3s));  // first renewal only after 1 s
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  run({"DEL", kKey});
+  EXPECT_EQ(holder->release(), Release::already_expired);
+  EXPECT_EQ(holder->leases_lost(), 1u);
+  EXPECT_EQ(RenewalTimer::for_this_process().scheduled(), 0u);
+}
+
+TEST_F(ReentrantWatchdogTest, LostAcquireReplyIsUnknown) {
+  LockConfig c = cfg(10s);
+  c.servers.front().command_timeout = 200ms;
+  auto lock = make(c);
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);  // loads the scripts
+  ASSERT_EQ(lock->release(), Release::released);
+  server().pause();
+  const auto outcome = lock->try_acquire(0ms);
+  server().resume();
+  EXPECT_EQ(outcome, Acquire::unknown) << "the script may have run: " << lock->last_error();
+  EXPECT_FALSE(lock->last_error().empty());
+  EXPECT_EQ(lock->try_acquire(0ms), Acquire::acquired) << "reconnects: " << lock->last_error();
+}
+
+TEST_F(ReentrantWatchdogTest, BadConfigIsAnErrorValue) {
+  LockConfig c = cfg(2ms);
+  EXPECT_FALSE(ReentrantWatchdogLock::make(c));
+  c.servers.front().endpoint.port = 1;
+  c.ttl = 1s;
+  EXPECT_FALSE(ReentrantWatchdogLock::make(c)) << "unreachable server";
+}
+
+// Critical section for the mutual-exclusion tests: a read-modify-write that
+// loses updates without mutual exclusion.
+bool increment(redis::Connection& connection, const std::string& counter) {
+  auto value = connection.command({"GET", counter});
+  if (!value) return false;
+  const long long next = (value->string() ? std::stoll(*value->string()) : 0) + 1;
+  return connection.command({"SET", counter, std::to_string(next)}).ok();
+}
+
+std::size_t threads_in_this_process() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+TEST_F(ReentrantWatchdogTest, ManyLockObjectsAcrossThreadsShareOneTimerAndOneSubscriber) {
+  constexpr int kThreads = 6, kRounds = 15;
+  std::atomic<int> inside{0}, max_inside{0}, done{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kThreads; ++t) {
+    clients.emplace_back([&] {
+      auto lock = make(cfg(2s));
+      auto connection = redis::Connection::connect(server().connection_options());
+      ASSERT_TRUE(connection);
+      for (int round = 0; round < kRounds; ++round) {
+        ASSERT_EQ(lock->try_acquire(10s), Acquire::acquired) << lock->last_error();
+        const int now_inside = ++inside;
+        max_inside = std::max(max_inside.load(), now_inside);
+        ASSERT_TRUE(increment(*connection, "counter"));
+        --inside;
+        ASSERT_EQ(lock->release(), Release::released);
+        ++done;
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  EXPECT_EQ(done, kThreads * kRounds);
+  EXPECT_EQ(max_inside, 1);
+  EXPECT_EQ(run({"GET", "counter"}).string(), std::to_string(kThreads * kRounds));
+  EXPECT_LE(threads_in_this_process(), 3u) << "main + one renewal timer + one subscriber reader";
+}
+
+TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
+  constexpr int kChildren = 3, kRounds = 15;
+  {  // the parent's services exist (and may be mid-use) when it forks
+    auto warm = make(cfg(1s));
+    ASSERT_EQ(warm->try_acquire(0ms), Acquire::acquired);
+    ASSERT_EQ(warm->release(), Release::released);
+  }
+  const LockConfig child_config = cfg(1s);
+  const auto server_options = server().connection_options();
+  std::vector<pid_t> children;
+  for (int i = 0; i < kChildren; ++i) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      auto made = ReentrantWatchdogLock::make(child_config);
+      auto connection = redis::Connection::connect(server_options);
+      if (!made || !connection) ::_exit(2);
+      for (int round = 0; round < kRounds; ++round) {
+        if ((*made)->try_acquire(10s) != Acquire::acquired) ::_exit(3);
+        if (!increment(*connection, "counter")) ::_exit(4);
+        if ((*made)->release() != Release::released) ::_exit(5);
+      }
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  for (const pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  EXPECT_EQ(run({"GET", "counter"}).string(), std::to_string(kChildren * kRounds));
+  EXPECT_EQ(pttl(), -2);
+}
+
+// Not a speed assertion: prints the figures the report quotes. Handoff = from
+// the holder's release() call to the blocked waiter's acquire returning.
+TEST_F(ReentrantWatchdogTest, MeasureHandoffAndRoundTripsPerAcquisition) {
+  constexpr int kHandoffs = 50;
+  auto holder = make(cfg(10s));
+  Arrivals waiting("before-wait");
+  LockConfig waiter_config = cfg(10s);
+  waiter_config.step = waiting.hook();
+  auto waiter = make(waiter_config);
+  std::vector<double> handoff_us;
+  for (int i = 0; i < kHandoffs; ++i) {
+    ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+    Clock::time_point released_at, acquired_at;
+    std::thread blocked([&] {
+      EXPECT_EQ(waiter->try_acquire(5s), Acquire::acquired);
+      acquired_at = Clock::now();
+      EXPECT_EQ(waiter->release(), Release::released);
+    });
+    ASSERT_TRUE(waiting.wait_for(i + 1));
+    std::this_thread::sleep_for(2ms);
+    released_at = Clock::now();
+    ASSERT_EQ(holder->release(), Release::released);
+    blocked.join();
+    handoff_us.push_back(std::chrono::duration<double, std::micro>(acquired_at - released_at).count());
+  }
+  std::sort(handoff_us.begin(), handoff_us.end());
+  const double median = handoff_us[kHandoffs / 2], p90 = handoff_us[kHandoffs * 9 / 10];
+  EXPECT_LT(median, 1e6) << "far below the 10 s PTTL";
+
+  constexpr int kThreads = 4, kRounds = 25;
+  const auto before = redis::traffic();
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kThreads; ++t)
+    clients.emplace_back([&] {
+      auto lock = make(cfg(2s));
+      for (int round = 0; round < kRounds; ++round) {
+        ASSERT_EQ(lock->try_acquire(10s), Acquire::acquired);
+        std::this_thread::sleep_for(1ms);
+        ASSERT_EQ(lock->release(), Release::released);
+      }
+    });
+  for (auto& client : clients) client.join();
+  const auto after = redis::traffic();
+  const double acquisitions = kThreads * kRounds;
+  const double round_trips = static_cast<double>(after.round_trips - before.round_trips) / acquisitions;
+  const double commands = static_cast<double>(after.commands - before.commands) / acquisitions;
+  std::cout << "handoff median " << median << " us, p90 " << p90 << " us over " << kHandoffs << " handoffs\n"
+            << "contention (" << kThreads << " threads x " << kRounds << "): " << round_trips
+            << " round trips and " << commands << " commands per acquisition (release included)\n";
+  RecordProperty("handoff_median_us", std::to_string(median));
+  RecordProperty("round_trips_per_acquisition", std::to_string(round_trips));
+}
+
+}  // namespace
+}  // namespace locklab::testing
