@@ -110,14 +110,17 @@ std::optional<std::string> writable_target(const std::string& path) {
   return std::nullopt;
 }
 
+// A count from the document; -1 where the run could not measure it (null).
+long long count(const nlohmann::json& value) { return value.is_number() ? value.get<long long>() : -1; }
+
 void print_summary(const nlohmann::json& d) {
-  std::printf("%s: %s — %.0f acquisitions/s, acquire p50 %lld µs p99 %lld µs, counter %lld/%lld, overlaps %lld, "
-              "lost updates %lld, wrong-owner releases %lld\n",
+  std::printf("%s: %s - %.0f acquisitions/s, acquire p50 %lld us p99 %lld us, counter %lld of %lld expected, "
+              "overlaps %lld, lost updates %lld, wrong-owner releases %lld\n",
               d["lock"].get<std::string>().c_str(), d["verdict"].get<std::string>().c_str(),
-              d["throughput"]["acquisitions_per_s"].get<double>(), d["latency"]["acquire_us"]["p50"].get<long long>(),
-              d["latency"]["acquire_us"]["p99"].get<long long>(), d["counter"]["actual"].get<long long>(),
-              d["counter"]["expected"].get<long long>(), d["safety"]["overlaps"].get<long long>(),
-              d["safety"]["lost_updates"].get<long long>(), d["safety"]["wrong_owner_releases"].get<long long>());
+              d["throughput"]["acquisitions_per_s"].get<double>(), count(d["latency"]["acquire_us"]["p50"]),
+              count(d["latency"]["acquire_us"]["p99"]), count(d["counter"]["actual"]), count(d["counter"]["expected"]),
+              count(d["safety"]["overlaps"]), count(d["safety"]["lost_updates"]),
+              count(d["safety"]["wrong_owner_releases"]));
   for (const auto& reason : d["verdict_reasons"]) std::printf("  - %s\n", reason.get<std::string>().c_str());
 }
 

@@ -261,8 +261,9 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   auto history = SharedHistory::create(options.clients, capacity, &why);
   if (!history) return Error{ErrorKind::io, why};
 
-  auto before = commands_served(servers->lock);
-  if (!before) return before.error();
+  // Server commands are counted from the moment every client is set up.
+  redis::Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
+  auto snapshot = [&] { before = commands_served(servers->lock); };
 
   Nemesis none;
   StepNemesis steps(options.steps);
@@ -275,7 +276,7 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   const SharedHistory& shared = *history;
   context.current_holder = [&shared] { return shared.header().holder.load(); };
 
-  auto outcome = run_workload(workload, *history, active, context);
+  auto outcome = run_workload(workload, *history, active, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
                                                                  : outcome.error();
 
@@ -331,7 +332,8 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   safety_input.run_start_ns = outcome->go_ns;
   safety_input.stall_threshold_ns = static_cast<std::int64_t>(options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms) * 1'000'000;
   safety_input.confirmed_increments = confirmed;
-  safety_input.counter_growth = counter_final - counter_start;
+  // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
+  safety_input.counter_growth = counter_final >= 0 ? counter_final - counter_start : confirmed;
   safety_input.lock_has_keys = generation.uses_redis;
   safety_input.keys_left = keys_left(servers->lock, options.key);
   safety_input.stale_writes_rejected = stale;
@@ -399,8 +401,10 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
                 {"server_commands_per_acquisition", served >= 0 ? json(per_acquisition(served)) : json(nullptr)},
                 {"round_trips", round_trips}, {"commands_sent", commands},
                 {"server_commands", served >= 0 ? json(served) : json(nullptr)}}},
-      {"counter", {{"expected", confirmed}, {"actual", counter_final - counter_start}, {"start", counter_start},
-                   {"final", counter_final}, {"unconfirmed_writes", counter_errors}}},
+      {"counter", {{"expected", confirmed},
+                   {"actual", counter_final >= 0 ? json(counter_final - counter_start) : json(nullptr)},
+                   {"start", counter_start},
+                   {"final", counter_final >= 0 ? json(counter_final) : json(nullptr)}, {"unconfirmed_writes", counter_errors}}},
       {"safety", {{"overlaps", safety.overlaps.pairs},
                   {"max_concurrent_holders", safety.overlaps.max_concurrent},
                   {"overlap_ms", static_cast<double>(safety.overlaps.overlap_ns) / 1e6},

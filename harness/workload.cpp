@@ -272,7 +272,8 @@ std::int64_t last_finish(const SharedHistory& history, std::int64_t fallback) {
 }
 
 redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
-                                             Nemesis& nemesis, NemesisContext& context) {
+                                             Nemesis& nemesis, NemesisContext& context,
+                                             const std::function<void()>& at_barrier) {
   WorkloadOutcome out;
   std::fflush(stdout);
   std::fflush(stderr);
@@ -331,6 +332,7 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
     return ready.error();
   }
 
+  if (at_barrier) at_barrier();
   nemesis.before_run(context);
   context.started = Clock::now();
   out.go_ns = monotonic_ns();
@@ -345,7 +347,8 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
 }
 
 redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
-                                           Nemesis& nemesis, NemesisContext& context) {
+                                           Nemesis& nemesis, NemesisContext& context,
+                                           const std::function<void()>& at_barrier) {
   WorkloadOutcome out;
   std::vector<std::thread> threads;
   std::atomic<int> done{0};
@@ -367,6 +370,7 @@ redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const S
     join_all();
     return ready.error();
   }
+  if (at_barrier) at_barrier();
   nemesis.before_run(context);
   context.started = Clock::now();
   const redis::Traffic before = redis::traffic();
@@ -396,11 +400,12 @@ std::chrono::milliseconds hard_deadline(const WorkloadConfig& config) {
 }
 
 redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
-                                            Nemesis& nemesis, NemesisContext& context) {
+                                            Nemesis& nemesis, NemesisContext& context,
+                                            const std::function<void()>& at_barrier) {
   if (config.clients != history.clients())
     return redis::Error{redis::ErrorKind::usage, "history sized for a different number of clients"};
-  return config.mode == ClientMode::process ? run_processes(config, history, nemesis, context)
-                                            : run_threads(config, history, nemesis, context);
+  return config.mode == ClientMode::process ? run_processes(config, history, nemesis, context, at_barrier)
+                                            : run_threads(config, history, nemesis, context, at_barrier);
 }
 
 }  // namespace locklab::harness

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,8 +55,11 @@ struct WorkloadOutcome {
 
 // Runs the clients to completion. An Error means the run could not be
 // measured (a client could not set up, fork failed); clients are reaped either way.
+// `at_barrier` runs when every client is ready, just before the barrier opens
+// (the caller's "before" snapshots belong there: client setup is not the run).
 redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
-                                            Nemesis& nemesis, NemesisContext& context);
+                                            Nemesis& nemesis, NemesisContext& context,
+                                            const std::function<void()>& at_barrier = {});
 
 // The bound after which the coordinator gives up on the clients and kills them.
 std::chrono::milliseconds hard_deadline(const WorkloadConfig& config);
