@@ -6,7 +6,7 @@
 // The baseline every other generation is measured against: its throughput is
 // the ceiling, and its critical sections overlap freely.
 // Race: everything. Shown by tests/generations_0_4_test.cpp
-// NoLock.TwoClientsBothAcquire, and in the harness by the counter losing updates.
+// Generations.NoLockTwoClientsBothAcquire, and in the harness by the counter losing updates.
 #pragma once
 
 #include "lock.h"

@@ -10,7 +10,7 @@
 //
 // Race: the key has no TTL. A holder that crashes (or throws) between SETNX and
 // DEL leaves the key forever: every later client waits out its wait, deadlock.
-// Shown by tests/generations_0_4_test.cpp Setnx.CrashedHolderDeadlocksEveryone
+// Shown by tests/generations_0_4_test.cpp Generations.SetnxCrashedHolderDeadlocksEveryone
 // (acquire, drop the object without releasing: TTL is -1, nobody gets in).
 // Generation 1b adds an EXPIRE.
 //

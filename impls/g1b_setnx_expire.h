@@ -15,9 +15,9 @@
 //
 // Race: a crash between SETNX and EXPIRE leaves the key with no TTL (-1): a
 // deadlock, exactly generation 1's. Shown by tests/generations_0_4_test.cpp
-// SetnxExpire.CrashBetweenSetnxAndExpireDeadlocks (crash_at the step point below).
+// Generations.SetnxExpireCrashBetweenSetnxAndExpireDeadlocks (crash_at the step point below).
 // Also the blind DEL: a holder slower than its TTL deletes the next holder's
-// lock (SetnxExpire.LateDelDeletesTheNextHoldersLock). Generation 2 avoids the
+// lock (Generations.SetnxExpireLateDelDeletesTheNextHoldersLock). Generation 2 avoids the
 // two-command gap by storing the expiry in the value; generation 3 with SET NX PX.
 //
 // Step points: "after-setnx-before-expire", "before-del".

@@ -42,7 +42,8 @@ std::optional<Acquire> GetsetTimestampLock::attempt() {
   const std::string current_value(current->text());
   const auto current_expiry = parse_millis(current_value);
   if (!current_expiry)
-    return fail(Acquire::error, "getset-timestamp: " + key_ + " holds '" + current_value + "', not a timestamp");
+    return fail(Acquire::error,
+                "getset-timestamp: " + key_ + " holds '" + current_value + "', not a timestamp");
   if (*current_expiry >= clock_->now_ms().count()) return std::nullopt;  // still valid: busy
 
   step_("after-get-before-getset");

@@ -14,7 +14,7 @@
 // Race (seed 004 §6 "缺乏原子性"): GET says "mine", the key expires, another
 // client acquires, then our DEL removes *its* lock — a third client can now
 // enter while the second is still inside. Shown by tests/generations_0_4_test.cpp
-// SetNxPxToken.DeleteAfterExpiryRemovesAnotherClientsLock (pause at the step
+// Generations.SetNxPxTokenDeleteAfterExpiryRemovesAnotherClientsLock (pause at the step
 // point below until PTTL is -2). Generation 4 makes the compare-and-delete one
 // Lua script. Also: a holder slower than its TTL overlaps the next holder
 // (every lease lock does; see generation 4's test).

@@ -19,10 +19,10 @@
 //
 // Fixed: generation 3's delete-after-expiry. The same interleaving leaves the
 // new holder's lock intact (tests/generations_0_4_test.cpp
-// LuaSafeDelete.LateReleaseLeavesAnotherClientsLockIntact).
+// Generations.LuaSafeDeleteLateReleaseLeavesAnotherClientsLockIntact).
 // Race that remains: the lease. A holder slower than its TTL still overlaps
 // the next holder — both believe they hold the lock at once
-// (LuaSafeDelete.SlowHolderOverlapsTheNextHolder). Generation 5 renews the
+// (Generations.LuaSafeDeleteSlowHolderOverlapsTheNextHolder). Generation 5 renews the
 // lease with a watchdog; only fencing (generation 7) makes it safe at the resource.
 //
 // Step points: "before-release" (before the script is sent).

@@ -8,6 +8,8 @@
 #include "g3_set_nx_px_token.h"
 #include "g4_lua_safe_delete.h"
 #include "g5_reentrant_watchdog.h"
+#include "g6_redlock.h"
+#include "g7_fenced.h"
 
 // One include and one entry per generation, in teaching order.
 
@@ -36,6 +38,19 @@ const std::vector<Generation>& generations() {
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
        true, false, &ReentrantWatchdogLock::make},
+      // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
+      {"redlock", "6",
+       "SET NX PX with one random token on N independent masters at once; quorum N/2+1; "
+       "validity = ttl - elapsed - drift",
+       "a holder paused past its validity, a node restarted without persistence, or a node's clock "
+       "jumping forward lets a second holder in",
+       true, true, RedlockLock::create},
+      {"fenced", "7",
+       "SET NX PX + Lua compare-and-delete, and INCR of a per-lock counter in the same script: a "
+       "fencing token that the resource checks",
+       "the lease still lapses under a paused holder, but the resource refuses its stale token; the "
+       "token counter lives on one node",
+       true, false, FencedLock::create},
   };
   return all;
 }

@@ -26,13 +26,13 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-const std::vector<std::string> kAllGenerations = {"no-lock",          "local-mutex",     "setnx",          "setnx-expire",
-                                                  "getset-timestamp", "set-nx-px-token", "lua-safe-delete"};
-const std::vector<std::string> kRedisGenerations = {"setnx", "setnx-expire", "getset-timestamp", "set-nx-px-token",
-                                                    "lua-safe-delete"};
+const std::vector<std::string> kAllGenerations = {
+    "no-lock", "local-mutex", "setnx", "setnx-expire", "getset-timestamp", "set-nx-px-token", "lua-safe-delete"};
+const std::vector<std::string> kRedisGenerations = {
+    "setnx", "setnx-expire", "getset-timestamp", "set-nx-px-token", "lua-safe-delete"};
 // Every generation that excludes anybody at all (no-lock excludes nobody).
-const std::vector<std::string> kExcludingGenerations = {"local-mutex",      "setnx",           "setnx-expire",
-                                                        "getset-timestamp", "set-nx-px-token", "lua-safe-delete"};
+const std::vector<std::string> kExcludingGenerations = {
+    "local-mutex", "setnx", "setnx-expire", "getset-timestamp", "set-nx-px-token", "lua-safe-delete"};
 
 // A wall clock a test moves by hand: generation 2 reads nothing else, so its
 // races replay without sleeping.
@@ -602,7 +602,7 @@ TEST_F(Generations, LuaSafeDeleteLateReleaseLeavesAnotherClientsLockIntact) {
   ASSERT_EQ(next->try_acquire(0ms), Acquire::acquired);
 
   gate.open();
-  EXPECT_EQ(slow_released.get(), Release::not_owner) << "the script saw B's token and deleted nothing";
+  EXPECT_EQ(slow_released.get(), Release::not_owner) << "the script saw B's token, deleted nothing";
   EXPECT_EQ(stored_value(), "B") << "B's lock is intact";
   EXPECT_EQ(third->try_acquire(0ms), Acquire::timed_out) << "C stays out";
   EXPECT_EQ(next->release(), Release::released);

@@ -1,0 +1,124 @@
+// Generation 6: Redlock (seed 004 §10; redis.io "Distributed Locks with Redis").
+//
+// N independent masters, the same random 128-bit token on every node, quorum
+// floor(N/2)+1, one parallel round trip per attempt, validity measured on the
+// monotonic clock. See g6_redlock.cpp for the exact commands and the races.
+//
+// Step points (LockConfig::step):
+//   "after-fan-out-before-count"         every reply is in (or timed out); the
+//                                        votes are not counted yet. A pause here
+//                                        is Kleppmann's K3 (a GC pause while the
+//                                        replies are in flight): the validity
+//                                        check must reject the lock.
+//   "after-extend-fan-out-before-count"  the same window for extend().
+//   "before-release"                     release() is about to fan out.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lock.h"
+#include "redis/link.h"
+#include "redis/reply.h"
+#include "registry.h"
+
+namespace locklab {
+
+class RedlockLock final : public DistributedLock {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // How one node answered one fan-out.
+  enum class Vote {
+    voted_for,      // SET NX said OK (extend: PEXPIRE applied on our key)
+    voted_against,  // the key is someone else's (or, extend/release: not ours)
+    errored,        // our request certainly did not take effect: no connection,
+                    // the connection dropped, or an error reply
+    timed_out,      // sent, no reply by the per-node deadline: may have taken effect
+  };
+
+  struct NodeVote {
+    std::string node;  // host:port
+    Vote vote = Vote::errored;
+    std::string detail;  // the reply or the error, for people reading a report
+  };
+
+  // The last acquire attempt, per node (DistributedLock::node_tally() sums them all).
+  struct Attempt {
+    std::vector<NodeVote> votes;
+    std::size_t votes_for = 0;
+    std::size_t votes_against = 0;
+    std::chrono::microseconds elapsed{0};   // fan-out start -> votes counted (monotonic)
+    std::chrono::microseconds validity{0};  // ttl - elapsed - drift; acquired needs > 0
+    bool acquired = false;
+    std::string verdict;  // one line: "acquired", "no quorum: 2 for, 3 against", ...
+  };
+
+  enum class Extend {
+    extended,       // a quorum re-armed the TTL within the old validity; valid_until moved
+    not_held,       // no acquired lock to extend
+    limit_reached,  // LockConfig::max_extensions already used; nothing was sent
+    expired,        // the validity ran out (before or during the attempt); nothing re-created
+    lost,           // fewer than a quorum still had our key; the old validity still applies
+  };
+
+  static LockResult create(const LockConfig& config);
+
+  Acquire try_acquire(std::chrono::milliseconds wait) override;
+  Release release() override;
+  Extend extend();
+
+  std::optional<Clock::time_point> valid_until() const override;
+  std::optional<NodeTally> node_tally() const override { return tally_; }
+
+  const Attempt& last_attempt() const { return last_attempt_; }
+  std::size_t quorum() const { return quorum_for(links_.size()); }
+  std::chrono::milliseconds node_timeout() const { return node_timeout_; }
+  const std::string& token() const { return token_; }
+
+  // The rules, public so the docs and the tests can check them.
+  static std::size_t quorum_for(std::size_t nodes) { return nodes / 2 + 1; }
+  // ttl * factor + 2 ms (antirez/redlock-rb: 1 ms Redis expire precision + 1 ms minimum drift).
+  static std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double factor);
+  // LockConfig::node_timeout 0 => clamp(ttl/200, 5 ms, 50 ms), never above ttl/4.
+  static std::chrono::milliseconds scaled_node_timeout(std::chrono::milliseconds ttl);
+
+ private:
+  explicit RedlockLock(const LockConfig& config);
+
+  // One command to every node: send to all, then collect the replies until the
+  // per-node deadline. One entry per node, in node order; an error reply from
+  // Redis comes back as ErrorKind::reply, a missing reply as ErrorKind::timeout.
+  using Replies = std::vector<redis::Result<redis::Reply>>;
+  Replies fan_out(const redis::Args& command);
+
+  Attempt attempt_once();
+  Replies release_everywhere();
+  bool may_still_hold_quorum(const Attempt& attempt, const Replies& released) const;
+  void count(const std::vector<NodeVote>& votes);
+  void forget_hold();
+  std::chrono::microseconds retry_delay();
+
+  LockConfig config_;
+  StepPoints step_;
+  std::string token_;
+  std::vector<redis::Link> links_;
+  std::chrono::milliseconds node_timeout_;
+  std::chrono::microseconds drift_;
+  std::minstd_rand jitter_;
+
+  bool held_ = false;
+  std::optional<Clock::time_point> valid_until_;
+  int extensions_ = 0;
+  Attempt last_attempt_;
+  NodeTally tally_;
+};
+
+const char* to_string(RedlockLock::Vote vote);
+const char* to_string(RedlockLock::Extend outcome);
+
+}  // namespace locklab

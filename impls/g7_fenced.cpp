@@ -1,0 +1,102 @@
+// Generation 7: fenced lease lock.
+//
+//   acquire  EVALSHA <kAcquire> 2 <key> <fence-key> <token> <ttl_ms>   -> fencing token, or 0 if busy
+//   release  EVALSHA <kCompareAndDelete> 1 <key> <token>               -> 1 released, -1 gone, 0 not ours
+//   fence key "{<key>}:fence": a plain counter, no TTL, never deleted by the lock.
+//
+// Race it still has: the lease is generation 4's and lapses the same way. A
+// holder paused past its TTL resumes believing it holds the lock while another
+// client does (Kleppmann's K1, faults.md row 2). The difference is at the
+// resource: every read and write carries the token, the resource remembers
+// the highest token it has seen and refuses older ones, so the stale holder's
+// write is refused instead of silently losing an update. tests/fenced_test.cpp:
+// StaleHolderWriteAfterNewHolder* (stale write last) and
+// StaleHolderWriteBetweenNewHoldersReadAndWrite* (stale write in the middle),
+// each with lua-safe-delete (an update is lost) and with fenced (refused,
+// counter exact).
+//
+// What fencing does not fix: the counter lives on one node. A restart without
+// persistence (or a failover that loses the INCR) starts the tokens again at 1.
+// The resource then refuses every new holder until the tokens pass the highest
+// it has seen: a loss of liveness, never of safety (fail-closed).
+#include "g7_fenced.h"
+
+#include "token.h"
+
+namespace locklab {
+namespace {
+
+// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] token, ARGV[2] ttl in ms.
+// INCR before SET: if the counter is unusable (not an integer) the script
+// fails before anything is locked. A script runs atomically, so
+// EXISTS-then-SET is SET NX; the NX stays as documentation.
+constexpr const char* kAcquire = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local fence = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+return fence
+)lua";
+
+// KEYS[1] lock, ARGV[1] our token (generation 4's script).
+constexpr const char* kCompareAndDelete = R"lua(
+local current = redis.call('get', KEYS[1])
+if current == ARGV[1] then return redis.call('del', KEYS[1]) end
+if current == false then return -1 end
+return 0
+)lua";
+
+}  // namespace
+
+std::string FencedLock::fence_key_for(const std::string& key) {
+  if (key.find('{') != std::string::npos) return key + ":fence";
+  return "{" + key + "}:fence";
+}
+
+LockResult FencedLock::create(const LockConfig& config) {
+  if (auto problem = invalid_config(config)) return config_error("fenced", *problem);
+  return std::unique_ptr<DistributedLock>(new FencedLock(config));
+}
+
+FencedLock::FencedLock(const LockConfig& config)
+    : SingleServerLock(config),
+      token_(config.owner.empty() ? random_token_128() : config.owner),
+      ttl_ms_(std::to_string(config.ttl.count())),
+      ttl_(config.ttl),
+      fence_key_(fence_key_for(config.key)),
+      acquire_(kAcquire),
+      compare_and_delete_(kCompareAndDelete) {}
+
+// A lost reply (or a lost SCRIPT LOAD before the first EVALSHA: conservative)
+// is `unknown`: the script may have run.
+Acquire FencedLock::try_acquire(std::chrono::milliseconds wait) {
+  fence_.reset();
+  valid_until_.reset();
+  return poll(wait, [this]() -> std::optional<Acquire> {
+    const auto sent_at = Clock::now();
+    auto reply = call(acquire_, {key_, fence_key_}, {token_, ttl_ms_});
+    if (!reply) return acquiring_command_failed(reply.error());
+    if (!reply->is_integer() || reply->integer() < 0)
+      return fail(Acquire::error, "fenced: unexpected acquire reply " + reply->describe());
+    if (reply->integer() == 0) return std::nullopt;  // busy
+    fence_ = static_cast<std::uint64_t>(reply->integer());
+    valid_until_ = sent_at + ttl_;
+    return Acquire::acquired;
+  });
+}
+
+Release FencedLock::release() {
+  clear_error();
+  step_("before-release");
+  auto reply = call(compare_and_delete_, {key_}, {token_});
+  if (!reply) return release_failed(reply.error());
+  if (!reply->is_integer()) return fail(Release::error, "fenced: unexpected release reply " + reply->describe());
+  fence_.reset();
+  valid_until_.reset();
+  switch (reply->integer()) {
+    case 1: return Release::released;
+    case -1: return Release::already_expired;
+    default: return Release::not_owner;
+  }
+}
+
+}  // namespace locklab
