@@ -1,6 +1,7 @@
 #include "checker.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "lock.h"
@@ -95,9 +96,17 @@ std::int64_t lost_updates(std::int64_t confirmed_increments, std::int64_t counte
   return std::max<std::int64_t>(0, confirmed_increments - counter_growth);
 }
 
+std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) {
+  std::vector<CsRecord> effective;
+  std::copy_if(by_enter.begin(), by_enter.end(), std::back_inserter(effective),
+               [](const CsRecord& section) { return section.write != CsWrite::refused; });
+  return effective;
+}
+
 Safety check_safety(const SafetyInput& input) {
   Safety safety;
-  safety.overlaps = find_overlaps(input.records);
+  safety.overlaps = find_overlaps(effective_sections(input.records));
+  safety.overlaps_fenced_off = find_overlaps(input.records).pairs - safety.overlaps.pairs;
   // The live occupancy counter saw the same sections; it can only agree or
   // catch a depth the recorded intervals hide (a section still open at a crash).
   safety.overlaps.max_concurrent = std::max(safety.overlaps.max_concurrent, input.live_max_occupancy);
@@ -118,6 +127,11 @@ Verdict judge(const Safety& safety) {
   if (safety.wrong_owner_releases > 0)
     verdict.reasons.push_back(std::to_string(safety.wrong_owner_releases) + " releases deleted another client's lock");
   if (!verdict.reasons.empty()) verdict.verdict = "violation";
+  if (safety.stale_writes_rejected > 0)
+    verdict.reasons.push_back(std::to_string(safety.stale_writes_rejected) +
+                              " stale-token accesses refused by the fenced resource (" +
+                              std::to_string(safety.overlaps_fenced_off) +
+                              " overlapping pairs fenced off: the lease lapsed, the resource stayed exact)");
 
   if (!safety.stalls.empty()) {
     std::int64_t longest = 0;

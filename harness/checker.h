@@ -74,8 +74,14 @@ struct SafetyInput {
   int live_max_occupancy = 0;  // the shared occupancy counter's high-water mark
 };
 
+// The sections that touched the resource: a section whose fenced read or
+// write was refused (stale token) changed nothing, so its overlap with the
+// next holder harmed nothing -- that is what fencing is for.
+std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
+
 struct Safety {
-  OverlapSummary overlaps;
+  OverlapSummary overlaps;            // among effective sections (what the verdict uses)
+  std::int64_t overlaps_fenced_off = 0;  // further pairs that involve a refused (fenced-off) section
   std::int64_t lost_updates = 0;
   std::int64_t wrong_owner_releases = 0;
   std::vector<Stall> stalls;

@@ -68,6 +68,7 @@ const std::vector<Column>& columns() {
       {"overlaps", [](const json& r) { return integer(number(r, "/safety/overlaps")); }},
       {"max holders", [](const json& r) { return integer(number(r, "/safety/max_concurrent_holders")); }},
       {"lost updates", [](const json& r) { return integer(number(r, "/safety/lost_updates")); }},
+      {"stale refused", [](const json& r) { return integer(number(r, "/safety/stale_writes_rejected")); }},
       {"wrong-owner rel.", [](const json& r) { return integer(number(r, "/safety/wrong_owner_releases")); }},
       {"stalls", [](const json& r) { return integer(number(r, "/safety/stalls")); }},
       {"keys left", [](const json& r) { return integer(number(r, "/safety/keys_left")); }},
@@ -182,12 +183,15 @@ std::string timeline(const json& run) {
   for (const auto& s : sections) {
     const int c = s[0].get<int>();
     const double x0 = x(s[1].get<double>()), x1 = x(s[2].get<double>());
+    const bool fenced_off = s.size() > 3 && s[3].get<int>() != 0;
     bool overlapping = false;
     for (const auto& o : overlaps)
       if (s[1].get<double>() < o[1].get<double>() && o[0].get<double>() < s[2].get<double>()) overlapping = true;
+    const char* colour = fenced_off ? "#aaaaaa" : overlapping ? "#d62728" : "#1f77b4";
     svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
-        << "\" height=\"" << kLane - 4 << "\" fill=\"" << (overlapping ? "#d62728" : "#1f77b4") << "\"><title>client "
-        << c << ": " << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms</title></rect>";
+        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>client " << c << ": "
+        << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms"
+        << (fenced_off ? " (stale token: refused by the resource)" : "") << "</title></rect>";
   }
   svg << "<text x=\"" << kLeft << "\" y=\"" << height - 6 << "\" class=\"lane\">" << fixed(from, 1)
       << " ms</text><text x=\"" << kLeft + kWidth << "\" y=\"" << height - 6 << "\" text-anchor=\"end\" class=\"lane\">"
@@ -271,7 +275,7 @@ std::string html_report(const RunDocuments& runs) {
   out << violations_chart(runs);
   out << bar_chart(runs, "Cost: client round trips per acquisition", round_trips_of, "#2ca02c", 1);
   out << "<h2>Timelines</h2>\n<p class=\"note\">Each bar is one critical section (GET counter … SET counter); red "
-         "bands mark moments with two or more holders. A window of up to 400 sections, around the first overlap when "
+         "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
          "there is one.</p>\n";
   for (const auto& run : runs) {
     out << "<h3>" << escape(text(run, "/lock")) << " — <span class=\"" << escape(text(run, "/verdict")) << "\">"

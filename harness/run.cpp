@@ -148,16 +148,17 @@ json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& o
                                records.begin() + static_cast<std::ptrdiff_t>(last));
   auto ms = [go_ns](std::int64_t ns) { return std::round(static_cast<double>(ns - go_ns) / 1e4) / 100.0; };
   json sections = json::array();
-  for (const auto& section : window) sections.push_back({section.client, ms(section.enter_ns), ms(section.exit_ns)});
+  for (const auto& section : window)
+    sections.push_back({section.client, ms(section.enter_ns), ms(section.exit_ns), section.write == CsWrite::refused ? 1 : 0});
   json spans = json::array();
-  for (const auto& span : overlap_spans(window)) spans.push_back({ms(span.from_ns), ms(span.to_ns)});
+  for (const auto& span : overlap_spans(effective_sections(window))) spans.push_back({ms(span.from_ns), ms(span.to_ns)});
   return {{"clients", clients},
           {"run_ms", ms(end_ns)},
           {"sections_total", records.size()},
           {"first_section", first},
           {"sections", sections},
           {"overlaps", spans},
-          {"columns", {"client", "enter_ms", "exit_ms"}}};
+          {"columns", {"client", "enter_ms", "exit_ms", "fenced_off"}}};
 }
 
 }  // namespace
@@ -406,6 +407,7 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
                    {"start", counter_start},
                    {"final", counter_final >= 0 ? json(counter_final) : json(nullptr)}, {"unconfirmed_writes", counter_errors}}},
       {"safety", {{"overlaps", safety.overlaps.pairs},
+                  {"overlaps_fenced_off", safety.overlaps_fenced_off},
                   {"max_concurrent_holders", safety.overlaps.max_concurrent},
                   {"overlap_ms", static_cast<double>(safety.overlaps.overlap_ns) / 1e6},
                   {"lost_updates", safety.lost_updates},

@@ -121,6 +121,25 @@ TEST(Checker, CheckSafetyIgnoresWrongOwnerForLocksWithoutKeys) {
   EXPECT_EQ(check_safety(input).wrong_owner_releases, 1);
 }
 
+TEST(Checker, SectionsRefusedByTheFencedResourceAreNotViolations) {
+  SafetyInput input;
+  auto stale = section(0, 0, 100, Release::not_owner);  // compare-and-delete found the next holder's key
+  stale.write = CsWrite::refused;  // its token was older than the next holder's
+  input.records = {stale, section(1, 50, 150)};
+  input.clients = {{0, 150}, {0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = 1;
+  input.counter_growth = 1;
+  input.stale_writes_rejected = 1;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 0);
+  EXPECT_EQ(safety.overlaps_fenced_off, 1);
+  const Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "safe");
+  ASSERT_EQ(verdict.reasons.size(), 1u);
+  EXPECT_NE(verdict.reasons[0].find("refused"), std::string::npos);
+}
+
 TEST(Metrics, NearestRankPercentiles) {
   std::vector<std::int64_t> samples;
   for (int i = 100; i >= 1; --i) samples.push_back(i);

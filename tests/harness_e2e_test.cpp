@@ -138,6 +138,24 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
   EXPECT_GT(r["totals"]["timeouts"].get<int>(), 0);
 }
 
+TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
+  // hold 150 ms > ttl 50 ms: every lease lapses mid-section and the next client
+  // gets in. Unfenced, updates are lost; fenced, the stale holder is refused.
+  const std::string slow = " --clients 3 --duration 0.8 --hold 150 --ttl 50 --json ";
+  ASSERT_EQ(locklab("run --lock lua-safe-delete" + slow + path("g4.json")).exit_code, 0);
+  const json unfenced = result("g4.json");
+  EXPECT_EQ(unfenced["verdict"], "violation");
+  EXPECT_GT(unfenced["safety"]["overlaps"].get<int>(), 0);
+
+  ASSERT_EQ(locklab("run --lock fenced" + slow + path("g7.json")).exit_code, 0);
+  const json fenced = result("g7.json");
+  EXPECT_EQ(fenced["verdict"], "safe") << fenced["verdict_reasons"];
+  EXPECT_GT(fenced["safety"]["stale_writes_rejected"].get<int>(), 0);
+  EXPECT_GT(fenced["safety"]["overlaps_fenced_off"].get<int>(), 0) << "the lease did lapse";
+  EXPECT_EQ(fenced["safety"]["lost_updates"], 0);
+  EXPECT_EQ(fenced["counter"]["expected"], fenced["counter"]["actual"]);
+}
+
 TEST_F(LocklabBinary, UnreachableRedisIsARuntimeFailureWithNoResult) {
   const auto run = locklab("run --lock lua-safe-delete --redis 127.0.0.1:1 --ops 10 --json " + path("none.json"));
   EXPECT_EQ(run.exit_code, 1);
