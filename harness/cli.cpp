@@ -128,6 +128,7 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
   if (!json_path.empty())
     if (auto problem = writable_target(json_path)) return complain(kUsage, *problem);
   options.json_path = json_path;
+  options.expect_safe = expect_safe;
   options.progress = true;
   auto document = measure(options);
   if (!document) return complain(document.error().kind == redis::ErrorKind::usage ? kUsage : kRuntime,

@@ -130,7 +130,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"seed", options.seed},
           {"stall_ms", options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms},
           {"step", options.step_specs},
-          {"json", options.json_path.empty() ? json(nullptr) : json(options.json_path)}};
+          {"json", options.json_path.empty() ? json(nullptr) : json(options.json_path)},
+          {"expect_safe", options.expect_safe}};
 }
 
 // A window of the history for the timeline picture: around the first overlap

@@ -35,6 +35,7 @@ struct RunOptions {
   std::vector<std::string> step_specs;  // as given, for the record
   bool progress = false;
   std::string json_path;  // recorded in config only; the caller writes
+  bool expect_safe = false;  // recorded in config only; the CLI decides the exit code
 };
 
 // A problem with the options themselves (exit 2), or nullopt.
