@@ -257,7 +257,7 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   // Records per client: --ops bounds them; a duration run gets room for a fast
   // lock (mapped lazily, untouched pages cost nothing).
   const std::size_t capacity =
-      options.ops ? static_cast<std::size_t>(*options.ops)
+      options.ops ? static_cast<std::size_t>(std::min<std::int64_t>(*options.ops, 2'000'000))
                   : static_cast<std::size_t>(std::clamp(options.duration_s * 100'000.0, 10'000.0, 2'000'000.0));
   std::string why;
   auto history = SharedHistory::create(options.clients, capacity, &why);
