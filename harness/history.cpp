@@ -87,11 +87,20 @@ void SharedHistory::enter(int client) const {
   int seen = header_->max_occupancy.load();
   while (now_inside > seen && !header_->max_occupancy.compare_exchange_weak(seen, now_inside)) {
   }
+  slot(client).inside.store(1);
   header_->holder.store(client);
   header_->last_enter_ns.store(monotonic_ns());
 }
 
 void SharedHistory::exit(int client) const {
+  int expected = client;
+  header_->holder.compare_exchange_strong(expected, -1);
+  slot(client).inside.store(0);
+  header_->occupancy.fetch_sub(1);
+}
+
+void SharedHistory::forget_dead(int client) const {
+  if (slot(client).inside.exchange(0) == 0) return;
   int expected = client;
   header_->holder.compare_exchange_strong(expected, -1);
   header_->occupancy.fetch_sub(1);

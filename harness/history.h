@@ -67,6 +67,7 @@ struct ClientSlot {
   std::atomic<std::int64_t> finished_ns{0};  // left the loop
   std::atomic<std::int64_t> open_wait_ns{0}; // when it finished while still waiting: that wait's start
   std::atomic<std::int32_t> truncated{0};    // its record array filled up; it stopped early
+  std::atomic<std::int32_t> inside{0};       // inside a critical section right now
   std::atomic<std::int32_t> pid{0};
   char last_error[240] = {};                 // the last error message (setup or runtime)
 };
@@ -106,6 +107,9 @@ class SharedHistory {
   // Occupancy bookkeeping around a critical section (the live oracle).
   void enter(int client) const;
   void exit(int client) const;
+  // A client process died (crash at a step point, SIGKILL): if it was inside,
+  // it no longer is -- a dead client holds nothing the oracle should count.
+  void forget_dead(int client) const;
 
   std::vector<CsRecord> records() const;  // every client's, sorted by enter_ns
 

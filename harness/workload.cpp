@@ -305,6 +305,7 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
       int status = 0;
       if (::waitpid(running[i], &status, WNOHANG) == running[i]) {
         reaped[i] = true;
+        history.forget_dead(static_cast<int>(i));
         const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
         if (crashed) ++out.crashed_clients;
       } else {

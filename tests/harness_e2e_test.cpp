@@ -138,6 +138,19 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
   EXPECT_GT(r["totals"]["timeouts"].get<int>(), 0);
 }
 
+TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
+  // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
+  const auto run = locklab("run --lock lua-safe-delete --clients 3 --duration 1 --ttl 300 --wait 1000 "
+                           "--step locklab:cs-enter:crash:0 --json " + path("ttl.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("ttl.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_EQ(r["safety"]["max_concurrent_holders"], 1) << "a dead client holds nothing";
+  EXPECT_GE(r["fairness"]["max_wait_us"].get<long long>(), 200'000) << "someone waited for the TTL to run out";
+  EXPECT_EQ(r["fairness"]["per_client_acquired"][0], 1) << "client 0 died in its first section";
+}
+
 TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   // hold 150 ms > ttl 50 ms: every lease lapses mid-section and the next client
   // gets in. Unfenced, updates are lost; fenced, the stale holder is refused.
