@@ -127,7 +127,7 @@ TEST_F(LocklabBinary, ExpectSafeTurnsAViolationIntoExit3) {
 TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
   // The nemesis seam: client 0 dies (_exit) right after acquiring; setnx has no
   // TTL, so everyone else waits forever for a key that never expires.
-  const auto run = locklab("run --lock setnx --clients 3 --duration 1.2 --wait 200 --stall 400 "
+  const auto run = locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
                            "--step locklab:cs-enter:crash:0 --json " + path("dead.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("dead.json");
@@ -140,7 +140,7 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
 
 TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
-  const auto run = locklab("run --lock lua-safe-delete --clients 3 --duration 1 --ttl 300 --wait 1000 "
+  const auto run = locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
                            "--step locklab:cs-enter:crash:0 --json " + path("ttl.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("ttl.json");
