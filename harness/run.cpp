@@ -219,6 +219,183 @@ std::optional<std::string> invalid_run_options(const RunOptions& options) {
   return std::nullopt;
 }
 
+namespace {
+
+WorkloadConfig workload_config(const RunOptions& options, const Servers& servers) {
+  WorkloadConfig workload;
+  workload.lock_name = options.lock;
+  workload.lock.key = options.key;
+  workload.lock.ttl = milliseconds{options.ttl_ms};
+  workload.lock.retry_interval = milliseconds{options.retry_ms};
+  for (const auto& server : servers.lock) {
+    redis::ConnectionOptions client = server;
+    // A lock may legitimately block up to its wait (+ a lease) on one call.
+    client.command_timeout = milliseconds{std::max(2000, options.wait_ms + options.ttl_ms)};
+    workload.lock.servers.push_back(client);
+  }
+  workload.counter = servers.counter;
+  workload.clients = options.clients;
+  workload.mode = options.mode;
+  workload.ops = options.ops;
+  workload.duration = milliseconds{static_cast<std::int64_t>(options.duration_s * 1000)};
+  workload.hold = milliseconds{options.hold_ms};
+  workload.wait = milliseconds{options.wait_ms};
+  workload.progress = options.progress;
+  return workload;
+}
+
+// Records per client: --ops bounds them; a duration run gets room for a fast
+// lock (mapped lazily, untouched pages cost nothing).
+std::size_t record_capacity(const RunOptions& options) {
+  if (options.ops) return static_cast<std::size_t>(std::min<std::int64_t>(*options.ops, 2'000'000));
+  return static_cast<std::size_t>(std::clamp(options.duration_s * 100'000.0, 10'000.0, 2'000'000.0));
+}
+
+// Everything the clients counted, summed over their slots.
+struct Tally {
+  std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
+  std::int64_t stale = 0, counter_errors = 0, round_trips = 0, commands = 0, leases_lost = 0;
+  std::optional<NodeTally> nodes;
+  bool truncated = false;
+  std::vector<std::int64_t> per_client, open_waits;
+  std::vector<ClientSpan> spans;
+  std::string last_error;
+};
+
+Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome, ClientMode mode) {
+  Tally t;
+  for (int i = 0; i < history.clients(); ++i) {
+    const ClientSlot& slot = history.slot(i);
+    t.attempts += slot.attempts;
+    t.acquired += slot.acquired;
+    t.timeouts += slot.timeouts;
+    t.errors += slot.errors;
+    t.unknown += slot.unknown;
+    t.release_errors += slot.release_errors;
+    t.stale += slot.stale_writes_rejected;
+    t.counter_errors += slot.counter_errors;
+    t.round_trips += slot.round_trips;
+    t.commands += slot.commands;
+    t.leases_lost += slot.leases_lost;
+    if (slot.has_node_tally.load() != 0) {
+      if (!t.nodes) t.nodes.emplace();
+      t.nodes->voted_for += static_cast<std::uint64_t>(slot.node_voted_for.load());
+      t.nodes->voted_against += static_cast<std::uint64_t>(slot.node_voted_against.load());
+      t.nodes->errored += static_cast<std::uint64_t>(slot.node_errored.load());
+      t.nodes->timed_out += static_cast<std::uint64_t>(slot.node_timed_out.load());
+    }
+    t.truncated = t.truncated || slot.truncated.load() != 0;
+    t.per_client.push_back(slot.acquired);
+    if (slot.open_wait_ns > 0) t.open_waits.push_back(slot.open_wait_ns);
+    t.spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome.end_ns});
+    if (slot.last_error[0] != '\0') t.last_error = slot.last_error;
+  }
+  if (mode == ClientMode::thread) {  // traffic is process-wide: the coordinator measured it once
+    t.round_trips = static_cast<std::int64_t>(outcome.thread_traffic.round_trips);
+    t.commands = static_cast<std::int64_t>(outcome.thread_traffic.commands);
+  }
+  return t;
+}
+
+// Why the run could not measure (empty = it could).
+std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcome& outcome,
+                                            const redis::Result<long long>& counter_final) {
+  std::vector<std::string> errors;
+  if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
+  if (t.acquired == 0 && t.errors + t.unknown > 0)
+    errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
+                     t.last_error + ")");
+  if (outcome.killed_clients > 0)
+    errors.push_back(std::to_string(outcome.killed_clients) + " client(s) did not finish in time and were killed");
+  return errors;
+}
+
+// What the run saw, gathered for the document.
+struct Findings {
+  const Generation& generation;
+  const Servers& servers;
+  const WorkloadOutcome& outcome;
+  const Tally& tally;
+  const std::vector<CsRecord>& records;
+  const Safety& safety;
+  const Verdict& verdict;
+  const Metrics& metrics;
+  std::int64_t confirmed = 0;
+  std::optional<std::int64_t> counter_final;
+  std::optional<std::int64_t> served;
+  std::string nemesis;
+};
+
+json run_document(const RunOptions& options, const Findings& f) {
+  const std::int64_t acquired = f.tally.acquired;
+  auto per_acquisition = [acquired](std::int64_t n) {
+    return acquired > 0 ? static_cast<double>(n) / static_cast<double>(acquired) : 0.0;
+  };
+  auto optional = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  json endpoints = json::array();
+  for (const auto& server : f.servers.lock) endpoints.push_back(server.endpoint.to_string());
+  json stalls = json::array();
+  for (const auto& stall : f.safety.stalls)
+    stalls.push_back({{"from_ms", (stall.from_ns - f.outcome.go_ns) / 1'000'000},
+                      {"to_ms", (stall.to_ns - f.outcome.go_ns) / 1'000'000}});
+  const auto& version_source = f.servers.lock.empty() ? f.servers.counter : f.servers.lock.front();
+  const auto& t = f.tally;
+  json node_tally = nullptr;
+  if (t.nodes)
+    node_tally = {{"voted_for", t.nodes->voted_for}, {"voted_against", t.nodes->voted_against},
+                  {"errored", t.nodes->errored}, {"timed_out", t.nodes->timed_out}};
+
+  return {
+      {"schema", kRunSchema},
+      {"lock", options.lock},
+      {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
+                      {"uses_redis", f.generation.uses_redis}, {"multi_node", f.generation.multi_node}}},
+      {"config", config_json(options, f.generation)},
+      {"redis", {{"version", server_version(version_source)},
+                 {"endpoints", endpoints},
+                 {"counter_endpoint", f.servers.counter.endpoint.to_string()},
+                 {"counter_shared_with_lock_server", f.servers.counter_shared},
+                 {"own_servers", options.redis.empty()}}},
+      {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
+      {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},
+      {"totals", {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},
+                  {"unknown", t.unknown}, {"release_errors", t.release_errors}, {"counter_errors", t.counter_errors},
+                  {"crashed_clients", f.outcome.crashed_clients}, {"killed_clients", f.outcome.killed_clients},
+                  {"history_truncated", t.truncated}}},
+      {"throughput", {{"acquisitions_per_s", f.metrics.acquisitions_per_s}}},
+      {"latency", {{"acquire_us", quantiles_json(f.metrics.acquire_us)}, {"wait_us", quantiles_json(f.metrics.wait_us)},
+                   {"hold_us", quantiles_json(f.metrics.hold_us)}}},
+      {"handoff_us", quantiles_json(f.metrics.handoff_us)},
+      {"fairness", {{"jain", f.metrics.jain}, {"max_wait_us", f.metrics.max_wait_us},
+                    {"per_client_acquired", f.metrics.per_client_acquired}}},
+      {"cost", {{"round_trips_per_acquisition", per_acquisition(t.round_trips)},
+                {"commands_sent_per_acquisition", per_acquisition(t.commands)},
+                {"server_commands_per_acquisition", f.served ? json(per_acquisition(*f.served)) : json(nullptr)},
+                {"round_trips", t.round_trips}, {"commands_sent", t.commands}, {"server_commands", optional(f.served)}}},
+      {"counter", {{"expected", f.confirmed}, {"actual", optional(f.counter_final)}, {"start", 0},
+                   {"final", optional(f.counter_final)}, {"unconfirmed_writes", t.counter_errors}}},
+      {"safety", {{"overlaps", f.safety.overlaps.pairs},
+                  {"overlaps_fenced_off", f.safety.overlaps_fenced_off},
+                  {"max_concurrent_holders", f.safety.overlaps.max_concurrent},
+                  {"overlap_ms", static_cast<double>(f.safety.overlaps.overlap_ns) / 1e6},
+                  {"lost_updates", f.safety.lost_updates},
+                  {"wrong_owner_releases", f.safety.wrong_owner_releases},
+                  {"stalls", f.safety.stalls.size()},
+                  {"stall_spans", stalls},
+                  {"keys_left", f.safety.keys_left.keys},
+                  {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
+                  {"stale_writes_rejected", f.safety.stale_writes_rejected}}},
+      {"leases_lost", t.leases_lost},
+      {"node_tally", node_tally},
+      {"nemesis", f.nemesis},
+      {"verdict", f.verdict.verdict},
+      {"verdict_reasons", f.verdict.reasons},
+      {"timeline", timeline_json(f.records, f.safety.overlaps, f.outcome.go_ns, f.outcome.end_ns, options.clients)},
+  };
+}
+
+}  // namespace
+
 redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   if (auto problem = invalid_run_options(options)) return Error{ErrorKind::usage, *problem};
   const Generation& generation = *find_generation(options.lock);
@@ -233,39 +410,10 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   for (const auto& server : servers->lock) (void)ask(server, {"DEL", options.key});
   CounterResource counter(servers->counter);
   if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
-  const long long counter_start = 0;
 
-  WorkloadConfig workload;
-  workload.lock_name = options.lock;
-  workload.lock.key = options.key;
-  workload.lock.ttl = milliseconds{options.ttl_ms};
-  workload.lock.retry_interval = milliseconds{options.retry_ms};
-  for (const auto& server : servers->lock) {
-    redis::ConnectionOptions client = server;
-    client.command_timeout = milliseconds{std::max(2000, options.wait_ms + options.ttl_ms)};
-    workload.lock.servers.push_back(client);
-  }
-  workload.counter = servers->counter;
-  workload.clients = options.clients;
-  workload.mode = options.mode;
-  workload.ops = options.ops;
-  workload.duration = milliseconds{static_cast<std::int64_t>(options.duration_s * 1000)};
-  workload.hold = milliseconds{options.hold_ms};
-  workload.wait = milliseconds{options.wait_ms};
-  workload.progress = options.progress;
-
-  // Records per client: --ops bounds them; a duration run gets room for a fast
-  // lock (mapped lazily, untouched pages cost nothing).
-  const std::size_t capacity =
-      options.ops ? static_cast<std::size_t>(std::min<std::int64_t>(*options.ops, 2'000'000))
-                  : static_cast<std::size_t>(std::clamp(options.duration_s * 100'000.0, 10'000.0, 2'000'000.0));
   std::string why;
-  auto history = SharedHistory::create(options.clients, capacity, &why);
+  auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
   if (!history) return Error{ErrorKind::io, why};
-
-  // Server commands are counted from the moment every client is set up.
-  redis::Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
-  auto snapshot = [&] { before = commands_served(servers->lock); };
 
   Nemesis none;
   StepNemesis steps(options.steps);
@@ -278,156 +426,55 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   const SharedHistory& shared = *history;
   context.current_holder = [&shared] { return shared.header().holder.load(); };
 
-  auto outcome = run_workload(workload, *history, active, context, snapshot);
+  // Server commands are counted from the moment every client is set up.
+  redis::Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
+  auto snapshot = [&] { before = commands_served(servers->lock); };
+  auto outcome = run_workload(workload_config(options, *servers), *history, active, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
                                                                  : outcome.error();
 
-  // --- collect --------------------------------------------------------------
+  // --- judge ------------------------------------------------------------------
   const auto records = history->records();
-  std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
-  std::int64_t stale = 0, counter_errors = 0, round_trips = 0, commands = 0, leases_lost = 0;
-  NodeTally tally;
-  bool has_tally = false, truncated = false;
-  std::vector<std::int64_t> per_client, open_waits;
-  std::vector<ClientSpan> spans;
-  std::string last_error;
-  for (int i = 0; i < options.clients; ++i) {
-    const ClientSlot& slot = history->slot(i);
-    attempts += slot.attempts;
-    acquired += slot.acquired;
-    timeouts += slot.timeouts;
-    errors += slot.errors;
-    unknown += slot.unknown;
-    release_errors += slot.release_errors;
-    stale += slot.stale_writes_rejected;
-    counter_errors += slot.counter_errors;
-    round_trips += slot.round_trips;
-    commands += slot.commands;
-    leases_lost += slot.leases_lost;
-    if (slot.has_node_tally.load() != 0) {
-      has_tally = true;
-      tally.voted_for += static_cast<std::uint64_t>(slot.node_voted_for.load());
-      tally.voted_against += static_cast<std::uint64_t>(slot.node_voted_against.load());
-      tally.errored += static_cast<std::uint64_t>(slot.node_errored.load());
-      tally.timed_out += static_cast<std::uint64_t>(slot.node_timed_out.load());
-    }
-    truncated = truncated || slot.truncated.load() != 0;
-    per_client.push_back(slot.acquired);
-    if (slot.open_wait_ns > 0) open_waits.push_back(slot.open_wait_ns);
-    spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome->end_ns});
-    if (slot.last_error[0] != '\0') last_error = slot.last_error;
-  }
-  if (options.mode == ClientMode::thread) {
-    round_trips = static_cast<std::int64_t>(outcome->thread_traffic.round_trips);
-    commands = static_cast<std::int64_t>(outcome->thread_traffic.commands);
-  }
+  const Tally tally = tally_clients(*history, *outcome, options.mode);
   auto after = commands_served(servers->lock);
-  const std::int64_t served = after && before ? *after - *before : -1;
-  auto counter_now = counter.value();
-  const std::int64_t counter_final = counter_now ? *counter_now : -1;
+  const auto counter_final = counter.value();
   std::int64_t confirmed = 0;
   for (const auto& record : records) confirmed += record.write == CsWrite::written ? 1 : 0;
 
   SafetyInput safety_input;
   safety_input.records = records;
-  safety_input.clients = spans;
+  safety_input.clients = tally.spans;
   safety_input.run_start_ns = outcome->go_ns;
-  safety_input.stall_threshold_ns = static_cast<std::int64_t>(options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms) * 1'000'000;
+  safety_input.stall_threshold_ns =
+      static_cast<std::int64_t>(options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms) * 1'000'000;
   safety_input.confirmed_increments = confirmed;
   // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
-  safety_input.counter_growth = counter_final >= 0 ? counter_final - counter_start : confirmed;
+  safety_input.counter_growth = counter_final ? *counter_final : confirmed;
   safety_input.lock_has_keys = generation.uses_redis;
   safety_input.keys_left = keys_left(servers->lock, options.key);
-  safety_input.stale_writes_rejected = stale;
+  safety_input.stale_writes_rejected = tally.stale;
   safety_input.live_max_occupancy = history->header().max_occupancy.load();
   const Safety safety = check_safety(safety_input);
   Verdict verdict = judge(safety);
+  if (const auto errors = measurement_errors(tally, *outcome, counter_final); !errors.empty()) {
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
+  }
 
   MetricsInput metrics_input;
   metrics_input.records = records;
-  metrics_input.per_client_acquired = per_client;
-  metrics_input.open_waits_ns = open_waits;
-  metrics_input.acquired = acquired;
+  metrics_input.per_client_acquired = tally.per_client;
+  metrics_input.open_waits_ns = tally.open_waits;
+  metrics_input.acquired = tally.acquired;
   metrics_input.elapsed_ns = outcome->end_ns - outcome->go_ns;
   const Metrics metrics = compute_metrics(metrics_input);
 
-  // Could the run measure at all?
-  std::vector<std::string> errors_found;
-  if (counter_final < 0) errors_found.push_back("cannot read the counter at the end: " + counter_now.error().message);
-  if (acquired == 0 && errors + unknown > 0)
-    errors_found.push_back("no acquisition succeeded; " + std::to_string(errors + unknown) + " attempts failed (" +
-                           last_error + ")");
-  if (outcome->killed_clients > 0)
-    errors_found.push_back(std::to_string(outcome->killed_clients) + " client(s) did not finish in time and were killed");
-  if (!errors_found.empty()) {
-    verdict.verdict = "error";
-    verdict.reasons.insert(verdict.reasons.begin(), errors_found.begin(), errors_found.end());
-  }
-
-  auto per_acquisition = [acquired](std::int64_t n) {
-    return acquired > 0 ? static_cast<double>(n) / static_cast<double>(acquired) : 0.0;
-  };
-  json endpoints = json::array();
-  for (const auto& server : servers->lock) endpoints.push_back(server.endpoint.to_string());
-  json stalls = json::array();
-  for (const auto& stall : safety.stalls)
-    stalls.push_back({{"from_ms", (stall.from_ns - outcome->go_ns) / 1'000'000},
-                      {"to_ms", (stall.to_ns - outcome->go_ns) / 1'000'000}});
-  const auto& version_source = servers->lock.empty() ? servers->counter : servers->lock.front();
-
-  json document = {
-      {"schema", kRunSchema},
-      {"lock", options.lock},
-      {"generation", {{"number", generation.number}, {"summary", generation.summary}, {"race", generation.race},
-                      {"uses_redis", generation.uses_redis}, {"multi_node", generation.multi_node}}},
-      {"config", config_json(options, generation)},
-      {"redis", {{"version", server_version(version_source)},
-                 {"endpoints", endpoints},
-                 {"counter_endpoint", servers->counter.endpoint.to_string()},
-                 {"counter_shared_with_lock_server", servers->counter_shared},
-                 {"own_servers", options.redis.empty()}}},
-      {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
-      {"duration_s", static_cast<double>(outcome->end_ns - outcome->go_ns) / 1e9},
-      {"totals", {{"attempts", attempts}, {"acquired", acquired}, {"timeouts", timeouts}, {"errors", errors},
-                  {"unknown", unknown}, {"release_errors", release_errors}, {"counter_errors", counter_errors},
-                  {"crashed_clients", outcome->crashed_clients}, {"killed_clients", outcome->killed_clients},
-                  {"history_truncated", truncated}}},
-      {"throughput", {{"acquisitions_per_s", metrics.acquisitions_per_s}}},
-      {"latency", {{"acquire_us", quantiles_json(metrics.acquire_us)}, {"wait_us", quantiles_json(metrics.wait_us)},
-                   {"hold_us", quantiles_json(metrics.hold_us)}}},
-      {"handoff_us", quantiles_json(metrics.handoff_us)},
-      {"fairness", {{"jain", metrics.jain}, {"max_wait_us", metrics.max_wait_us},
-                    {"per_client_acquired", metrics.per_client_acquired}}},
-      {"cost", {{"round_trips_per_acquisition", per_acquisition(round_trips)},
-                {"commands_sent_per_acquisition", per_acquisition(commands)},
-                {"server_commands_per_acquisition", served >= 0 ? json(per_acquisition(served)) : json(nullptr)},
-                {"round_trips", round_trips}, {"commands_sent", commands},
-                {"server_commands", served >= 0 ? json(served) : json(nullptr)}}},
-      {"counter", {{"expected", confirmed},
-                   {"actual", counter_final >= 0 ? json(counter_final - counter_start) : json(nullptr)},
-                   {"start", counter_start},
-                   {"final", counter_final >= 0 ? json(counter_final) : json(nullptr)}, {"unconfirmed_writes", counter_errors}}},
-      {"safety", {{"overlaps", safety.overlaps.pairs},
-                  {"overlaps_fenced_off", safety.overlaps_fenced_off},
-                  {"max_concurrent_holders", safety.overlaps.max_concurrent},
-                  {"overlap_ms", static_cast<double>(safety.overlaps.overlap_ns) / 1e6},
-                  {"lost_updates", safety.lost_updates},
-                  {"wrong_owner_releases", safety.wrong_owner_releases},
-                  {"stalls", safety.stalls.size()},
-                  {"stall_spans", stalls},
-                  {"keys_left", safety.keys_left.keys},
-                  {"keys_left_without_ttl", safety.keys_left.without_ttl},
-                  {"stale_writes_rejected", safety.stale_writes_rejected}}},
-      {"leases_lost", leases_lost},
-      {"node_tally", has_tally ? json{{"voted_for", tally.voted_for}, {"voted_against", tally.voted_against},
-                                      {"errored", tally.errored}, {"timed_out", tally.timed_out}}
-                               : json(nullptr)},
-      {"nemesis", active.name()},
-      {"verdict", verdict.verdict},
-      {"verdict_reasons", verdict.reasons},
-      {"timeline", timeline_json(records, safety.overlaps, outcome->go_ns, outcome->end_ns, options.clients)},
-  };
-  return document;
+  std::optional<std::int64_t> final_value, served;
+  if (counter_final) final_value = *counter_final;
+  if (after && before) served = *after - *before;
+  const Findings findings{generation, *servers, *outcome, tally,       records, safety,
+                          verdict,    metrics,  confirmed, final_value, served,  active.name()};
+  return run_document(options, findings);
 }
 
 }  // namespace locklab::harness
