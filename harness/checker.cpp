@@ -1,0 +1,153 @@
+#include "checker.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "lock.h"
+
+namespace locklab::harness {
+
+namespace {
+std::vector<std::pair<std::int64_t, int>> sorted_events(const std::vector<CsRecord>& by_enter) {
+  std::vector<std::pair<std::int64_t, int>> events;
+  events.reserve(by_enter.size() * 2);
+  for (const auto& section : by_enter) {
+    events.emplace_back(section.enter_ns, +1);
+    events.emplace_back(section.exit_ns, -1);
+  }
+  std::sort(events.begin(), events.end());  // at equal times -1 sorts first: half-open intervals
+  return events;
+}
+}  // namespace
+
+OverlapSummary find_overlaps(const std::vector<CsRecord>& by_enter) {
+  OverlapSummary summary;
+  // Pairs: every section still open when a later one enters intersects it.
+  std::vector<std::int64_t> open_exits;
+  for (const auto& section : by_enter) {
+    std::erase_if(open_exits, [&](std::int64_t exit) { return exit <= section.enter_ns; });
+    if (!open_exits.empty() && summary.first_overlap_ns < 0) summary.first_overlap_ns = section.enter_ns;
+    summary.pairs += static_cast<std::int64_t>(open_exits.size());
+    open_exits.push_back(section.exit_ns);
+  }
+  // Depth and time with depth >= 2: sweep the enter/exit events. At equal
+  // times exits go first (half-open intervals).
+  const auto events = sorted_events(by_enter);
+  int depth = 0;
+  std::int64_t previous = 0;
+  for (const auto& [time, delta] : events) {
+    if (depth >= 2) summary.overlap_ns += time - previous;
+    depth += delta;
+    summary.max_concurrent = std::max(summary.max_concurrent, depth);
+    previous = time;
+  }
+  return summary;
+}
+
+
+std::vector<Span> overlap_spans(const std::vector<CsRecord>& by_enter) {
+  std::vector<Span> spans;
+  int depth = 0;
+  for (const auto& [time, delta] : sorted_events(by_enter)) {
+    const int before = depth;
+    depth += delta;
+    if (before < 2 && depth >= 2) spans.push_back({time, time});
+    if (before >= 2 && depth < 2) spans.back().to_ns = time;
+  }
+  return spans;
+}
+
+std::int64_t count_wrong_owner_releases(const std::vector<CsRecord>& by_enter) {
+  std::int64_t wrong = 0;
+  for (std::size_t x = 0; x < by_enter.size(); ++x) {
+    const CsRecord& mine = by_enter[x];
+    if (mine.release != static_cast<std::uint8_t>(Release::released)) continue;
+    for (std::size_t y = x + 1; y < by_enter.size() && by_enter[y].enter_ns < mine.exit_ns; ++y) {
+      if (by_enter[y].client != mine.client && by_enter[y].enter_ns > mine.enter_ns) {
+        ++wrong;
+        break;
+      }
+    }
+  }
+  return wrong;
+}
+
+std::vector<Stall> find_stalls(const std::vector<CsRecord>& by_enter, const std::vector<ClientSpan>& clients,
+                               std::int64_t run_start_ns, std::int64_t threshold_ns) {
+  std::int64_t waiting_until = run_start_ns;
+  for (const auto& client : clients) waiting_until = std::max(waiting_until, client.finished_ns);
+
+  std::vector<Stall> stalls;
+  auto consider = [&](std::int64_t from, std::int64_t to) {
+    to = std::min(to, waiting_until);
+    if (to - from > threshold_ns) stalls.push_back({from, to});
+  };
+  std::int64_t covered_until = run_start_ns;  // sections are sorted by enter: a running union
+  for (const auto& section : by_enter) {
+    if (section.enter_ns > covered_until) consider(covered_until, section.enter_ns);
+    covered_until = std::max(covered_until, section.exit_ns);
+  }
+  consider(covered_until, waiting_until);
+  return stalls;
+}
+
+std::int64_t lost_updates(std::int64_t confirmed_increments, std::int64_t counter_growth) {
+  return std::max<std::int64_t>(0, confirmed_increments - counter_growth);
+}
+
+std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) {
+  std::vector<CsRecord> effective;
+  std::copy_if(by_enter.begin(), by_enter.end(), std::back_inserter(effective),
+               [](const CsRecord& section) { return section.write != CsWrite::refused; });
+  return effective;
+}
+
+Safety check_safety(const SafetyInput& input) {
+  Safety safety;
+  safety.overlaps = find_overlaps(effective_sections(input.records));
+  safety.overlaps_fenced_off = find_overlaps(input.records).pairs - safety.overlaps.pairs;
+  // The live occupancy counter saw the same sections; it can only agree or
+  // catch a depth the recorded intervals hide (a section still open at a crash).
+  safety.overlaps.max_concurrent = std::max(safety.overlaps.max_concurrent, input.live_max_occupancy);
+  safety.lost_updates = lost_updates(input.confirmed_increments, input.counter_growth);
+  safety.wrong_owner_releases = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
+  safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);
+  safety.keys_left = input.keys_left;
+  safety.stale_writes_rejected = input.stale_writes_rejected;
+  return safety;
+}
+
+Verdict judge(const Safety& safety) {
+  Verdict verdict{"safe", {}};
+  if (safety.overlaps.pairs > 0)
+    verdict.reasons.push_back(std::to_string(safety.overlaps.pairs) + " overlapping critical-section pairs (up to " +
+                              std::to_string(safety.overlaps.max_concurrent) + " holders at once)");
+  if (safety.lost_updates > 0) verdict.reasons.push_back(std::to_string(safety.lost_updates) + " lost counter updates");
+  if (safety.wrong_owner_releases > 0)
+    verdict.reasons.push_back(std::to_string(safety.wrong_owner_releases) + " releases deleted another client's lock");
+  if (!verdict.reasons.empty()) verdict.verdict = "violation";
+  if (safety.stale_writes_rejected > 0)
+    verdict.reasons.push_back(std::to_string(safety.stale_writes_rejected) +
+                              " stale-token accesses refused by the fenced resource (" +
+                              std::to_string(safety.overlaps_fenced_off) +
+                              " overlapping pairs fenced off: the lease lapsed, the resource stayed exact)");
+
+  if (!safety.stalls.empty()) {
+    std::int64_t longest = 0;
+    for (const auto& stall : safety.stalls) longest = std::max(longest, stall.to_ns - stall.from_ns);
+    const std::string what = std::to_string(safety.stalls.size()) + " stall(s), longest " +
+                             std::to_string(longest / 1'000'000) + " ms with clients waiting";
+    if (safety.keys_left.without_ttl > 0) {
+      // Mutual exclusion failures are the worse finding; a deadlock is reported
+      // as the verdict only when the run was otherwise safe.
+      verdict.reasons.push_back(what + " and a lock key with no expiry left behind");
+      if (verdict.verdict == "safe") verdict.verdict = "deadlock";
+    } else {
+      verdict.reasons.push_back(what + " (liveness, not a safety violation)");
+    }
+  }
+  return verdict;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,103 @@
+// The checker (Jepsen's "checker"): judges a recorded history after the run.
+// It never asks the lock for its opinion; it reads what the clients recorded
+// (critical-section intervals on one shared monotonic clock) and what the
+// protected counter shows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "history.h"
+
+namespace locklab::harness {
+
+struct OverlapSummary {
+  std::int64_t pairs = 0;           // pairs of critical sections of different clients that intersect
+  int max_concurrent = 0;           // most clients inside at one instant
+  std::int64_t overlap_ns = 0;      // total time with two or more clients inside
+  std::int64_t first_overlap_ns = -1;  // enter time of the first intersecting section (-1: none)
+};
+
+// Intervals are half-open [enter, exit): one section ending exactly when the
+// next begins is a handoff, not an overlap.
+OverlapSummary find_overlaps(const std::vector<CsRecord>& by_enter);
+
+// Releases that deleted another client's lock. X's release returned
+// `released`, yet another client Y entered after X entered and before X
+// invoked release. While X's key existed Y could not have acquired, so X's key
+// had vanished (expired) and what X deleted was Y's.
+std::int64_t count_wrong_owner_releases(const std::vector<CsRecord>& by_enter);
+
+// When each client was trying to get the lock, for the stall check.
+struct ClientSpan {
+  std::int64_t started_ns = 0;
+  std::int64_t finished_ns = 0;
+};
+
+struct Span {
+  std::int64_t from_ns = 0;
+  std::int64_t to_ns = 0;
+};
+using Stall = Span;
+
+// The stretches of time with two or more clients inside (for the timeline picture).
+std::vector<Span> overlap_spans(const std::vector<CsRecord>& by_enter);
+
+// Stretches longer than `threshold_ns` in which nobody was inside a critical
+// section although some client was still running (so: waiting). Measured from
+// run start to the last client's finish. A deadlock shows up as one long stall.
+std::vector<Stall> find_stalls(const std::vector<CsRecord>& by_enter, const std::vector<ClientSpan>& clients,
+                               std::int64_t run_start_ns, std::int64_t threshold_ns);
+
+// Lost updates: increments the clients were told succeeded minus what the
+// counter grew by. Never negative (a write whose reply was lost may have
+// landed; those are counted apart as unconfirmed).
+std::int64_t lost_updates(std::int64_t confirmed_increments, std::int64_t counter_growth);
+
+// What the lock left behind on its servers after every client finished.
+struct KeysLeft {
+  int keys = 0;          // servers still holding the lock key
+  int without_ttl = 0;   // ... with no expiry (PTTL -1): nothing will ever free it
+};
+
+struct SafetyInput {
+  std::vector<CsRecord> records;  // sorted by enter_ns
+  std::vector<ClientSpan> clients;
+  std::int64_t run_start_ns = 0;
+  std::int64_t stall_threshold_ns = 0;
+  std::int64_t confirmed_increments = 0;
+  std::int64_t counter_growth = 0;
+  bool lock_has_keys = true;  // false for no-lock / local-mutex: nothing in Redis to delete
+  KeysLeft keys_left;
+  std::int64_t stale_writes_rejected = 0;
+  int live_max_occupancy = 0;  // the shared occupancy counter's high-water mark
+};
+
+// The sections that touched the resource: a section whose fenced read or
+// write was refused (stale token) changed nothing, so its overlap with the
+// next holder harmed nothing -- that is what fencing is for.
+std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
+
+struct Safety {
+  OverlapSummary overlaps;            // among effective sections (what the verdict uses)
+  std::int64_t overlaps_fenced_off = 0;  // further pairs that involve a refused (fenced-off) section
+  std::int64_t lost_updates = 0;
+  std::int64_t wrong_owner_releases = 0;
+  std::vector<Stall> stalls;
+  KeysLeft keys_left;
+  std::int64_t stale_writes_rejected = 0;
+};
+
+Safety check_safety(const SafetyInput& input);
+
+// The verdict: "safe", "violation" (overlaps, lost updates, wrong-owner
+// releases), "deadlock" (a stall while a key without expiry blocks everyone).
+// "error" is decided by the caller (the run could not measure).
+struct Verdict {
+  std::string verdict;
+  std::vector<std::string> reasons;
+};
+Verdict judge(const Safety& safety);
+
+}  // namespace locklab::harness

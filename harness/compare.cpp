@@ -1,0 +1,115 @@
+#include "compare.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "registry.h"
+#include "report.h"
+#include "results.h"
+
+namespace locklab::harness {
+
+RunOptions default_compare_workload(bool quick) {
+  RunOptions options;
+  options.clients = 8;
+  options.mode = ClientMode::process;
+  options.duration_s = quick ? 1.0 : 3.0;
+  options.hold_ms = 1;
+  options.ttl_ms = 2000;
+  options.wait_ms = 1000;
+  options.retry_ms = 5;
+  return options;
+}
+
+std::string new_run_id(const std::string& parent) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  std::string id = stamp;
+  for (int n = 2; std::filesystem::exists(std::filesystem::path(parent) / id); ++n) id = std::string(stamp) + "-" + std::to_string(n);
+  return id;
+}
+
+namespace {
+
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message;
+}
+
+}  // namespace
+
+int compare(const CompareOptions& options) {
+  std::vector<std::string> locks = options.locks;
+  if (locks.empty())
+    for (const auto& generation : generations()) locks.push_back(generation.name);
+  for (const auto& lock : locks)
+    if (find_generation(lock) == nullptr) {
+      std::fprintf(stderr, "locklab: unknown lock '%s' (see: locklab list)\n", lock.c_str());
+      return 2;
+    }
+  if (locks.empty()) {
+    std::fprintf(stderr, "locklab: no generations registered: nothing to compare\n");
+    return 1;
+  }
+  {
+    RunOptions probe = options.base;
+    probe.lock = locks.front();
+    if (auto problem = invalid_run_options(probe)) {
+      std::fprintf(stderr, "locklab: %s\n", problem->c_str());
+      return 2;
+    }
+  }
+
+  std::string dir = options.out;
+  if (dir.empty()) dir = (std::filesystem::path("results/runs") / new_run_id("results/runs")).string();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "locklab: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
+
+  RunDocuments runs;
+  int exit_code = 0;
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    RunOptions run = options.base;
+    run.lock = locks[i];
+    run.progress = options.base.progress;
+    std::fprintf(stderr, "locklab compare: [%zu/%zu] %s ...\n", i + 1, locks.size(), run.lock.c_str());
+    auto document = measure(run);
+    if (!document) {
+      std::fprintf(stderr, "locklab: %s: %s\n", run.lock.c_str(), one_line(document.error().message).c_str());
+      exit_code = 1;
+      continue;
+    }
+    const std::string path = (std::filesystem::path(dir) / (run.lock + ".json")).string();
+    (*document)["config"]["json"] = path;
+    if (auto written = write_json_atomically(path, *document); !written) {
+      std::fprintf(stderr, "locklab: %s\n", written.error().message.c_str());
+      exit_code = 1;
+      continue;
+    }
+    if ((*document)["verdict"] == "error") exit_code = 1;
+    std::fprintf(stderr, "locklab compare: [%zu/%zu] %s: %s, %.0f acquisitions/s\n", i + 1, locks.size(),
+                 run.lock.c_str(), (*document)["verdict"].get<std::string>().c_str(),
+                 (*document)["throughput"]["acquisitions_per_s"].get<double>());
+    runs.push_back(std::move(*document));
+  }
+  if (auto written = write_report(runs, dir); !written) {
+    std::fprintf(stderr, "locklab: %s\n", written.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s\nCounter demo (each critical section adds 1; expected = increments the clients were told "
+              "succeeded):\n\n%s\nResults: %s/*.json\nReport:  %s/report.md, %s/report.html\n",
+              markdown_report(runs).c_str(), counter_table(runs).c_str(), dir.c_str(), dir.c_str(), dir.c_str());
+  return exit_code;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,129 @@
+// The recorded history of a run: what every client did, with monotonic
+// timestamps, in memory that all client processes share.
+//
+// The region is mmap(MAP_SHARED|MAP_ANONYMOUS)ed by the coordinator BEFORE it
+// forks the clients, so every child writes into the same pages and the
+// coordinator reads them after the children exit. All processes on one machine
+// share CLOCK_MONOTONIC (std::chrono::steady_clock), so real-time order across
+// clients is exact: the checker needs nothing else (Jepsen's history, without
+// the cross-host clock error).
+//
+// Only the owning client writes its slot and its records; the header's
+// atomics are the only state several clients touch at once.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locklab::harness {
+
+std::int64_t monotonic_ns();  // steady_clock, the clock of every timestamp here
+
+// How the critical section's counter write ended.
+enum class CsWrite : std::uint8_t {
+  written = 0,   // GET + SET both succeeded: one increment the counter must show
+  refused = 1,   // fenced resource refused our token (stale holder): no increment
+  failed = 2,    // a counter command failed: the increment may or may not be there
+};
+
+// One critical section, as its client saw it.
+struct CsRecord {
+  std::int64_t want_ns = 0;      // the client began trying (first attempt of this wait)
+  std::int64_t invoke_ns = 0;    // the try_acquire() that succeeded was called
+  std::int64_t enter_ns = 0;     // ... and returned acquired: the client is inside
+  std::int64_t exit_ns = 0;      // the counter work is done, release() is about to be called
+  std::int64_t released_ns = 0;  // release() returned
+  std::uint64_t token = 0;       // fencing token, when has_token
+  std::uint32_t client = 0;
+  std::uint8_t has_token = 0;
+  std::uint8_t release = 0;      // locklab::Release value
+  CsWrite write = CsWrite::written;
+};
+
+// Per-client counters; written only by that client.
+struct ClientSlot {
+  std::atomic<std::int64_t> records{0};  // CsRecords written so far
+  std::atomic<std::int64_t> attempts{0};
+  std::atomic<std::int64_t> acquired{0};
+  std::atomic<std::int64_t> timeouts{0};
+  std::atomic<std::int64_t> unknown{0};
+  std::atomic<std::int64_t> errors{0};
+  std::atomic<std::int64_t> release_errors{0};
+  std::atomic<std::int64_t> stale_writes_rejected{0};
+  std::atomic<std::int64_t> counter_errors{0};
+  std::atomic<std::int64_t> round_trips{0};  // redis::traffic() delta of this process (process mode)
+  std::atomic<std::int64_t> commands{0};
+  std::atomic<std::int64_t> leases_lost{0};
+  std::atomic<std::int64_t> node_voted_for{0};
+  std::atomic<std::int64_t> node_voted_against{0};
+  std::atomic<std::int64_t> node_errored{0};
+  std::atomic<std::int64_t> node_timed_out{0};
+  std::atomic<std::int32_t> has_node_tally{0};
+  std::atomic<std::int64_t> started_ns{0};   // passed the start barrier
+  std::atomic<std::int64_t> finished_ns{0};  // left the loop
+  std::atomic<std::int64_t> open_wait_ns{0}; // when it finished while still waiting: that wait's start
+  std::atomic<std::int32_t> truncated{0};    // its record array filled up; it stopped early
+  std::atomic<std::int32_t> inside{0};       // inside a critical section right now
+  std::atomic<std::int32_t> pid{0};
+  char last_error[240] = {};                 // the last error message (setup or runtime)
+};
+
+// The part every client touches.
+struct SharedHeader {
+  std::atomic<std::int32_t> ready{0};      // clients past setup, waiting at the barrier
+  std::atomic<std::int32_t> failed{0};     // clients that could not set up
+  std::atomic<std::int32_t> go{0};         // the barrier: all start together
+  std::atomic<std::int32_t> stop{0};       // the coordinator ends a duration run
+  std::atomic<std::int64_t> go_ns{0};
+  std::atomic<std::int64_t> ops_claimed{0};  // --ops: attempts handed out so far
+  std::atomic<std::int32_t> occupancy{0};    // clients inside a critical section now
+  std::atomic<std::int32_t> max_occupancy{0};
+  std::atomic<std::int32_t> holder{-1};      // the client that entered last and is still inside
+  std::atomic<std::int64_t> last_enter_ns{0};
+};
+
+// The mapping. Move-only; unmapped on destruction (children inherit it by fork).
+class SharedHistory {
+ public:
+  static std::optional<SharedHistory> create(int clients, std::size_t capacity_per_client, std::string* why);
+  SharedHistory(SharedHistory&& other) noexcept;
+  SharedHistory& operator=(SharedHistory&&) = delete;
+  SharedHistory(const SharedHistory&) = delete;
+  ~SharedHistory();
+
+  SharedHeader& header() const { return *header_; }
+  ClientSlot& slot(int client) const { return slots_[client]; }
+  int clients() const { return clients_; }
+  std::size_t capacity() const { return capacity_; }
+
+  // Appends a record for `client`; false when its array is full.
+  bool append(int client, const CsRecord& record) const;
+  void set_error(int client, const std::string& message) const;
+
+  // Occupancy bookkeeping around a critical section (the live oracle).
+  void enter(int client) const;
+  void exit(int client) const;
+  // A client process died (crash at a step point, SIGKILL): if it was inside,
+  // it no longer is -- a dead client holds nothing the oracle should count.
+  void forget_dead(int client) const;
+
+  std::vector<CsRecord> records() const;  // every client's, sorted by enter_ns
+
+ private:
+  SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);
+  CsRecord* records_of(int client) const { return records_ + static_cast<std::size_t>(client) * capacity_; }
+
+  void* base_;
+  std::size_t bytes_;
+  int clients_;
+  std::size_t capacity_;
+  SharedHeader* header_;
+  ClientSlot* slots_;
+  CsRecord* records_;
+};
+
+}  // namespace locklab::harness

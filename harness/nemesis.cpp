@@ -1,0 +1,91 @@
+#include "nemesis.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <memory>
+#include <thread>
+
+namespace locklab::harness {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char by) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const auto end = text.find(by, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+bool parse_int(std::string_view text, int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<StepAction> parse_step_action(std::string_view spec, std::string* why) {
+  auto fail = [&](std::string message) -> std::optional<StepAction> {
+    if (why) *why = "bad step action '" + std::string(spec) + "': " + message;
+    return std::nullopt;
+  };
+  const auto parts = split(spec, ':');
+  // The workload's own points contain a ':' ("locklab:cs-enter"): rejoin them.
+  std::vector<std::string_view> fields;
+  std::string point;
+  std::size_t next = 0;
+  if (parts.size() >= 2 && parts[0] == "locklab") {
+    point = "locklab:" + std::string(parts[1]);
+    next = 2;
+  } else if (!parts.empty()) {
+    point = std::string(parts[0]);
+    next = 1;
+  }
+  if (point.empty()) return fail("no step point");
+  if (next >= parts.size()) return fail("no action (pause | crash | delay=MS)");
+  StepAction action;
+  action.point = point;
+  const std::string_view kind = parts[next];
+  if (kind == "pause") {
+    action.kind = StepAction::Kind::pause;
+  } else if (kind == "crash") {
+    action.kind = StepAction::Kind::crash;
+  } else if (kind.starts_with("delay=")) {
+    int ms = 0;
+    if (!parse_int(kind.substr(6), ms) || ms < 0) return fail("delay needs a number of ms >= 0");
+    action.kind = StepAction::Kind::delay;
+    action.delay = std::chrono::milliseconds{ms};
+  } else {
+    return fail("unknown action '" + std::string(kind) + "'");
+  }
+  if (next + 1 < parts.size() && !parse_int(parts[next + 1], action.client)) return fail("client must be a number");
+  if (next + 2 < parts.size() && (!parse_int(parts[next + 2], action.times) || action.times < 0))
+    return fail("times must be a number >= 0");
+  if (next + 3 < parts.size()) return fail("too many fields");
+  return action;
+}
+
+StepHook make_step_hook(std::vector<StepAction> actions, int client) {
+  std::erase_if(actions, [client](const StepAction& a) { return a.client >= 0 && a.client != client; });
+  if (actions.empty()) return {};
+  // Hits are counted per client; the hook runs only in that client's thread.
+  auto hits = std::make_shared<std::vector<int>>(actions.size(), 0);
+  return [actions = std::move(actions), hits](std::string_view point) {
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      const StepAction& action = actions[i];
+      if (action.point != point) continue;
+      if (action.times > 0 && (*hits)[i] >= action.times) continue;
+      ++(*hits)[i];
+      switch (action.kind) {
+        case StepAction::Kind::pause: ::raise(SIGSTOP); break;
+        case StepAction::Kind::delay: std::this_thread::sleep_for(action.delay); break;
+        case StepAction::Kind::crash: ::_exit(kCrashExitCode);
+      }
+    }
+  };
+}
+
+}  // namespace locklab::harness

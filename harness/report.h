@@ -1,0 +1,26 @@
+// The report: many run documents rendered side by side. Markdown for the
+// terminal and reviews; one self-contained HTML page (inline CSS and SVG, no
+// scripts, no network) with a throughput chart, a violations chart and, per
+// run, a timeline of who held the lock when, overlaps in red.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+using RunDocuments = std::vector<nlohmann::json>;
+
+std::string markdown_report(const RunDocuments& runs);
+std::string html_report(const RunDocuments& runs);
+// The counter demo as plain text: expected vs final counter per generation.
+std::string counter_table(const RunDocuments& runs);
+
+// Writes report.md and report.html into `dir` (created if missing), atomically.
+redis::Status write_report(const RunDocuments& runs, const std::string& dir);
+
+}  // namespace locklab::harness

@@ -1,0 +1,412 @@
+#include "workload.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "counter_resource.h"
+#include "registry.h"
+
+namespace locklab::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+void add(std::atomic<std::int64_t>& counter, std::int64_t n = 1) { counter.fetch_add(n, std::memory_order_relaxed); }
+
+// One client's view of the run; shared by process and thread mode.
+class Client {
+ public:
+  Client(const WorkloadConfig& config, const SharedHistory& history, int index, StepHook hook)
+      : config_(config), history_(history), index_(index), slot_(history.slot(index)), hook_(std::move(hook)) {}
+
+  // Returns the process exit code for process mode.
+  int run(bool report_traffic) {
+    LockConfig lock_config = config_.lock;
+    lock_config.step = hook_;
+    lock_config.owner.clear();  // a fresh identity per client
+    auto lock = make_lock(config_.lock_name, lock_config);
+    if (!lock) {
+      history_.set_error(index_, "client " + std::to_string(index_) + ": " + lock.error().message);
+      history_.header().failed.fetch_add(1);
+      return 1;
+    }
+    lock_ = std::move(lock).value();
+    counter_.emplace(config_.counter, config_.counter_key);
+    slot_.pid.store(static_cast<std::int32_t>(::getpid()));
+
+    history_.header().ready.fetch_add(1);
+    while (history_.header().go.load() == 0) std::this_thread::sleep_for(100us);
+    if (history_.header().stop.load() != 0 && history_.header().go_ns.load() == 0) return 0;  // aborted at setup
+
+    const redis::Traffic before = redis::traffic();
+    slot_.started_ns.store(monotonic_ns());
+    loop();
+    finish(before, report_traffic);
+    return 0;
+  }
+
+ private:
+  bool keep_going() {
+    if (history_.header().stop.load(std::memory_order_relaxed) != 0) return false;
+    if (config_.ops) return history_.header().ops_claimed.fetch_add(1) < *config_.ops;
+    return true;
+  }
+
+  void loop() {
+    while (keep_going()) {
+      if (want_ns_ == 0) want_ns_ = monotonic_ns();
+      const std::int64_t invoke = monotonic_ns();
+      const Acquire outcome = lock_->try_acquire(config_.wait);
+      add(slot_.attempts);
+      switch (outcome) {
+        case Acquire::acquired:
+          add(slot_.acquired);
+          if (!critical_section(invoke)) return;
+          break;
+        case Acquire::timed_out: add(slot_.timeouts); break;
+        case Acquire::unknown:
+          // We may hold it; Jepsen treats this as indeterminate. Releasing
+          // "just in case" would let generations with a blind DEL delete
+          // someone else's lock, so we leave it to expire and count it.
+          add(slot_.unknown);
+          note_error();
+          break;
+        case Acquire::error:
+          add(slot_.errors);
+          note_error();
+          std::this_thread::sleep_for(config_.lock.retry_interval.value_or(5ms));  // no hot loop on a dead server
+          break;
+      }
+    }
+  }
+
+  // Returns false when the history is full (the client stops).
+  bool critical_section(std::int64_t invoke) {
+    CsRecord record;
+    record.client = static_cast<std::uint32_t>(index_);
+    record.want_ns = want_ns_;
+    record.invoke_ns = invoke;
+    record.enter_ns = monotonic_ns();
+    want_ns_ = 0;
+    history_.enter(index_);
+    if (hook_) hook_(kCsEnter);
+
+    const auto token = lock_->fencing_token();
+    if (token) {
+      record.has_token = 1;
+      record.token = *token;
+    }
+    record.write = increment(token);
+
+    if (hook_) hook_(kCsExit);
+    record.exit_ns = monotonic_ns();
+    history_.exit(index_);
+    const Release released = lock_->release();
+    record.released_ns = monotonic_ns();
+    record.release = static_cast<std::uint8_t>(released);
+    if (released == Release::error) {
+      add(slot_.release_errors);
+      note_error();
+    }
+    return history_.append(index_, record);
+  }
+
+  // GET, hold, SET value+1 (the fenced variants when we have a token).
+  CsWrite increment(std::optional<std::uint64_t> token) {
+    auto read = counter_->read(token);
+    if (!read) return counter_failed(read.error().message);
+    if (read->refused) {
+      add(slot_.stale_writes_rejected);
+      return CsWrite::refused;
+    }
+    if (config_.hold.count() > 0) std::this_thread::sleep_for(config_.hold);
+    auto written = counter_->write(read->value + 1, token);
+    if (!written) return counter_failed(written.error().message);
+    if (!*written) {
+      add(slot_.stale_writes_rejected);
+      return CsWrite::refused;
+    }
+    return CsWrite::written;
+  }
+
+  CsWrite counter_failed(const std::string& why) {
+    add(slot_.counter_errors);
+    history_.set_error(index_, "counter: " + why);
+    return CsWrite::failed;
+  }
+
+  void note_error() {
+    if (!lock_->last_error().empty()) history_.set_error(index_, lock_->last_error());
+  }
+
+  void finish(const redis::Traffic& before, bool report_traffic) {
+    if (want_ns_ != 0) slot_.open_wait_ns.store(monotonic_ns() - want_ns_);
+    if (report_traffic) {
+      const redis::Traffic after = redis::traffic();
+      slot_.round_trips.store(static_cast<std::int64_t>(after.round_trips - before.round_trips));
+      slot_.commands.store(static_cast<std::int64_t>(after.commands - before.commands));
+    }
+    slot_.leases_lost.store(static_cast<std::int64_t>(lock_->leases_lost()));
+    if (const auto tally = lock_->node_tally()) {
+      slot_.has_node_tally.store(1);
+      slot_.node_voted_for.store(static_cast<std::int64_t>(tally->voted_for));
+      slot_.node_voted_against.store(static_cast<std::int64_t>(tally->voted_against));
+      slot_.node_errored.store(static_cast<std::int64_t>(tally->errored));
+      slot_.node_timed_out.store(static_cast<std::int64_t>(tally->timed_out));
+    }
+    slot_.finished_ns.store(monotonic_ns());
+  }
+
+  const WorkloadConfig& config_;
+  const SharedHistory& history_;
+  int index_;
+  ClientSlot& slot_;
+  StepHook hook_;
+  std::unique_ptr<DistributedLock> lock_;
+  std::optional<CounterResource> counter_;
+  std::int64_t want_ns_ = 0;
+};
+
+// In the child right after fork(): it must not run the parent's signal guard
+// (that would SIGKILL the servers) and must die with the parent.
+void become_client_process(pid_t parent) {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);
+}
+
+class Progress {
+ public:
+  Progress(const WorkloadConfig& config, const SharedHistory& history)
+      : enabled_(config.progress && ::isatty(STDERR_FILENO) == 1), config_(config), history_(history) {}
+  ~Progress() {
+    if (printed_) std::fprintf(stderr, "\r\033[K");
+  }
+  void update(std::int64_t now_ns) {
+    if (!enabled_ || now_ns - last_ns_ < 200'000'000) return;
+    const std::int64_t go = history_.header().go_ns.load();
+    if (now_ns - go < 1'000'000'000) return;  // only runs longer than a second
+    last_ns_ = now_ns;
+    std::int64_t acquired = 0;
+    for (int i = 0; i < history_.clients(); ++i) acquired += history_.slot(i).acquired.load();
+    const double elapsed = static_cast<double>(now_ns - go) / 1e9;
+    if (config_.ops)
+      std::fprintf(stderr, "\r\033[Klocklab: %s  %.1f s  attempts %lld/%lld  acquired %lld", config_.lock_name.c_str(),
+                   elapsed, static_cast<long long>(std::min(history_.header().ops_claimed.load(), *config_.ops)),
+                   static_cast<long long>(*config_.ops), static_cast<long long>(acquired));
+    else
+      std::fprintf(stderr, "\r\033[Klocklab: %s  %.1f/%.1f s  acquired %lld", config_.lock_name.c_str(), elapsed,
+                   static_cast<double>(config_.duration.count()) / 1e3, static_cast<long long>(acquired));
+    std::fflush(stderr);
+    printed_ = true;
+  }
+
+ private:
+  bool enabled_;
+  const WorkloadConfig& config_;
+  const SharedHistory& history_;
+  std::int64_t last_ns_ = 0;
+  bool printed_ = false;
+};
+
+// Waits until every client is at the barrier (or one failed / the deadline passed).
+redis::Status await_setup(const WorkloadConfig& config, const SharedHistory& history,
+                          const std::function<bool()>& all_gone) {
+  const auto deadline = Clock::now() + config.setup_timeout;
+  while (history.header().ready.load() + history.header().failed.load() < config.clients) {
+    if (Clock::now() > deadline || all_gone())
+      return redis::Error{redis::ErrorKind::timeout, "clients did not get ready within " +
+                                                         std::to_string(config.setup_timeout.count()) + " ms"};
+    std::this_thread::sleep_for(1ms);
+  }
+  if (history.header().failed.load() > 0) {
+    for (int i = 0; i < config.clients; ++i)
+      if (history.slot(i).last_error[0] != '\0') return redis::Error{redis::ErrorKind::usage, history.slot(i).last_error};
+    return redis::Error{redis::ErrorKind::io, "a client failed to set up"};
+  }
+  return redis::Done{};
+}
+
+// The coordinator's watch while clients run: holder changes, ticks, the
+// duration limit, the hard deadline. `finished()` polls the clients.
+// Returns true when the hard deadline ran out.
+bool supervise(const WorkloadConfig& config, const SharedHistory& history, Nemesis& nemesis, NemesisContext& context,
+               const std::function<bool()>& finished, const std::function<void()>& kill_all) {
+  Progress progress(config, history);
+  const auto start = Clock::now();
+  const auto limit = hard_deadline(config);
+  std::int64_t last_seen_enter = 0;
+  while (!finished()) {
+    const auto now = Clock::now();
+    if (!config.ops && now - start >= config.duration) history.header().stop.store(1);
+    if (now - start >= limit) {
+      history.header().stop.store(1);
+      kill_all();
+      return true;
+    }
+    const std::int64_t entered = history.header().last_enter_ns.load();
+    if (entered != last_seen_enter) {
+      last_seen_enter = entered;
+      const int holder = history.header().holder.load();
+      if (holder >= 0) nemesis.holder_entered(context, holder);
+    }
+    nemesis.tick(context);
+    progress.update(monotonic_ns());
+    std::this_thread::sleep_for(2ms);
+  }
+  return false;
+}
+
+std::int64_t last_finish(const SharedHistory& history, std::int64_t fallback) {
+  std::int64_t end = 0;
+  for (int i = 0; i < history.clients(); ++i) end = std::max(end, history.slot(i).finished_ns.load());
+  return end > 0 ? end : fallback;
+}
+
+redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
+                                             Nemesis& nemesis, NemesisContext& context,
+                                             const std::function<void()>& at_barrier) {
+  WorkloadOutcome out;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t parent = ::getpid();
+  std::vector<pid_t> running;
+  for (int i = 0; i < config.clients; ++i) {
+    StepHook hook = nemesis.client_step_hook(i);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      for (pid_t child : running) ::kill(child, SIGKILL);
+      for (pid_t child : running) ::waitpid(child, nullptr, 0);
+      return redis::Error{redis::ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
+    }
+    if (pid == 0) {
+      become_client_process(parent);
+      Client client(config, history, i, std::move(hook));
+      ::_exit(client.run(/*report_traffic=*/true));  // never the parent's atexit/destructors
+    }
+    running.push_back(pid);
+  }
+  out.pids = running;
+  context.client_pids = running;
+
+  std::vector<bool> reaped(running.size(), false);
+  auto reap = [&] {
+    bool all = true;
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      if (reaped[i]) continue;
+      int status = 0;
+      if (::waitpid(running[i], &status, WNOHANG) == running[i]) {
+        reaped[i] = true;
+        history.forget_dead(static_cast<int>(i));
+        const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
+        if (crashed) ++out.crashed_clients;
+      } else {
+        all = false;
+      }
+    }
+    return all;
+  };
+  auto kill_all = [&] {
+    for (std::size_t i = 0; i < running.size(); ++i)
+      if (!reaped[i]) {
+        ::kill(running[i], SIGKILL);
+        ::waitpid(running[i], nullptr, 0);
+        reaped[i] = true;
+        ++out.killed_clients;
+      }
+  };
+
+  if (auto ready = await_setup(config, history, reap); !ready) {
+    history.header().stop.store(1);
+    history.header().go.store(1);  // let the waiting ones leave
+    const auto deadline = Clock::now() + 5s;
+    while (!reap() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    kill_all();
+    return ready.error();
+  }
+
+  if (at_barrier) at_barrier();
+  nemesis.before_run(context);
+  context.started = Clock::now();
+  out.go_ns = monotonic_ns();
+  history.header().go_ns.store(out.go_ns);
+  history.header().go.store(1);
+  // Past the deadline (e.g. a client left SIGSTOPped at a step point) kill_all() counts the killed.
+  supervise(config, history, nemesis, context, reap, kill_all);
+  while (!reap()) std::this_thread::sleep_for(1ms);
+  out.end_ns = last_finish(history, monotonic_ns());
+  nemesis.after_run(context);
+  return out;
+}
+
+redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
+                                           Nemesis& nemesis, NemesisContext& context,
+                                           const std::function<void()>& at_barrier) {
+  WorkloadOutcome out;
+  std::vector<std::thread> threads;
+  std::atomic<int> done{0};
+  threads.reserve(static_cast<std::size_t>(config.clients));
+  for (int i = 0; i < config.clients; ++i)
+    threads.emplace_back([&, i, hook = nemesis.client_step_hook(i)]() mutable {
+      Client client(config, history, i, std::move(hook));
+      client.run(/*report_traffic=*/false);  // traffic is process-wide: measured once below
+      done.fetch_add(1);
+    });
+  auto finished = [&] { return done.load() == config.clients; };
+  auto join_all = [&] {
+    for (auto& thread : threads) thread.join();
+  };
+
+  if (auto ready = await_setup(config, history, finished); !ready) {
+    history.header().stop.store(1);
+    history.header().go.store(1);
+    join_all();
+    return ready.error();
+  }
+  if (at_barrier) at_barrier();
+  nemesis.before_run(context);
+  context.started = Clock::now();
+  const redis::Traffic before = redis::traffic();
+  out.go_ns = monotonic_ns();
+  history.header().go_ns.store(out.go_ns);
+  history.header().go.store(1);
+  // Threads cannot be killed one by one: past the hard deadline we only stop
+  // handing out work and wait (each try_acquire is bounded by --wait).
+  supervise(config, history, nemesis, context, finished, [] {});
+  join_all();
+  const redis::Traffic after = redis::traffic();
+  out.thread_traffic = {after.commands - before.commands, after.round_trips - before.round_trips};
+  out.end_ns = last_finish(history, monotonic_ns());
+  nemesis.after_run(context);
+  return out;
+}
+
+}  // namespace
+
+std::chrono::milliseconds hard_deadline(const WorkloadConfig& config) {
+  using std::chrono::milliseconds;
+  const milliseconds per_attempt = config.wait + config.hold + 2000ms;
+  if (!config.ops) return config.duration + per_attempt + 10s;
+  // Every attempt is bounded by wait (+ hold); clients work in parallel.
+  const auto attempts_each = (*config.ops + config.clients - 1) / config.clients;
+  return milliseconds{attempts_each * per_attempt.count()} + 10s;
+}
+
+redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
+                                            Nemesis& nemesis, NemesisContext& context,
+                                            const std::function<void()>& at_barrier) {
+  if (config.clients != history.clients())
+    return redis::Error{redis::ErrorKind::usage, "history sized for a different number of clients"};
+  return config.mode == ClientMode::process ? run_processes(config, history, nemesis, context, at_barrier)
+                                            : run_threads(config, history, nemesis, context, at_barrier);
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,67 @@
+// The workload (Jepsen's "client" + "generator"): N clients, started together,
+// each looping acquire (bounded wait) -> critical section -> release.
+//
+// The critical section is the seeds' counter demo: GET counter, hold, SET
+// counter value+1 -- a read-modify-write that loses updates unless the lock
+// really excludes. With a fencing token the read and write carry it and the
+// resource refuses stale holders (counted as stale_writes_rejected).
+//
+// Clients are separate processes by default (fork; each builds its own lock
+// and connections after the fork, like the seeds' separate JVMs) or threads.
+// Everything they observe goes into a SharedHistory the coordinator created
+// before forking.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history.h"
+#include "lock.h"
+#include "nemesis.h"
+
+namespace locklab::harness {
+
+enum class ClientMode { process, thread };
+
+struct WorkloadConfig {
+  std::string lock_name;
+  LockConfig lock;                   // key, ttl, retry, servers... (owner left empty: one per client)
+  redis::ConnectionOptions counter;  // where the protected counter lives
+  std::string counter_key = "locklab:counter";
+  int clients = 8;
+  ClientMode mode = ClientMode::process;
+  std::optional<std::int64_t> ops;  // total acquire attempts across all clients; nullopt = run for `duration`
+  std::chrono::milliseconds duration{3000};
+  std::chrono::milliseconds hold{1};
+  std::chrono::milliseconds wait{1000};  // bound of each try_acquire()
+  std::chrono::milliseconds setup_timeout{15'000};
+  bool progress = false;  // a progress line on stderr
+};
+
+struct WorkloadOutcome {
+  std::int64_t go_ns = 0;   // the barrier opened
+  std::int64_t end_ns = 0;  // the last client left its loop
+  int crashed_clients = 0;  // died at a step point or by a signal (a fault, not an error)
+  int killed_clients = 0;   // did not finish in time; the coordinator killed them
+  redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
+  std::vector<pid_t> pids;
+};
+
+// Runs the clients to completion. An Error means the run could not be
+// measured (a client could not set up, fork failed); clients are reaped either way.
+// `at_barrier` runs when every client is ready, just before the barrier opens
+// (the caller's "before" snapshots belong there: client setup is not the run).
+redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
+                                            Nemesis& nemesis, NemesisContext& context,
+                                            const std::function<void()>& at_barrier = {});
+
+// The bound after which the coordinator gives up on the clients and kills them.
+std::chrono::milliseconds hard_deadline(const WorkloadConfig& config);
+
+}  // namespace locklab::harness

@@ -1,0 +1,284 @@
+// The checker and metrics on synthetic histories: every number the verdict
+// rests on, computed by hand here.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "lock.h"
+#include "metrics.h"
+#include "nemesis.h"
+#include "run.h"
+
+namespace locklab::harness {
+namespace {
+
+CsRecord section(std::uint32_t client, std::int64_t enter, std::int64_t exit,
+                 Release release = Release::released) {
+  CsRecord record;
+  record.client = client;
+  record.want_ns = enter;
+  record.invoke_ns = enter;
+  record.enter_ns = enter;
+  record.exit_ns = exit;
+  record.released_ns = exit;
+  record.release = static_cast<std::uint8_t>(release);
+  return record;
+}
+
+TEST(Checker, DisjointAndTouchingSectionsDoNotOverlap) {
+  const auto summary = find_overlaps({section(0, 0, 10), section(1, 10, 20), section(2, 25, 30)});
+  EXPECT_EQ(summary.pairs, 0);
+  EXPECT_EQ(summary.max_concurrent, 1);
+  EXPECT_EQ(summary.overlap_ns, 0);
+  EXPECT_EQ(summary.first_overlap_ns, -1);
+}
+
+TEST(Checker, CountsPairsDepthAndOverlapTime) {
+  // A [0,100) contains B [10,20) and C [15,50): pairs A-B, A-C, B-C; depth 3 in [15,20).
+  const std::vector<CsRecord> history = {section(0, 0, 100), section(1, 10, 20), section(2, 15, 50),
+                                         section(1, 200, 210)};
+  const auto summary = find_overlaps(history);
+  EXPECT_EQ(summary.pairs, 3);
+  EXPECT_EQ(summary.max_concurrent, 3);
+  EXPECT_EQ(summary.overlap_ns, 40) << "two or more inside from 10 to 50";
+  EXPECT_EQ(summary.first_overlap_ns, 10);
+  const auto spans = overlap_spans(history);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].from_ns, 10);
+  EXPECT_EQ(spans[0].to_ns, 50);
+}
+
+TEST(Checker, WrongOwnerReleaseNeedsAnotherClientInsideBeforeTheRelease) {
+  // X released while Y had entered during X's section: X's key had gone, X deleted Y's.
+  EXPECT_EQ(count_wrong_owner_releases({section(0, 0, 100), section(1, 50, 150)}), 1);
+  // Same overlap, but X's release said not_owner (compare-and-delete): no wrong release.
+  EXPECT_EQ(count_wrong_owner_releases({section(0, 0, 100, Release::not_owner), section(1, 50, 150)}), 0);
+  // Y entered after X invoked release: an ordinary handoff.
+  EXPECT_EQ(count_wrong_owner_releases({section(0, 0, 100), section(1, 120, 150)}), 0);
+  // Each release counts once, however many entered during it.
+  EXPECT_EQ(count_wrong_owner_releases({section(0, 0, 100), section(1, 20, 30), section(2, 25, 60)}), 2)
+      << "X's release and Y's (Z entered during Y's section) are both wrong";
+}
+
+TEST(Checker, StallIsALongStretchWithNobodyInsideWhileClientsWait) {
+  const std::vector<ClientSpan> running = {{0, 5000}, {0, 5000}};
+  // Gap 10 -> 2000 (1990 ns) and trailing gap 2010 -> 5000 (2990 ns); threshold 1000.
+  const auto stalls = find_stalls({section(0, 0, 10), section(1, 2000, 2010)}, running, 0, 1000);
+  ASSERT_EQ(stalls.size(), 2u);
+  EXPECT_EQ(stalls[0].from_ns, 10);
+  EXPECT_EQ(stalls[0].to_ns, 2000);
+  EXPECT_EQ(stalls[1].from_ns, 2010);
+  EXPECT_EQ(stalls[1].to_ns, 5000);
+  // A long hold is not a stall: somebody is inside.
+  EXPECT_TRUE(find_stalls({section(0, 0, 4990)}, running, 0, 1000).empty());
+  // Clients that finished are not waiting: no trailing stall after the last finish.
+  EXPECT_TRUE(find_stalls({section(0, 0, 10)}, {{0, 500}}, 0, 1000).empty());
+}
+
+TEST(Checker, LostUpdatesAreConfirmedIncrementsMinusCounterGrowth) {
+  EXPECT_EQ(lost_updates(10, 7), 3);
+  EXPECT_EQ(lost_updates(10, 10), 0);
+  EXPECT_EQ(lost_updates(5, 6), 0) << "an unconfirmed write that landed is not a negative loss";
+}
+
+TEST(Checker, VerdictRules) {
+  Safety safe;
+  EXPECT_EQ(judge(safe).verdict, "safe");
+  EXPECT_TRUE(judge(safe).reasons.empty());
+
+  Safety lost = safe;
+  lost.lost_updates = 2;
+  EXPECT_EQ(judge(lost).verdict, "violation");
+  Safety wrong = safe;
+  wrong.wrong_owner_releases = 1;
+  EXPECT_EQ(judge(wrong).verdict, "violation");
+
+  Safety stalled = safe;
+  stalled.stalls = {{0, 5'000'000'000}};
+  EXPECT_EQ(judge(stalled).verdict, "safe") << "a stall while keys expire is liveness, not deadlock";
+  EXPECT_EQ(judge(stalled).reasons.size(), 1u);
+  stalled.keys_left = {1, 1};
+  EXPECT_EQ(judge(stalled).verdict, "deadlock");
+  stalled.overlaps.pairs = 1;
+  EXPECT_EQ(judge(stalled).verdict, "violation") << "a violation outranks the deadlock; both reasons kept";
+  EXPECT_EQ(judge(stalled).reasons.size(), 2u);
+}
+
+TEST(Checker, CheckSafetyIgnoresWrongOwnerForLocksWithoutKeys) {
+  SafetyInput input;
+  input.records = {section(0, 0, 100), section(1, 50, 150)};
+  input.clients = {{0, 150}, {0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = 2;
+  input.counter_growth = 1;
+  input.lock_has_keys = false;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 1);
+  EXPECT_EQ(safety.lost_updates, 1);
+  EXPECT_EQ(safety.wrong_owner_releases, 0) << "no-lock deletes nothing";
+  input.lock_has_keys = true;
+  EXPECT_EQ(check_safety(input).wrong_owner_releases, 1);
+}
+
+TEST(Checker, SectionsRefusedByTheFencedResourceAreNotViolations) {
+  SafetyInput input;
+  auto stale = section(0, 0, 100, Release::not_owner);  // compare-and-delete found the next holder's key
+  stale.write = CsWrite::refused;  // its token was older than the next holder's
+  input.records = {stale, section(1, 50, 150)};
+  input.clients = {{0, 150}, {0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = 1;
+  input.counter_growth = 1;
+  input.stale_writes_rejected = 1;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 0);
+  EXPECT_EQ(safety.overlaps_fenced_off, 1);
+  const Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "safe");
+  ASSERT_EQ(verdict.reasons.size(), 1u);
+  EXPECT_NE(verdict.reasons[0].find("refused"), std::string::npos);
+}
+
+TEST(Metrics, NearestRankPercentiles) {
+  std::vector<std::int64_t> samples;
+  for (int i = 100; i >= 1; --i) samples.push_back(i);
+  EXPECT_EQ(percentile(samples, 50), 50);
+  EXPECT_EQ(percentile(samples, 90), 90);
+  EXPECT_EQ(percentile(samples, 99), 99);
+  EXPECT_EQ(percentile(samples, 100), 100);
+  EXPECT_EQ(percentile({7}, 99), 7);
+  EXPECT_EQ(percentile({}, 50), 0);
+  const auto q = quantiles({3, 1, 2});
+  EXPECT_EQ(q.p50, 2);
+  EXPECT_EQ(q.max, 3);
+  EXPECT_EQ(q.count, 3);
+}
+
+TEST(Metrics, JainIndex) {
+  EXPECT_DOUBLE_EQ(jain_index({5, 5, 5, 5}), 1.0);
+  EXPECT_DOUBLE_EQ(jain_index({10, 0, 0, 0}), 0.25) << "one of four got everything: 1/n";
+  EXPECT_DOUBLE_EQ(jain_index({1, 3}), 16.0 / (2 * 10));
+  EXPECT_DOUBLE_EQ(jain_index({}), 1.0);
+  EXPECT_DOUBLE_EQ(jain_index({0, 0}), 1.0);
+}
+
+TEST(Metrics, HandoffIsExitToNextEnterByAnotherClient) {
+  const auto samples = handoff_samples_ns({section(0, 0, 10), section(1, 15, 20), section(1, 22, 30),
+                                           section(0, 40, 50), section(1, 45, 60)});
+  // 10->15 (client 0 -> 1): 5; 20->22 same client: skipped; 30->40 (1 -> 0): 10; 45 overlaps: skipped.
+  EXPECT_EQ(samples, (std::vector<std::int64_t>{5, 10}));
+}
+
+TEST(Metrics, ComputeMetricsFromAHistory) {
+  MetricsInput input;
+  auto a = section(0, 1'000'000, 2'000'000);
+  a.want_ns = 0;  // waited 1 ms in total
+  a.invoke_ns = 500'000;
+  input.records = {a, section(1, 3'000'000, 4'000'000)};
+  input.per_client_acquired = {1, 1};
+  input.open_waits_ns = {7'000'000};
+  input.acquired = 2;
+  input.elapsed_ns = 1'000'000'000;
+  const Metrics metrics = compute_metrics(input);
+  EXPECT_DOUBLE_EQ(metrics.acquisitions_per_s, 2.0);
+  EXPECT_EQ(metrics.acquire_us.max, 500);
+  EXPECT_EQ(metrics.wait_us.max, 1000);
+  EXPECT_EQ(metrics.max_wait_us, 7000) << "a wait still open at the end counts";
+  EXPECT_EQ(metrics.handoff_us.p50, 1000);
+  EXPECT_DOUBLE_EQ(metrics.jain, 1.0);
+}
+
+TEST(SharedHistoryTest, ChildProcessesWriteWhatTheParentReads) {
+  std::string why;
+  auto history = SharedHistory::create(2, 4, &why);
+  ASSERT_TRUE(history) << why;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    history->enter(1);
+    history->append(1, section(1, 5, 6));
+    history->slot(1).acquired.fetch_add(1);
+    history->exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  history->append(0, section(0, 1, 2));
+  const auto records = history->records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].client, 0u) << "sorted by enter time";
+  EXPECT_EQ(records[1].client, 1u);
+  EXPECT_EQ(history->slot(1).acquired.load(), 1);
+  EXPECT_EQ(history->header().max_occupancy.load(), 1);
+  EXPECT_EQ(history->header().occupancy.load(), 0);
+}
+
+TEST(SharedHistoryTest, AFullClientArrayRefusesAndIsFlagged) {
+  auto history = SharedHistory::create(1, 2, nullptr);
+  ASSERT_TRUE(history);
+  EXPECT_TRUE(history->append(0, section(0, 1, 2)));
+  EXPECT_TRUE(history->append(0, section(0, 3, 4)));
+  EXPECT_FALSE(history->append(0, section(0, 5, 6)));
+  EXPECT_EQ(history->slot(0).truncated.load(), 1);
+  EXPECT_EQ(history->records().size(), 2u);
+}
+
+TEST(Parsing, CommandstatsCallsExcludeInfo) {
+  const std::string info =
+      "# Commandstats\r\ncmdstat_set:calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\n"
+      "cmdstat_info:calls=4,usec=100\r\ncmdstat_evalsha:calls=3,usec=9\r\n";
+  EXPECT_EQ(parse_commandstats_calls(info), 15);
+  EXPECT_EQ(parse_commandstats_calls("# Commandstats\r\n"), 0);
+  EXPECT_FALSE(parse_commandstats_calls("cmdstat_get:usec=1\r\n"));
+}
+
+TEST(Parsing, Endpoints) {
+  std::string why;
+  auto endpoints = parse_endpoints("127.0.0.1:7001,127.0.0.1:7002", &why);
+  ASSERT_TRUE(endpoints) << why;
+  EXPECT_EQ(endpoints->size(), 2u);
+  EXPECT_EQ((*endpoints)[1].port, 7002);
+  EXPECT_FALSE(parse_endpoints("localhost:notaport", &why));
+  EXPECT_NE(why.find("notaport"), std::string::npos);
+}
+
+TEST(Parsing, StepActions) {
+  std::string why;
+  auto crash = parse_step_action("after-get-before-del:crash:2", &why);
+  ASSERT_TRUE(crash) << why;
+  EXPECT_EQ(crash->point, "after-get-before-del");
+  EXPECT_EQ(crash->kind, StepAction::Kind::crash);
+  EXPECT_EQ(crash->client, 2);
+  auto delay = parse_step_action("locklab:cs-enter:delay=30:-1:0", &why);
+  ASSERT_TRUE(delay) << why;
+  EXPECT_EQ(delay->point, kCsEnter);
+  EXPECT_EQ(delay->delay.count(), 30);
+  EXPECT_EQ(delay->times, 0);
+  EXPECT_FALSE(parse_step_action("point", &why));
+  EXPECT_FALSE(parse_step_action("point:explode", &why));
+  EXPECT_NE(why.find("explode"), std::string::npos);
+  EXPECT_FALSE(parse_step_action("point:delay=x", &why));
+}
+
+TEST(StepHooks, DelayActsOnlyOnItsClientAndOnlyTimesOften) {
+  StepAction action;
+  action.point = "p";
+  action.kind = StepAction::Kind::delay;
+  action.delay = std::chrono::milliseconds{30};
+  action.client = 1;
+  EXPECT_FALSE(make_step_hook({action}, 0)) << "client 0 gets no hook";
+  auto hook = make_step_hook({action}, 1);
+  ASSERT_TRUE(hook);
+  auto timed = [&](std::string_view point) {
+    const auto start = std::chrono::steady_clock::now();
+    hook(point);
+    return std::chrono::steady_clock::now() - start;
+  };
+  EXPECT_GE(timed("p"), std::chrono::milliseconds{30});
+  EXPECT_LT(timed("p"), std::chrono::milliseconds{30}) << "times = 1: the second hit passes";
+  EXPECT_LT(timed("other"), std::chrono::milliseconds{30});
+}
+
+}  // namespace
+}  // namespace locklab::harness

@@ -1,0 +1,217 @@
+// The built `locklab` binary end to end, against real redis-server processes
+// it starts itself: the lessons it must show, its exit codes, its bad-input
+// behaviour. Runs are small (a few hundred operations) to keep the suite fast.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "results.h"
+
+#ifndef LOCKLAB_BINARY
+#error "LOCKLAB_BINARY must name the built locklab executable"
+#endif
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class LocklabBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "locklab-e2e-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  // Runs locklab with `args` (already shell-quoted where needed), capturing both streams.
+  Outcome locklab(const std::string& args) const {
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    const std::string command = std::string("'") + LOCKLAB_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(command.c_str());
+    Outcome outcome;
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.out = slurp(out);
+    outcome.err = slurp(err);
+    return outcome;
+  }
+
+  static std::string slurp(const std::string& file) {
+    std::ifstream in(file);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  json result(const std::string& name) const {
+    auto loaded = load_run(path(name));
+    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
+    return loaded ? *loaded : json::object();
+  }
+
+  static void expect_one_line(const std::string& err) {
+    ASSERT_FALSE(err.empty());
+    EXPECT_EQ(err.find('\n'), err.size() - 1) << "exactly one line on stderr: " << err;
+    EXPECT_EQ(err.rfind("locklab: ", 0), 0u) << err;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(LocklabBinary, NoLockLosesUpdatesAcrossProcesses) {
+  // hold 2 ms: four read-modify-write windows overlap, so updates are lost every run.
+  const auto run = locklab("run --lock no-lock --clients 4 --ops 200 --hold 2 --json " + path("no-lock.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("no-lock.json");
+  EXPECT_EQ(r["verdict"], "violation");
+  EXPECT_GT(r["safety"]["lost_updates"].get<long long>(), 0);
+  EXPECT_GT(r["safety"]["overlaps"].get<long long>(), 0);
+  EXPECT_GE(r["safety"]["max_concurrent_holders"].get<int>(), 2);
+  EXPECT_EQ(r["counter"]["expected"].get<long long>(), 200);
+  EXPECT_EQ(r["counter"]["expected"].get<long long>() - r["counter"]["actual"].get<long long>(),
+            r["safety"]["lost_updates"].get<long long>());
+  EXPECT_EQ(r["config"]["mode"], "process");
+}
+
+TEST_F(LocklabBinary, LuaSafeDeleteIsSafeWithHoldBelowTtl) {
+  const auto run = locklab("run --lock lua-safe-delete --clients 4 --ops 200 --hold 1 --ttl 2000 --expect-safe --json " +
+                           path("g4.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json r = result("g4.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_EQ(r["safety"]["overlaps"], 0);
+  EXPECT_EQ(r["safety"]["lost_updates"], 0);
+  EXPECT_EQ(r["safety"]["wrong_owner_releases"], 0);
+  EXPECT_EQ(r["safety"]["max_concurrent_holders"], 1);
+  EXPECT_EQ(r["safety"]["keys_left"], 0);
+  EXPECT_EQ(r["counter"]["actual"], r["totals"]["acquired"]) << "every critical section counted exactly once";
+  EXPECT_EQ(r["counter"]["expected"], r["counter"]["actual"]);
+  EXPECT_EQ(r["totals"]["attempts"], 200);
+  // Each acquisition costs at least: SET NX, GET + SET counter, release script.
+  EXPECT_GE(r["cost"]["round_trips_per_acquisition"].get<double>(), 4.0);
+  EXPECT_GE(r["cost"]["server_commands_per_acquisition"].get<double>(), 2.0) << "SET NX + EVALSHA's GET/DEL";
+  EXPECT_EQ(r["fairness"]["per_client_acquired"].size(), 4u);
+}
+
+TEST_F(LocklabBinary, ThreadModeMeasuresToo) {
+  const auto run = locklab("run --lock lua-safe-delete --mode thread --clients 3 --ops 90 --hold 0 --json " +
+                           path("threads.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("threads.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_GT(r["cost"]["round_trips_per_acquisition"].get<double>(), 0.0) << "process-wide traffic counted once";
+}
+
+TEST_F(LocklabBinary, ExpectSafeTurnsAViolationIntoExit3) {
+  const auto run = locklab("run --lock local-mutex --clients 3 --ops 60 --hold 2 --expect-safe --json " + path("m.json"));
+  EXPECT_EQ(run.exit_code, 3) << "a mutex in each process excludes nothing across processes: " << run.err;
+  EXPECT_EQ(result("m.json")["verdict"], "violation") << "the result is still written";
+}
+
+TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
+  // The nemesis seam: client 0 dies (_exit) right after acquiring; setnx has no
+  // TTL, so everyone else waits forever for a key that never expires.
+  const auto run = locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
+                           "--step locklab:cs-enter:crash:0 --json " + path("dead.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("dead.json");
+  EXPECT_EQ(r["verdict"], "deadlock") << r["verdict_reasons"];
+  EXPECT_GE(r["safety"]["stalls"].get<int>(), 1);
+  EXPECT_EQ(r["safety"]["keys_left_without_ttl"], 1);
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_GT(r["totals"]["timeouts"].get<int>(), 0);
+}
+
+TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
+  // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
+  const auto run = locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
+                           "--step locklab:cs-enter:crash:0 --json " + path("ttl.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("ttl.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_EQ(r["safety"]["max_concurrent_holders"], 1) << "a dead client holds nothing";
+  EXPECT_GE(r["fairness"]["max_wait_us"].get<long long>(), 200'000) << "someone waited for the TTL to run out";
+  EXPECT_EQ(r["fairness"]["per_client_acquired"][0], 1) << "client 0 died in its first section";
+}
+
+TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
+  // hold 150 ms > ttl 50 ms: every lease lapses mid-section and the next client
+  // gets in. Unfenced, updates are lost; fenced, the stale holder is refused.
+  const std::string slow = " --clients 3 --duration 0.8 --hold 150 --ttl 50 --json ";
+  ASSERT_EQ(locklab("run --lock lua-safe-delete" + slow + path("g4.json")).exit_code, 0);
+  const json unfenced = result("g4.json");
+  EXPECT_EQ(unfenced["verdict"], "violation");
+  EXPECT_GT(unfenced["safety"]["overlaps"].get<int>(), 0);
+
+  ASSERT_EQ(locklab("run --lock fenced" + slow + path("g7.json")).exit_code, 0);
+  const json fenced = result("g7.json");
+  EXPECT_EQ(fenced["verdict"], "safe") << fenced["verdict_reasons"];
+  EXPECT_GT(fenced["safety"]["stale_writes_rejected"].get<int>(), 0);
+  EXPECT_GT(fenced["safety"]["overlaps_fenced_off"].get<int>(), 0) << "the lease did lapse";
+  EXPECT_EQ(fenced["safety"]["lost_updates"], 0);
+  EXPECT_EQ(fenced["counter"]["expected"], fenced["counter"]["actual"]);
+}
+
+TEST_F(LocklabBinary, UnreachableRedisIsARuntimeFailureWithNoResult) {
+  const auto run = locklab("run --lock lua-safe-delete --redis 127.0.0.1:1 --ops 10 --json " + path("none.json"));
+  EXPECT_EQ(run.exit_code, 1);
+  expect_one_line(run.err);
+  EXPECT_NE(run.err.find("127.0.0.1:1"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(path("none.json")));
+}
+
+TEST_F(LocklabBinary, BadFlagsAreUsageErrors) {
+  const std::string json = " --json " + path("bad.json");
+  const std::vector<std::string> cases = {
+      "run" + json, "run --lock no-such-lock" + json, "run --lock no-lock --clients 0" + json,
+      "run --lock no-lock --clients many" + json, "run --lock no-lock --mode fibers" + json,
+      "run --lock no-lock --ops 5 --duration 1" + json, "run --lock no-lock --redis nonsense" + json,
+      "run --lock no-lock --hold -1" + json, "run --lock no-lock --step p:explode" + json,
+      "run --lock no-lock --json /nonexistent-dir/x.json", "frobnicate", "compare --lock no-such-lock",
+      "report --out " + path("r")};
+  for (const auto& args : cases) {
+    const auto run = locklab(args);
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.err;
+    expect_one_line(run.err);
+    EXPECT_FALSE(fs::exists(path("bad.json"))) << args;
+  }
+  EXPECT_EQ(locklab("run --help").exit_code, 0);
+  EXPECT_EQ(locklab("compare --help").exit_code, 0);
+}
+
+TEST_F(LocklabBinary, CompareWritesRunsReportAndCounterTable) {
+  const auto run = locklab("compare --quick --duration 0.4 --clients 3 --lock no-lock --lock lua-safe-delete --out " +
+                           path("cmp"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(result("cmp/no-lock.json")["verdict"], "violation");
+  EXPECT_EQ(result("cmp/lua-safe-delete.json")["verdict"], "safe");
+  EXPECT_TRUE(fs::exists(path("cmp/report.md")));
+  EXPECT_NE(slurp(path("cmp/report.html")).find("<svg"), std::string::npos);
+  EXPECT_NE(run.out.find("Counter demo"), std::string::npos) << run.out;
+
+  // `report` re-renders stored runs; a file that is no run is a usage error.
+  EXPECT_EQ(locklab("report " + path("cmp/no-lock.json") + " " + path("cmp/lua-safe-delete.json") + " --out " +
+                    path("again")).exit_code, 0);
+  EXPECT_TRUE(fs::exists(path("again/report.html")));
+  EXPECT_EQ(locklab("report " + path("cmp/report.md") + " --out " + path("bad")).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace locklab::harness

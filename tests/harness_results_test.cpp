@@ -1,0 +1,143 @@
+// Result documents: required keys, atomic writes (never a partial file), the report.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "report.h"
+#include "results.h"
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "locklab-results-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path operator/(const std::string& name) const { return fs::path(path_) / name; }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename().string());
+    return names;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A document with every required key, filled with plausible values.
+json complete_document(const std::string& lock = "lua-safe-delete") {
+  json document = json::object();
+  for (const auto& key : required_run_keys()) document[json::json_pointer(key)] = 0;
+  document["schema"] = kRunSchema;
+  document["lock"] = lock;
+  document["config"] = {{"clients", 2}, {"mode", "process"}, {"duration_s", 1.0}};
+  document["redis"]["endpoints"] = json::array({"127.0.0.1:7000"});
+  document["redis"]["version"] = "7.0.15";
+  document["fairness"]["per_client_acquired"] = {3, 4};
+  document["verdict"] = "violation";
+  document["verdict_reasons"] = {"1 overlapping critical-section pairs (up to 2 holders at once)"};
+  document["safety"]["overlaps"] = 1;
+  document["timeline"] = {{"clients", 2},
+                          {"sections", {{0, 0.0, 1.0}, {1, 0.5, 1.5}, {0, 2.0, 2.5}}},
+                          {"overlaps", {{0.5, 1.0}}}};
+  return document;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Results, CompleteDocumentRoundTrips) {
+  TempDir dir;
+  const json document = complete_document();
+  EXPECT_TRUE(missing_run_keys(document).empty());
+  const auto path = (dir / "run.json").string();
+  ASSERT_TRUE(write_json_atomically(path, document));
+  auto loaded = load_run(path);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(*loaded, document);
+}
+
+TEST(Results, EveryRequiredKeyIsChecked) {
+  for (const auto& key : required_run_keys()) {
+    json document = complete_document();
+    const json::json_pointer pointer(key);
+    document[pointer.parent_pointer()].erase(pointer.back());
+    const auto missing = missing_run_keys(document);
+    ASSERT_EQ(missing.size(), 1u) << key;
+    EXPECT_EQ(missing.front(), key);
+  }
+  json wrong_schema = complete_document();
+  wrong_schema["schema"] = "locklab.run/0";
+  EXPECT_FALSE(missing_run_keys(wrong_schema).empty());
+}
+
+TEST(Results, LoadRejectsGarbageWithItsFileName) {
+  TempDir dir;
+  const auto path = (dir / "garbage.json").string();
+  std::ofstream(path) << "{ not json";
+  auto loaded = load_run(path);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find("garbage.json"), std::string::npos);
+  std::ofstream(path, std::ios::trunc) << R"({"schema": "locklab.run/1"})";
+  EXPECT_FALSE(load_run(path));
+}
+
+TEST(Results, AtomicWriteReplacesWholeAndLeavesNoTempFile) {
+  TempDir dir;
+  const auto path = (dir / "out.json").string();
+  ASSERT_TRUE(write_file_atomically(path, std::string(100'000, 'a')));
+  ASSERT_TRUE(write_file_atomically(path, "short"));
+  EXPECT_EQ(slurp(path), "short");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"out.json"}) << "no temp file left behind";
+}
+
+TEST(Results, FailedAtomicWriteLeavesNothingAtThePath) {
+  TempDir dir;
+  // Into a missing directory: nothing created anywhere.
+  EXPECT_FALSE(write_file_atomically((dir / "missing/out.json").string(), "x"));
+  EXPECT_TRUE(dir.entries().empty());
+  // Onto a directory: rename fails, the directory stays, the temp file is removed.
+  fs::create_directory(dir / "taken");
+  auto failed = write_file_atomically((dir / "taken").string(), "x");
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("taken"), std::string::npos);
+  EXPECT_TRUE(fs::is_directory(dir / "taken"));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken"});
+}
+
+TEST(Report, MarkdownHtmlAndCounterTable) {
+  TempDir dir;
+  const RunDocuments runs = {complete_document("no-lock"), complete_document("lua-safe-delete")};
+  const std::string markdown = markdown_report(runs);
+  EXPECT_NE(markdown.find("| no-lock | violation |"), std::string::npos) << markdown;
+  const std::string html = html_report(runs);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("fill=\"#d62728\""), std::string::npos) << "overlapping sections drawn in red";
+  EXPECT_EQ(html.find("http"), std::string::npos) << "self-contained: no links to fetch";
+  EXPECT_NE(counter_table(runs).find("lua-safe-delete"), std::string::npos);
+  ASSERT_TRUE(write_report(runs, (dir / "report").string()));
+  EXPECT_TRUE(fs::exists(dir / "report/report.md"));
+  EXPECT_TRUE(fs::exists(dir / "report/report.html"));
+}
+
+TEST(Report, EscapesNamesInHtml) {
+  const std::string html = html_report({complete_document("<script>")});
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace locklab::harness
