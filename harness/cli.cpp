@@ -45,6 +45,7 @@ struct WorkloadFlags {
   std::int64_t ops = 0;
   double duration = 0;
   int hold = 1, ttl = 2000, wait = 1000, retry = 5, nodes = 5, stall = 0;
+  int wait_replicas = 0, wait_replicas_timeout = 100;
   std::string mode = "process";
   std::string redis, counter_redis;
   std::uint64_t seed = 1;
@@ -70,6 +71,11 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--nodes", f.nodes, "Masters to start for multi-node generations (Redlock)")->capture_default_str();
   app.add_option("--seed", f.seed, "Seed, recorded for replay (reserved for randomized nemeses)")->capture_default_str();
   app.add_option("--stall", f.stall, "Stall threshold in ms (default 3 x ttl)");
+  app.add_option("--wait-replicas", f.wait_replicas,
+                 "Failover guard (lua-safe-delete, reentrant-watchdog): WAIT for N replicas after acquiring; "
+                 "without --redis, starts N replicas")
+      ->capture_default_str();
+  app.add_option("--wait-replicas-timeout", f.wait_replicas_timeout, "WAIT timeout in ms")->capture_default_str();
 }
 
 // Flags -> RunOptions; a usage problem comes back as a message.
@@ -82,6 +88,8 @@ std::optional<std::string> apply(const WorkloadFlags& f, RunOptions& options) {
   options.wait_ms = f.wait;
   options.retry_ms = f.retry;
   options.nodes = f.nodes;
+  options.wait_replicas = f.wait_replicas;
+  options.wait_replicas_timeout_ms = f.wait_replicas_timeout;
   options.stall_ms = f.stall;
   options.seed = f.seed;
   options.mode = f.mode == "thread" ? ClientMode::thread : ClientMode::process;
@@ -192,6 +200,14 @@ int main(int argc, char** argv) {
   std::string report_out;
   rep->add_option("results", files, "Run result JSON files")->required()->check(CLI::ExistingFile);
   rep->add_option("--out", report_out, "Output directory")->required();
+
+  const auto is_command = [&app](const std::string& word) {
+    for (const auto* sub : app.get_subcommands({}))
+      if (sub->get_name() == word) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
+    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, run, compare or report; see: locklab --help)");
 
   try {
     app.parse(argc, argv);

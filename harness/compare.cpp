@@ -58,9 +58,16 @@ int compare(const CompareOptions& options) {
     std::fprintf(stderr, "locklab: no generations registered: nothing to compare\n");
     return 1;
   }
+  // The failover guard is a knob of the generations that implement it; the others run without it.
+  auto options_for = [&options](const std::string& lock) {
+    RunOptions run = options.base;
+    run.lock = lock;
+    const Generation* generation = find_generation(lock);
+    if (generation != nullptr && !generation->honours_wait_replicas) run.wait_replicas = 0;
+    return run;
+  };
   {
-    RunOptions probe = options.base;
-    probe.lock = locks.front();
+    RunOptions probe = options_for(locks.front());
     if (auto problem = invalid_run_options(probe)) {
       std::fprintf(stderr, "locklab: %s\n", problem->c_str());
       return 2;
@@ -79,8 +86,7 @@ int compare(const CompareOptions& options) {
   RunDocuments runs;
   int exit_code = 0;
   for (std::size_t i = 0; i < locks.size(); ++i) {
-    RunOptions run = options.base;
-    run.lock = locks[i];
+    RunOptions run = options_for(locks[i]);
     run.progress = options.base.progress;
     std::fprintf(stderr, "locklab compare: [%zu/%zu] %s ...\n", i + 1, locks.size(), run.lock.c_str());
     auto document = measure(run);

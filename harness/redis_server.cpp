@@ -293,24 +293,35 @@ redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& 
   return servers;
 }
 
-redis::Result<ServerList> start_master_with_replica(const ServerOptions& options) {
+namespace {
+
+redis::Status wait_for_replication_link(const RedisServer& replica, std::chrono::milliseconds timeout) {
+  auto link = redis::Connection::connect(replica.connection_options());
+  if (!link) return link.error();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto info = link->command({"INFO", "replication"});
+    if (info && info->text().find("master_link_status:up") != std::string_view::npos) return redis::Done{};
+    std::this_thread::sleep_for(20ms);
+  }
+  return Error{ErrorKind::timeout, "replica " + replica.endpoint().to_string() + " did not connect to its master in time"};
+}
+
+}  // namespace
+
+redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options) {
   auto servers = start_masters(1, options);
   if (!servers) return servers.error();
   ServerOptions replica_options = options;
   replica_options.replica_of = servers->front()->endpoint();
-  auto replica = RedisServer::start(replica_options);
-  if (!replica) return replica.error();
-  servers->push_back(std::move(replica).value());
-
-  auto link = redis::Connection::connect(servers->back()->connection_options());
-  if (!link) return link.error();
-  const auto deadline = std::chrono::steady_clock::now() + options.start_timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto info = link->command({"INFO", "replication"});
-    if (info && info->text().find("master_link_status:up") != std::string_view::npos) return servers;
-    std::this_thread::sleep_for(20ms);
+  for (std::size_t i = 0; i < replicas; ++i) {
+    auto replica = RedisServer::start(replica_options);
+    if (!replica) return replica.error();
+    servers->push_back(std::move(replica).value());
   }
-  return Error{ErrorKind::timeout, "replica did not connect to its master in time"};
+  for (std::size_t i = 1; i < servers->size(); ++i)
+    if (auto up = wait_for_replication_link(*(*servers)[i], options.start_timeout); !up) return up.error();
+  return servers;
 }
 
 }  // namespace locklab::harness

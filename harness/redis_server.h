@@ -67,8 +67,12 @@ using ServerList = std::vector<std::unique_ptr<RedisServer>>;
 // N independent masters (Redlock).
 redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& options = {});
 
-// servers[0] = master, servers[1] = replica, replication link up.
-redis::Result<ServerList> start_master_with_replica(const ServerOptions& options = {});
+// servers[0] = master, servers[1..replicas] = its replicas, every replication link up.
+redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options = {});
+
+inline redis::Result<ServerList> start_master_with_replica(const ServerOptions& options = {}) {
+  return start_master_with_replicas(1, options);
+}
 
 // The redis-server binary that start() would use, or an error saying how to get one.
 redis::Result<std::string> find_redis_server(const std::string& preferred = {});

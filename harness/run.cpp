@@ -91,9 +91,15 @@ redis::Result<Servers> provide_servers(const RunOptions& options, const Generati
     return servers;
   }
   const std::size_t lock_count = !generation.uses_redis ? 0 : generation.multi_node ? options.nodes : 1;
-  auto started = start_masters(lock_count + 1);
+  // With the failover guard on, the lock server gets replicas to WAIT for; the
+  // clients talk to the master only (servers.owned[0]).
+  auto started = options.wait_replicas > 0 ? start_master_with_replicas(static_cast<std::size_t>(options.wait_replicas))
+                                           : start_masters(lock_count);
   if (!started) return Error{ErrorKind::io, "cannot start redis-server: " + started.error().message};
+  auto counter_server = RedisServer::start();
+  if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
   servers.owned = std::move(started).value();
+  servers.owned.push_back(std::move(counter_server).value());
   for (std::size_t i = 0; i < lock_count; ++i) servers.lock.push_back(servers.owned[i]->connection_options());
   servers.counter_server = servers.owned.back().get();
   servers.counter = servers.counter_server->connection_options();
@@ -126,6 +132,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
           {"nodes", generation.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
                                           : (generation.uses_redis ? 1 : 0)},
+          {"wait_replicas", options.wait_replicas},
+          {"wait_replicas_timeout_ms", options.wait_replicas_timeout_ms},
           {"key", options.key},
           {"seed", options.seed},
           {"stall_ms", options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms},
@@ -216,6 +224,10 @@ std::optional<std::string> invalid_run_options(const RunOptions& options) {
   if (options.nodes < 1 || options.nodes > 15) return "--nodes must be between 1 and 15";
   if (options.stall_ms < 0) return "--stall must be >= 0 ms";
   if (options.key.empty()) return "--key must not be empty";
+  if (options.wait_replicas < 0 || options.wait_replicas > 5) return "--wait-replicas must be between 0 and 5";
+  if (options.wait_replicas_timeout_ms < 1) return "--wait-replicas-timeout must be >= 1 ms";
+  if (options.wait_replicas > 0 && !generation->honours_wait_replicas)
+    return "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not " + options.lock;
   return std::nullopt;
 }
 
@@ -227,6 +239,8 @@ WorkloadConfig workload_config(const RunOptions& options, const Servers& servers
   workload.lock.key = options.key;
   workload.lock.ttl = milliseconds{options.ttl_ms};
   workload.lock.retry_interval = milliseconds{options.retry_ms};
+  workload.lock.wait_replicas = options.wait_replicas;
+  workload.lock.wait_replicas_timeout = milliseconds{options.wait_replicas_timeout_ms};
   for (const auto& server : servers.lock) {
     redis::ConnectionOptions client = server;
     // A lock may legitimately block up to its wait (+ a lease) on one call.

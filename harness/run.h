@@ -28,6 +28,8 @@ struct RunOptions {
   std::vector<redis::Endpoint> redis;          // empty: start our own servers
   std::optional<redis::Endpoint> counter_redis;  // with --redis: default = the first lock server
   int nodes = 5;                                 // multi-node generations without --redis
+  int wait_replicas = 0;            // the failover guard (generations 4, 5); own servers: start this many replicas
+  int wait_replicas_timeout_ms = 100;
   std::string key = "locklab:lock";
   std::uint64_t seed = 1;
   int stall_ms = 0;  // 0 = 3 x ttl (faults.md: deadlock = no acquire for k x TTL, k ~ 3)

@@ -33,12 +33,13 @@ const std::vector<Generation>& generations() {
        "GET then DEL: a lock that expired in between is deleted from its next holder", true, false,
        SetNxPxTokenLock::create},
       {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
-       "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create},
+       "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create,
+       /*honours_wait_replicas=*/true},
       // Generation 5 (docs/generations.md, "Generation 5").
       {"reentrant-watchdog", "5",
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
-       true, false, ReentrantWatchdogLock::create},
+       true, false, ReentrantWatchdogLock::create, /*honours_wait_replicas=*/true},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
        "SET NX PX with one random token on N independent masters at once; quorum N/2+1; "

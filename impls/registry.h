@@ -22,6 +22,7 @@ struct Generation {
   bool uses_redis = true;
   bool multi_node = false;  // needs N independent masters (Redlock)
   std::function<LockResult(const LockConfig&)> make;
+  bool honours_wait_replicas = false;  // LockConfig::wait_replicas (the failover guard) is implemented
 };
 
 // All generations, in teaching order.

@@ -169,6 +169,18 @@ TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   EXPECT_EQ(fenced["counter"]["expected"], fenced["counter"]["actual"]);
 }
 
+TEST_F(LocklabBinary, WaitReplicasStartsAReplicaAndGuardsEveryAcquire) {
+  const auto run = locklab("run --lock lua-safe-delete --wait-replicas 1 --clients 2 --ops 40 --expect-safe --json " +
+                           path("guarded.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json r = result("guarded.json");
+  EXPECT_EQ(r["config"]["wait_replicas"], 1);
+  EXPECT_EQ(r["totals"]["errors"], 0) << "the started replica acknowledged every lock";
+  EXPECT_EQ(r["counter"]["expected"], r["counter"]["actual"]);
+  // SET NX + WAIT + the release script's GET and DEL, at least, on the lock server.
+  EXPECT_GE(r["cost"]["server_commands_per_acquisition"].get<double>(), 4.0);
+}
+
 TEST_F(LocklabBinary, UnreachableRedisIsARuntimeFailureWithNoResult) {
   const auto run = locklab("run --lock lua-safe-delete --redis 127.0.0.1:1 --ops 10 --json " + path("none.json"));
   EXPECT_EQ(run.exit_code, 1);
@@ -184,7 +196,8 @@ TEST_F(LocklabBinary, BadFlagsAreUsageErrors) {
       "run --lock no-lock --clients many" + json, "run --lock no-lock --mode fibers" + json,
       "run --lock no-lock --ops 5 --duration 1" + json, "run --lock no-lock --redis nonsense" + json,
       "run --lock no-lock --hold -1" + json, "run --lock no-lock --step p:explode" + json,
-      "run --lock no-lock --json /nonexistent-dir/x.json", "frobnicate", "compare --lock no-such-lock",
+      "run --lock no-lock --json /nonexistent-dir/x.json", "frobnicate",
+      "run --lock setnx --wait-replicas 1" + json, "run --lock lua-safe-delete --wait-replicas -1" + json, "compare --lock no-such-lock",
       "report --out " + path("r")};
   for (const auto& args : cases) {
     const auto run = locklab(args);
