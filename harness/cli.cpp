@@ -165,6 +165,17 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
 
 }  // namespace
 
+// argv as one line a reader can paste back into a shell (words with spaces quoted).
+static std::string command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (!line.empty()) line += ' ';
+    line += word.find_first_of(" \t'\"$") == std::string::npos ? word : "'" + word + "'";
+  }
+  return line;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"locklab: Redis distributed-lock generations under contention, judged and compared"};
   app.require_subcommand(1);
@@ -224,6 +235,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return list_generations();
     if (run->parsed()) {
       RunOptions options;
+      options.command = command_line(argc, argv);
       options.lock = lock;
       options.key = key;
       if (auto problem = apply(run_flags, options)) return complain(kUsage, *problem);
@@ -246,6 +258,7 @@ int main(int argc, char** argv) {
       if (auto problem = apply(compare_flags, options.base)) return complain(kUsage, *problem);
       if (compare_flags.duration_option->count() == 0) options.base.duration_s = default_duration;
       options.base.progress = true;
+      options.base.command = command_line(argc, argv);
       return compare(options);
     }
     if (rep->parsed()) return report_files(files, report_out);

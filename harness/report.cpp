@@ -91,6 +91,7 @@ std::string config_line(const RunDocuments& runs) {
   out << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
       << c.value("wait_ms", 0) << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis "
       << text(runs.front(), "/redis/version") << ", " << number(runs.front(), "/machine/cores") << " cores";
+  if (const auto command = c.value("command", std::string()); !command.empty()) out << ". Made by: `" << command << "`";
   return out.str();
 }
 

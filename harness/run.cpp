@@ -139,6 +139,7 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"stall_ms", options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms},
           {"step", options.step_specs},
           {"json", options.json_path.empty() ? json(nullptr) : json(options.json_path)},
+          {"command", options.command},
           {"expect_safe", options.expect_safe}};
 }
 

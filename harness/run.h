@@ -37,6 +37,7 @@ struct RunOptions {
   std::vector<std::string> step_specs;  // as given, for the record
   bool progress = false;
   std::string json_path;  // recorded in config only; the caller writes
+  std::string command;    // the command line that asked for this run, recorded for reproduction
   bool expect_safe = false;  // recorded in config only; the CLI decides the exit code
 };
 

@@ -107,6 +107,8 @@ TEST_F(LocklabBinary, LuaSafeDeleteIsSafeWithHoldBelowTtl) {
   EXPECT_GE(r["cost"]["round_trips_per_acquisition"].get<double>(), 4.0);
   EXPECT_GE(r["cost"]["server_commands_per_acquisition"].get<double>(), 2.0) << "SET NX + EVALSHA's GET/DEL";
   EXPECT_EQ(r["fairness"]["per_client_acquired"].size(), 4u);
+  EXPECT_NE(r["config"]["command"].get<std::string>().find("run --lock lua-safe-delete --clients 4"), std::string::npos)
+      << "the document says how to make it again";
 }
 
 TEST_F(LocklabBinary, ThreadModeMeasuresToo) {
