@@ -307,6 +307,23 @@ redis::Status wait_for_replication_link(const RedisServer& replica, std::chrono:
   return Error{ErrorKind::timeout, "replica " + replica.endpoint().to_string() + " did not connect to its master in time"};
 }
 
+// "Link up" is not yet "acknowledging": a freshly synced replica may take a
+// second to send its first REPLCONF ACK, and a WAIT with a short timeout would
+// count it as missing. One write + a long WAIT makes the set ready for WAIT.
+redis::Status wait_for_first_acknowledgement(const RedisServer& master, std::size_t replicas,
+                                             std::chrono::milliseconds timeout) {
+  auto connection = redis::Connection::connect(master.connection_options());
+  if (!connection) return connection.error();
+  const std::string key = "locklab:replication-warm-up";
+  auto acked = connection->command({"SET", key, "1"});
+  if (acked) acked = connection->command({"WAIT", std::to_string(replicas), std::to_string(timeout.count())});
+  if (!acked) return acked.error();
+  (void)connection->command({"DEL", key});
+  if (acked->integer() < static_cast<long long>(replicas))
+    return Error{ErrorKind::timeout, "replicas did not acknowledge a write within " + std::to_string(timeout.count()) + " ms"};
+  return redis::Done{};
+}
+
 }  // namespace
 
 redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options) {
@@ -321,6 +338,8 @@ redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const
   }
   for (std::size_t i = 1; i < servers->size(); ++i)
     if (auto up = wait_for_replication_link(*(*servers)[i], options.start_timeout); !up) return up.error();
+  if (auto acking = wait_for_first_acknowledgement(*servers->front(), replicas, options.start_timeout); !acking)
+    return acking.error();
   return servers;
 }
 

@@ -67,7 +67,8 @@ using ServerList = std::vector<std::unique_ptr<RedisServer>>;
 // N independent masters (Redlock).
 redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& options = {});
 
-// servers[0] = master, servers[1..replicas] = its replicas, every replication link up.
+// servers[0] = master, servers[1..replicas] = its replicas, every replication
+// link up and every replica already acknowledging writes (ready for WAIT).
 redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options = {});
 
 inline redis::Result<ServerList> start_master_with_replica(const ServerOptions& options = {}) {

@@ -33,14 +33,6 @@ Acquire SetnxExpireLock::try_acquire(std::chrono::milliseconds wait) {
   });
 }
 
-Release SetnxExpireLock::release() {
-  clear_error();
-  if (!held_) return Release::not_owner;
-  step_("before-del");
-  auto reply = call({"DEL", key_});
-  if (!reply) return release_failed(reply.error());
-  held_ = false;
-  return reply->integer() == 1 ? Release::released : Release::already_expired;
-}
+Release SetnxExpireLock::release() { return blind_del(held_); }
 
 }  // namespace locklab

@@ -56,14 +56,6 @@ std::optional<Acquire> GetsetTimestampLock::attempt() {
   return Acquire::acquired;
 }
 
-Release GetsetTimestampLock::release() {
-  clear_error();
-  if (!held_) return Release::not_owner;
-  step_("before-del");
-  auto reply = call({"DEL", key_});
-  if (!reply) return release_failed(reply.error());
-  held_ = false;
-  return reply->integer() == 1 ? Release::released : Release::already_expired;
-}
+Release GetsetTimestampLock::release() { return blind_del(held_); }
 
 }  // namespace locklab

@@ -4,17 +4,22 @@
 #include "token.h"
 
 namespace locklab {
-namespace {
 
 // 1 = deleted (ours), 0 = someone else's, -1 = no key.
-constexpr const char* kCompareAndDelete = R"lua(
+const char* const kCompareAndDeleteLua = R"lua(
 local current = redis.call('get', KEYS[1])
 if current == ARGV[1] then return redis.call('del', KEYS[1]) end
 if current == false then return -1 end
 return 0
 )lua";
 
-}  // namespace
+Release compare_and_delete_outcome(long long code) {
+  switch (code) {
+    case 1: return Release::released;
+    case -1: return Release::already_expired;
+    default: return Release::not_owner;
+  }
+}
 
 LockResult LuaSafeDeleteLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return config_error("lua-safe-delete", *problem);
@@ -26,7 +31,7 @@ LuaSafeDeleteLock::LuaSafeDeleteLock(const LockConfig& config)
       config_(config),
       token_(config.owner.empty() ? random_token_128() : config.owner),
       ttl_ms_(std::to_string(config.ttl.count())),
-      compare_and_delete_(kCompareAndDelete) {}
+      compare_and_delete_(kCompareAndDeleteLua) {}
 
 Acquire LuaSafeDeleteLock::try_acquire(std::chrono::milliseconds wait) {
   return poll(wait, [this]() -> std::optional<Acquire> {
@@ -50,11 +55,7 @@ Release LuaSafeDeleteLock::release() {
   step_("before-release");
   auto reply = call(compare_and_delete_, {key_}, {token_});
   if (!reply) return release_failed(reply.error());
-  switch (reply->integer()) {
-    case 1: return Release::released;
-    case -1: return Release::already_expired;
-    default: return Release::not_owner;
-  }
+  return compare_and_delete_outcome(reply->integer());
 }
 
 }  // namespace locklab

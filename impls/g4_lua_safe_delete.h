@@ -37,6 +37,11 @@
 
 namespace locklab {
 
+// The release script above, shared with generation 7 (fenced = this + a token).
+extern const char* const kCompareAndDeleteLua;
+// Its reply as an outcome: 1 released, -1 already_expired, 0 not_owner.
+Release compare_and_delete_outcome(long long code);
+
 class LuaSafeDeleteLock final : public SingleServerLock {
  public:
   static LockResult create(const LockConfig& config);

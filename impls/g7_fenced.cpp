@@ -1,7 +1,7 @@
 // Generation 7: fenced lease lock.
 //
 //   acquire  EVALSHA <kAcquire> 2 <key> <fence-key> <token> <ttl_ms>   -> fencing token, or 0 if busy
-//   release  EVALSHA <kCompareAndDelete> 1 <key> <token>               -> 1 released, -1 gone, 0 not ours
+//   release  EVALSHA <kCompareAndDeleteLua> 1 <key> <token>               -> 1 released, -1 gone, 0 not ours
 //   fence key "{<key>}:fence": a plain counter, no TTL, never deleted by the lock.
 //
 // Race it still has: the lease is generation 4's and lapses the same way. A
@@ -21,6 +21,7 @@
 // it has seen: a loss of liveness, never of safety (fail-closed).
 #include "g7_fenced.h"
 
+#include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token
 #include "token.h"
 
 namespace locklab {
@@ -35,14 +36,6 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local fence = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 return fence
-)lua";
-
-// KEYS[1] lock, ARGV[1] our token (generation 4's script).
-constexpr const char* kCompareAndDelete = R"lua(
-local current = redis.call('get', KEYS[1])
-if current == ARGV[1] then return redis.call('del', KEYS[1]) end
-if current == false then return -1 end
-return 0
 )lua";
 
 }  // namespace
@@ -64,7 +57,7 @@ FencedLock::FencedLock(const LockConfig& config)
       ttl_(config.ttl),
       fence_key_(fence_key_for(config.key)),
       acquire_(kAcquire),
-      compare_and_delete_(kCompareAndDelete) {}
+      compare_and_delete_(kCompareAndDeleteLua) {}
 
 // A lost reply (or a lost SCRIPT LOAD before the first EVALSHA: conservative)
 // is `unknown`: the script may have run.
@@ -92,11 +85,7 @@ Release FencedLock::release() {
   if (!reply->is_integer()) return fail(Release::error, "fenced: unexpected release reply " + reply->describe());
   fence_.reset();
   valid_until_.reset();
-  switch (reply->integer()) {
-    case 1: return Release::released;
-    case -1: return Release::already_expired;
-    default: return Release::not_owner;
-  }
+  return compare_and_delete_outcome(reply->integer());
 }
 
 }  // namespace locklab

@@ -33,6 +33,16 @@ redis::Result<redis::Reply> SingleServerLock::call(redis::Script& script, const 
   return script.run(**connection, keys, args);  // error replies are already Errors
 }
 
+Release SingleServerLock::blind_del(bool& held) {
+  clear_error();
+  if (!held) return Release::not_owner;
+  step_("before-del");
+  auto reply = call({"DEL", key_});
+  if (!reply) return release_failed(reply.error());
+  held = false;
+  return reply->integer() == 1 ? Release::released : Release::already_expired;
+}
+
 redis::Error config_error(std::string_view generation, const std::string& problem) {
   return {redis::ErrorKind::usage, std::string(generation) + ": " + problem};
 }

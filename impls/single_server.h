@@ -40,6 +40,11 @@ class SingleServerLock : public DistributedLock {
   Acquire probing_command_failed(const redis::Error& error) { return fail(Acquire::error, error.message); }
   Release release_failed(const redis::Error& error) { return fail(Release::error, error.message); }
 
+  // The release of generations 1, 1b and 2: `DEL key` without asking whose key
+  // it is (their shared race: a late DEL frees the next holder's lock). Step
+  // point "before-del". not_owner without a command when we never acquired.
+  Release blind_del(bool& held);
+
   // poll_until_acquired() with this lock's retry interval.
   template <class Attempt>
   Acquire poll(std::chrono::milliseconds wait, Attempt&& attempt) {

@@ -20,11 +20,6 @@ class ReplicaWaitTest : public ::testing::TestWithParam<std::string> {
     auto connection = redis::Connection::connect(master().connection_options());
     ASSERT_TRUE(connection);
     admin_.emplace(std::move(connection).value());
-    // A replica fresh from its initial sync may take ~1 s to acknowledge its first
-    // WAIT (seen under load): let that happen before any test times a WAIT.
-    ASSERT_TRUE(admin_->command({"SET", "warm-up", "1"}));
-    ASSERT_EQ(admin_->command({"WAIT", "1", "5000"})->integer(), 1);
-    ASSERT_TRUE(admin_->command({"DEL", "warm-up"}));
   }
 
   harness::RedisServer& master() { return *servers_[0]; }
