@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -89,6 +90,25 @@ redis::Result<int> free_loopback_port() {
   return port;
 }
 
+// Temp dirs are named locklab-redis-<owner pid>-XXXXXX. A dir whose owner is
+// gone was left by a process that could not clean up (SIGKILL, or a signal
+// exit: unlinking a tree is not async-signal-safe); the next launcher removes it.
+constexpr std::string_view kDirPrefix = "locklab-redis-";
+
+void remove_dirs_of_dead_owners() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kDirPrefix)) continue;
+    pid_t owner = 0;
+    const char* first = name.data() + kDirPrefix.size();
+    const auto [end, parse_error] = std::from_chars(first, name.data() + name.size(), owner);
+    if (parse_error != std::errc{} || *end != '-' || owner <= 0) continue;
+    if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
 bool answers_ping(const redis::Endpoint& endpoint, const std::string& password) {
@@ -160,8 +180,11 @@ redis::Result<std::unique_ptr<RedisServer>> RedisServer::start(ServerOptions opt
   if (!binary) return binary.error();
   options.binary = binary.value();
   install_signal_guard_once();
+  static std::once_flag swept;
+  std::call_once(swept, remove_dirs_of_dead_owners);
 
-  std::string dir_template = (std::filesystem::temp_directory_path() / "locklab-redis-XXXXXX").string();
+  std::string dir_template = (std::filesystem::temp_directory_path() /
+                              (std::string(kDirPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(dir_template.data()) == nullptr)
     return Error{ErrorKind::io, std::string("mkdtemp: ") + std::strerror(errno)};
   std::unique_ptr<RedisServer> server(new RedisServer(std::move(options), dir_template));

@@ -194,6 +194,27 @@ TEST(Launcher, ServerDiesWithItsParentEvenOnSigkill) {
   if (!gone) ::kill(server_pid, SIGKILL);
 }
 
+// Dirs of launchers that were SIGKILLed (no destructor ran) are swept by the next
+// process that starts a server.
+TEST(Launcher, TempDirOfADeadOwnerIsRemovedByTheNextLauncher) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // `child` is now a pid with no process
+  const auto stale = std::filesystem::temp_directory_path() / ("locklab-redis-" + std::to_string(child) + "-test");
+  std::filesystem::create_directories(stale / "inner");
+  // The sweep runs once per process, at its first start: run it in a fresh child.
+  const pid_t launcher = ::fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) ::_exit(harness::RedisServer::start() ? 0 : 1);
+  int status = 0;
+  ::waitpid(launcher, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const bool still_there = std::filesystem::exists(stale);
+  std::filesystem::remove_all(stale);
+  EXPECT_FALSE(still_there) << stale;
+}
+
 TEST(Launcher, MasterWithReplicaReplicates) {
   auto servers = harness::start_master_with_replica();
   ASSERT_TRUE(servers) << servers.error().message;
