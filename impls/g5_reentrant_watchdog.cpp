@@ -10,11 +10,21 @@
 namespace locklab {
 namespace {
 
-// KEYS[1] = lock, ARGV[1] = owner field, ARGV[2] = ttl ms.
+// KEYS[1] = lock, ARGV[1] = owner field, ARGV[2] = ttl ms, ARGV[3] = "1" for a
+// re-entry (we already hold it), "0" for a fresh acquire.
 // nil = acquired (or re-entered); an integer = the holder's PTTL (-1: no expiry).
+//
+// One departure from Redisson: a *fresh* acquire sets our count to 1 instead of
+// incrementing it. An earlier acquire whose reply was lost (Acquire::unknown)
+// may have left our field at 1; incrementing on top of it would make one
+// release leave the lock held until ttl. (tests: LostAcquireReplyIsUnknown)
 constexpr const char* kAcquireScript = R"lua(
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[1], 1)
+  if ARGV[3] == '1' then
+    redis.call('hincrby', KEYS[1], ARGV[1], 1)
+  else
+    redis.call('hset', KEYS[1], ARGV[1], 1)
+  end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil
 end
@@ -126,7 +136,8 @@ Acquire ReentrantWatchdogLock::wait_and_retry(const std::string& field,
 }
 
 ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string& field) {
-  auto reply = run(acquire_script_, {config_.key}, {field, std::to_string(config_.ttl.count())});
+  const char* reentry = holds(field) > 0 ? "1" : "0";
+  auto reply = run(acquire_script_, {config_.key}, {field, std::to_string(config_.ttl.count()), reentry});
   if (!reply) {
     // The script may have run and only its reply was lost: we may hold the lock.
     if (reply.error().outcome_unknown()) return Attempt::failed(fail(Acquire::unknown, reply.error().message));
@@ -141,20 +152,36 @@ ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string&
 
 Acquire ReentrantWatchdogLock::acquired(const std::string& field) {
   step_("after-acquire-script");
-  if (auto shortfall = replication_shortfall(field)) return fail(Acquire::error, *shortfall);
+  if (auto shortfall = replication_shortfall(field)) return fail(shortfall->undone ? Acquire::error : Acquire::unknown,
+                                                                 shortfall->why);
+  set_holds(field, holds(field) + 1);
   start_renewal(field);
   return Acquire::acquired;
 }
 
+int ReentrantWatchdogLock::holds(const std::string& field) {
+  std::lock_guard guard(mutex_);
+  const auto found = holds_.find(field);
+  return found == holds_.end() ? 0 : found->second;
+}
+
+void ReentrantWatchdogLock::set_holds(const std::string& field, int count) {
+  std::lock_guard guard(mutex_);
+  if (count > 0) holds_[field] = count;
+  else holds_.erase(field);
+}
+
 // Redisson's syncedEval: with wait_replicas > 0, WAIT on the connection that
 // ran the acquire script; too few acknowledgements => undo this hold (one
-// level: a re-entry keeps the outer holds) and do not claim the lock.
-std::optional<std::string> ReentrantWatchdogLock::replication_shortfall(const std::string& field) {
+// level: a re-entry keeps the outer holds) and do not claim the lock. If the
+// undo itself fails, the hold may still be there: the outcome is unknown.
+std::optional<ReentrantWatchdogLock::Shortfall> ReentrantWatchdogLock::replication_shortfall(const std::string& field) {
   if (config_.wait_replicas <= 0) return std::nullopt;
-  auto shortfall = locklab::replication_shortfall(command(wait_replicas_command(config_)), config_);
-  if (shortfall)
-    run(release_script_, {config_.key, channel_}, {field, std::to_string(config_.ttl.count()), kUnlockMessage});
-  return shortfall;
+  auto why = locklab::replication_shortfall(command(wait_replicas_command(config_)), config_);
+  if (!why) return std::nullopt;
+  auto undo = run(release_script_, {config_.key, channel_}, {field, std::to_string(config_.ttl.count()), kUnlockMessage});
+  const bool undone = undo && undo->is_integer();
+  return Shortfall{*why + (undone ? "" : "; undoing it failed too, the hold may remain"), undone};
 }
 
 void ReentrantWatchdogLock::start_renewal(const std::string& field) {
@@ -178,6 +205,7 @@ Release ReentrantWatchdogLock::release() {
   if (!reply || !reply->is_integer())
     return fail(Release::error, reply ? "release script answered " + reply->describe() : reply.error().message);
   const long long left = reply->integer();
+  set_holds(field, left > 0 ? static_cast<int>(left) : 0);
   if (left > 0) {
     start_renewal(field);
     return Release::still_held;
@@ -227,6 +255,7 @@ redis::Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_pro
     // A fork()ed child: never write on the parent's socket, never trust the parent's renewals.
     link_ = std::make_unique<redis::Link>(config_.servers.front());
     renewing_.clear();
+    holds_.clear();
     creator_ = ::getpid();
   }
   return link_->get();

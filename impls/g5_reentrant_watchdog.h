@@ -41,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -83,7 +84,13 @@ class ReentrantWatchdogLock final : public DistributedLock {
   Attempt attempt(const std::string& field);
   Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline);
   Acquire acquired(const std::string& field);
-  std::optional<std::string> replication_shortfall(const std::string& field);  // the WAIT guard
+  struct Shortfall {
+    std::string why;
+    bool undone;  // the hold was taken back; false = it may remain (Acquire::unknown)
+  };
+  std::optional<Shortfall> replication_shortfall(const std::string& field);  // the WAIT guard
+  int holds(const std::string& field);  // our re-entry depth as this object counts it
+  void set_holds(const std::string& field, int count);
   redis::Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
   redis::Result<redis::Reply> command(const redis::Args& args);
   redis::Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
@@ -104,6 +111,7 @@ class ReentrantWatchdogLock final : public DistributedLock {
   redis::Script release_script_;
   redis::Script force_script_;
   std::set<std::string> renewing_;  // fields this object asked the timer to renew
+  std::map<std::string, int> holds_;  // field -> holds we know we have (0 = absent)
 };
 
 }  // namespace locklab

@@ -314,6 +314,11 @@ TEST_F(ReentrantWatchdogTest, LostAcquireReplyIsUnknown) {
   EXPECT_EQ(outcome, Acquire::unknown) << "the script may have run: " << lock->last_error();
   EXPECT_FALSE(lock->last_error().empty());
   EXPECT_EQ(lock->try_acquire(0ms), Acquire::acquired) << "reconnects: " << lock->last_error();
+  // The paused server ran the lost script on resume (a hold of 1 we never
+  // learned of). The fresh acquire must not stack on it, or one release would
+  // leave the lock held - and renewed by nobody's watchdog - until ttl.
+  EXPECT_EQ(lock->release(), Release::released);
+  EXPECT_EQ(run({"EXISTS", kKey}).integer(), 0) << "one acquire, one release: the key is gone";
 }
 
 TEST_F(ReentrantWatchdogTest, BadConfigIsAnErrorValue) {
