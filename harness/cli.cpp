@@ -158,8 +158,12 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
     if (!document) return complain(kUsage, document.error().message);
     runs.push_back(std::move(*document));
   }
-  if (auto written = write_report(runs, out); !written) return complain(kRuntime, written.error().message);
-  std::printf("%s\nReport: %s/report.md, %s/report.html\n", markdown_report(runs).c_str(), out.c_str(), out.c_str());
+  try {
+    if (auto written = write_report(runs, out); !written) return complain(kRuntime, written.error().message);
+    std::printf("%s\nReport: %s/report.md, %s/report.html\n", markdown_report(runs).c_str(), out.c_str(), out.c_str());
+  } catch (const nlohmann::json::exception& e) {  // right keys, wrong types: still not a run document
+    return complain(kUsage, std::string("not a locklab.run/1 document: ") + e.what());
+  }
   return kOk;
 }
 

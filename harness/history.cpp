@@ -32,7 +32,7 @@ std::optional<SharedHistory> SharedHistory::create(int clients, std::size_t capa
                             sizeof(CsRecord) * capacity * static_cast<std::size_t>(clients);
   // Anonymous shared pages are zero-filled and only backed when touched, so a
   // generous capacity costs address space, not memory.
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     if (why) *why = std::string("mmap shared history: ") + std::strerror(errno);
     return std::nullopt;

@@ -65,8 +65,11 @@ void install_signal_guard_once() {
     action.sa_handler = kill_servers_and_reraise;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESETHAND;
-    ::sigaction(SIGINT, &action, &g_previous_int);
-    ::sigaction(SIGTERM, &action, &g_previous_term);
+    // A signal the caller ignores (a background job's SIGINT, nohup) stays ignored.
+    ::sigaction(SIGINT, nullptr, &g_previous_int);
+    ::sigaction(SIGTERM, nullptr, &g_previous_term);
+    if (g_previous_int.sa_handler != SIG_IGN) ::sigaction(SIGINT, &action, nullptr);
+    if (g_previous_term.sa_handler != SIG_IGN) ::sigaction(SIGTERM, &action, nullptr);
     // A handler installed by someone else before us keeps working only if we
     // chain; the harness installs none, so re-raising the default is enough.
   });

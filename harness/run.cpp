@@ -225,6 +225,21 @@ std::optional<std::string> invalid_run_options(const RunOptions& options) {
   if (options.nodes < 1 || options.nodes > 15) return "--nodes must be between 1 and 15";
   if (options.stall_ms < 0) return "--stall must be >= 0 ms";
   if (options.key.empty()) return "--key must not be empty";
+  // Bounds that keep every derived time (3 x ttl, wait + ttl, deadlines) far from overflow.
+  if (options.ttl_ms > 86'400'000) return "--ttl must be <= 86400000 ms (one day)";
+  if (options.wait_ms > 86'400'000) return "--wait must be <= 86400000 ms (one day)";
+  if (options.stall_ms > 86'400'000) return "--stall must be <= 86400000 ms (one day)";
+  if (options.hold_ms > 3'600'000) return "--hold must be <= 3600000 ms";
+  if (options.ops && *options.ops > 100'000'000) return "--ops must be <= 100000000";
+  for (const auto& step : options.steps) {
+    if (step.client >= options.clients)
+      return "--step " + step.point + ": client " + std::to_string(step.client) + " does not exist (--clients " +
+             std::to_string(options.clients) + ")";
+    // In thread mode the clients share the coordinator's process: stopping or
+    // exiting it would stop or end the whole run.
+    if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
+      return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
+  }
   if (options.wait_replicas < 0 || options.wait_replicas > 5) return "--wait-replicas must be between 0 and 5";
   if (options.wait_replicas_timeout_ms < 1) return "--wait-replicas-timeout must be >= 1 ms";
   if (options.wait_replicas > 0 && !generation->honours_wait_replicas)

@@ -289,8 +289,17 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
     }
     if (pid == 0) {
       become_client_process(parent);
-      Client client(config, history, i, std::move(hook));
-      ::_exit(client.run(/*report_traffic=*/true));  // never the parent's atexit/destructors
+      // Never the parent's atexit handlers or destructors (they would stop the
+      // coordinator's redis-servers): every way out of a client is _exit.
+      try {
+        Client client(config, history, i, std::move(hook));
+        ::_exit(client.run(/*report_traffic=*/true));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
+      } catch (...) {
+        std::fprintf(stderr, "locklab: client %d: unknown exception\n", i);
+      }
+      ::_exit(1);
     }
     running.push_back(pid);
   }
@@ -356,8 +365,12 @@ redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const S
   threads.reserve(static_cast<std::size_t>(config.clients));
   for (int i = 0; i < config.clients; ++i)
     threads.emplace_back([&, i, hook = nemesis.client_step_hook(i)]() mutable {
-      Client client(config, history, i, std::move(hook));
-      client.run(/*report_traffic=*/false);  // traffic is process-wide: measured once below
+      try {
+        Client client(config, history, i, std::move(hook));
+        client.run(/*report_traffic=*/false);  // traffic is process-wide: measured once below
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
+      }
       done.fetch_add(1);
     });
   auto finished = [&] { return done.load() == config.clients; };

@@ -1,17 +1,6 @@
 #include "single_server.h"
 
 namespace locklab {
-namespace {
-
-// Connecting failed or AUTH was lost: no lock command was sent, so the outcome
-// is known (not held), whatever the socket said.
-redis::Error not_sent(redis::Error error) {
-  if (error.outcome_unknown()) error.kind = redis::ErrorKind::io;
-  return error;
-}
-
-}  // namespace
-
 SingleServerLock::SingleServerLock(const LockConfig& config)
     : key_(config.key),
       step_(config.step),
@@ -20,7 +9,7 @@ SingleServerLock::SingleServerLock(const LockConfig& config)
 
 redis::Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
   auto connection = link_.get();
-  if (!connection) return not_sent(connection.error());
+  if (!connection) return connection.error();  // connect errors are never outcome-unknown
   auto reply = (*connection)->command(args);
   if (reply && reply->is_error()) return redis::reply_error(**connection, *reply, args.front());
   return reply;
@@ -29,7 +18,7 @@ redis::Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
 redis::Result<redis::Reply> SingleServerLock::call(redis::Script& script, const redis::Args& keys,
                                                    const redis::Args& args) {
   auto connection = link_.get();
-  if (!connection) return not_sent(connection.error());
+  if (!connection) return connection.error();  // connect errors are never outcome-unknown
   return script.run(**connection, keys, args);  // error replies are already Errors
 }
 

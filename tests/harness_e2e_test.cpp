@@ -199,7 +199,10 @@ TEST_F(LocklabBinary, BadFlagsAreUsageErrors) {
       "run --lock no-lock --ops 5 --duration 1" + json, "run --lock no-lock --redis nonsense" + json,
       "run --lock no-lock --hold -1" + json, "run --lock no-lock --step p:explode" + json,
       "run --lock no-lock --json /nonexistent-dir/x.json", "frobnicate",
-      "run --lock setnx --wait-replicas 1" + json, "run --lock lua-safe-delete --wait-replicas -1" + json, "compare --lock no-such-lock",
+      "run --lock setnx --wait-replicas 1" + json, "run --lock lua-safe-delete --wait-replicas -1" + json,
+      "run --lock setnx --clients 2 --step locklab:cs-enter:crash:5" + json,
+      "run --lock setnx --mode thread --step locklab:cs-enter:pause:0" + json,
+      "run --lock setnx --ttl 2000000000" + json, "run --lock setnx --ops 999999999999" + json, "compare --lock no-such-lock",
       "report --out " + path("r")};
   for (const auto& args : cases) {
     const auto run = locklab(args);

@@ -105,7 +105,21 @@ static void ignore_sigpipe_once() {
   std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
 }
 
+// Connecting sends no lock command (AUTH at most), so whatever goes wrong here
+// has a known outcome: nothing was applied. A connect timeout must not look
+// like a lost reply (outcome_unknown()), or callers would report "may hold".
+static Error nothing_applied(Error error) {
+  if (error.outcome_unknown()) error.kind = ErrorKind::io;
+  return error;
+}
+
 Result<Connection> Connection::connect(const ConnectionOptions& options) {
+  auto connection = open(options);
+  if (!connection) return nothing_applied(connection.error());
+  return connection;
+}
+
+Result<Connection> Connection::open(const ConnectionOptions& options) {
   ignore_sigpipe_once();
   if (options.connect_timeout.count() <= 0)
     return Error{ErrorKind::usage, "connect timeout must be > 0"};
@@ -209,7 +223,8 @@ Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadl
       if (pending_ > 0) --pending_;
       return Reply(static_cast<redisReply*>(raw));
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    // Rounded up: 0.9 ms left is a 1 ms poll, not a last look.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     // Past the deadline, still look once (poll timeout 0): a reader that visits
     // several connections in turn must not call a reply that already arrived a timeout.

@@ -49,6 +49,7 @@ using Args = std::vector<std::string>;
 
 class Connection {
  public:
+  // Errors from connecting never have outcome_unknown(): nothing was sent but AUTH.
   static Result<Connection> connect(const ConnectionOptions& options);
 
   Connection(Connection&&) noexcept;
@@ -88,6 +89,7 @@ class Connection {
   using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
 
   Connection(ContextPtr context, ConnectionOptions options);
+  static Result<Connection> open(const ConnectionOptions& options);
   Error fail_from_context();
   Result<Reply> read_one();
   Status flush();
