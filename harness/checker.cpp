@@ -109,7 +109,10 @@ Safety check_safety(const SafetyInput& input) {
   safety.overlaps_fenced_off = find_overlaps(input.records).pairs - safety.overlaps.pairs;
   // The live occupancy counter saw the same sections; it can only agree or
   // catch a depth the recorded intervals hide (a section still open at a crash).
-  safety.overlaps.max_concurrent = std::max(safety.overlaps.max_concurrent, input.live_max_occupancy);
+  // It cannot tell a fenced-off section from a real one, so with fencing at
+  // work it would report holders the resource refused: use the records alone.
+  if (safety.overlaps_fenced_off == 0)
+    safety.overlaps.max_concurrent = std::max(safety.overlaps.max_concurrent, input.live_max_occupancy);
   safety.lost_updates = lost_updates(input.confirmed_increments, input.counter_growth);
   safety.wrong_owner_releases = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
   safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);

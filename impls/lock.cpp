@@ -23,6 +23,18 @@ const char* to_string(Release outcome) {
   return "?";
 }
 
+std::string DistributedLock::last_error() const {
+  std::lock_guard guard(errors_mutex_);
+  const auto found = errors_.find(std::this_thread::get_id());
+  return found == errors_.end() ? std::string() : found->second;
+}
+
+void DistributedLock::record_error(std::string why) {
+  std::lock_guard guard(errors_mutex_);
+  if (why.empty()) errors_.erase(std::this_thread::get_id());
+  else errors_[std::this_thread::get_id()] = std::move(why);
+}
+
 std::optional<std::string> invalid_config(const LockConfig& config, std::size_t min_servers) {
   if (config.key.empty()) return "lock key must not be empty";
   if (config.ttl.count() <= 0) return "ttl must be > 0 ms (got " + std::to_string(config.ttl.count()) + ")";

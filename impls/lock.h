@@ -9,8 +9,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clock.h"
@@ -85,8 +88,9 @@ class DistributedLock {
   virtual Acquire try_acquire(std::chrono::milliseconds wait) = 0;
   virtual Release release() = 0;
 
-  // Why the last call returned error/unknown (empty otherwise).
-  const std::string& last_error() const { return last_error_; }
+  // Why the calling thread's last call returned error/unknown (empty otherwise).
+  // Per thread, because a reentrant lock object may serve several threads.
+  std::string last_error() const;
 
   // Generations that hand out fencing tokens return the current holder's token.
   virtual std::optional<std::uint64_t> fencing_token() const { return std::nullopt; }
@@ -98,17 +102,20 @@ class DistributedLock {
 
  protected:
   Acquire fail(Acquire outcome, std::string why) {
-    last_error_ = std::move(why);
+    record_error(std::move(why));
     return outcome;
   }
   Release fail(Release outcome, std::string why) {
-    last_error_ = std::move(why);
+    record_error(std::move(why));
     return outcome;
   }
-  void clear_error() { last_error_.clear(); }
+  void clear_error() { record_error({}); }
 
  private:
-  std::string last_error_;
+  void record_error(std::string why);
+
+  mutable std::mutex errors_mutex_;
+  std::map<std::thread::id, std::string> errors_;  // only threads whose last call failed
 };
 
 // Checks what every Redis generation needs: a non-empty key, ttl > 0, at

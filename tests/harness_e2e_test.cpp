@@ -167,6 +167,7 @@ TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   EXPECT_EQ(fenced["verdict"], "safe") << fenced["verdict_reasons"];
   EXPECT_GT(fenced["safety"]["stale_writes_rejected"].get<int>(), 0);
   EXPECT_GT(fenced["safety"]["overlaps_fenced_off"].get<int>(), 0) << "the lease did lapse";
+  EXPECT_EQ(fenced["safety"]["max_concurrent_holders"], 1) << "refused holders are not holders of the resource";
   EXPECT_EQ(fenced["safety"]["lost_updates"], 0);
   EXPECT_EQ(fenced["counter"]["expected"], fenced["counter"]["actual"]);
 }
