@@ -336,7 +336,8 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
     errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
                      t.last_error + ")");
   if (outcome.killed_clients > 0)
-    errors.push_back(std::to_string(outcome.killed_clients) + " client(s) did not finish in time and were killed");
+    errors.push_back(std::to_string(outcome.killed_clients) +
+                     " client(s) did not finish by the hard deadline (processes are killed, threads waited for)");
   return errors;
 }
 

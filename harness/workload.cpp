@@ -392,8 +392,10 @@ redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const S
   history.header().go_ns.store(out.go_ns);
   history.header().go.store(1);
   // Threads cannot be killed one by one: past the hard deadline we only stop
-  // handing out work and wait (each try_acquire is bounded by --wait).
-  supervise(config, history, nemesis, context, finished, [] {});
+  // handing out work and wait (each try_acquire is bounded by --wait). The
+  // threads still running then count as killed: the run overran, its verdict is error.
+  supervise(config, history, nemesis, context, finished,
+            [&] { out.killed_clients = config.clients - done.load(); });
   join_all();
   const redis::Traffic after = redis::traffic();
   out.thread_traffic = {after.commands - before.commands, after.round_trips - before.round_trips};
