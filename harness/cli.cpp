@@ -139,7 +139,7 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
   options.expect_safe = expect_safe;
   options.progress = true;
   auto document = measure(options);
-  if (!document) return complain(document.error().kind == redis::ErrorKind::usage ? kUsage : kRuntime,
+  if (!document) return complain(document.error().kind == ErrorKind::usage ? kUsage : kRuntime,
                                  document.error().message);
   if (!json_path.empty())
     if (auto written = write_json_atomically(json_path, *document); !written)

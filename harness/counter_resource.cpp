@@ -26,13 +26,13 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua";
 
-redis::Result<long long> parse_counter(const redis::Reply& reply, const std::string& key) {
+Result<long long> parse_counter(const redis::Reply& reply, const std::string& key) {
   if (reply.is_nil()) return 0LL;
   const auto text = reply.text();
   long long value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || end != text.data() + text.size())
-    return redis::Error{redis::ErrorKind::protocol, key + " is not a number: " + reply.describe()};
+    return Error{ErrorKind::protocol, key + " is not a number: " + reply.describe()};
   return value;
 }
 
@@ -45,7 +45,7 @@ CounterResource::CounterResource(redis::ConnectionOptions server, std::string ke
       fenced_read_(kFencedRead),
       fenced_write_(kFencedWrite) {}
 
-redis::Result<CounterResource::Read> CounterResource::read(std::optional<std::uint64_t> token) {
+Result<CounterResource::Read> CounterResource::read(std::optional<std::uint64_t> token) {
   auto connection = link_.get();
   if (!connection) return connection.error();
   if (!token) {
@@ -63,7 +63,7 @@ redis::Result<CounterResource::Read> CounterResource::read(std::optional<std::ui
   return Read{false, *value};
 }
 
-redis::Result<bool> CounterResource::write(long long value, std::optional<std::uint64_t> token) {
+Result<bool> CounterResource::write(long long value, std::optional<std::uint64_t> token) {
   auto connection = link_.get();
   if (!connection) return connection.error();
   if (!token) {
@@ -77,16 +77,16 @@ redis::Result<bool> CounterResource::write(long long value, std::optional<std::u
   return reply->integer() == 1;
 }
 
-redis::Result<long long> CounterResource::value() {
+Result<long long> CounterResource::value() {
   auto reply = link_.command({"GET", key_});
   if (!reply) return reply.error();
   return parse_counter(*reply, key_);
 }
 
-redis::Status CounterResource::reset() {
+Status CounterResource::reset() {
   auto reply = link_.command({"DEL", key_, fence_key_});
   if (!reply) return reply.error();
-  return redis::Done{};
+  return Done{};
 }
 
 }  // namespace locklab::harness

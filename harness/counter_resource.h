@@ -28,12 +28,12 @@ class CounterResource {
     long long value = 0;   // a missing counter reads as 0
   };
   // token = nullopt: plain GET; otherwise the fenced read script.
-  redis::Result<Read> read(std::optional<std::uint64_t> token);
+  Result<Read> read(std::optional<std::uint64_t> token);
   // Returns false when a fenced write was refused (stale token).
-  redis::Result<bool> write(long long value, std::optional<std::uint64_t> token);
+  Result<bool> write(long long value, std::optional<std::uint64_t> token);
 
-  redis::Result<long long> value();  // the counter now (missing = 0)
-  redis::Status reset();             // counter and highest-token-seen deleted
+  Result<long long> value();  // the counter now (missing = 0)
+  Status reset();             // counter and highest-token-seen deleted
 
   const std::string& key() const { return key_; }
   const std::string& fence_key() const { return fence_key_; }

@@ -26,8 +26,6 @@ namespace locklab::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using redis::Error;
-using redis::ErrorKind;
 
 // PIDs of live servers, readable from a signal handler (no locks, no allocation).
 constexpr std::size_t kMaxServers = 64;
@@ -75,7 +73,7 @@ void install_signal_guard_once() {
   });
 }
 
-redis::Result<int> free_loopback_port() {
+Result<int> free_loopback_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Error{ErrorKind::io, std::string("socket: ") + std::strerror(errno)};
   sockaddr_in address{};
@@ -134,7 +132,7 @@ bool exited(pid_t pid) {
 
 }  // namespace
 
-redis::Result<std::string> find_redis_server(const std::string& preferred) {
+Result<std::string> find_redis_server(const std::string& preferred) {
   if (!preferred.empty()) {
     if (executable(preferred)) return preferred;
     return Error{ErrorKind::usage, "redis-server binary not executable: " + preferred};
@@ -178,7 +176,7 @@ RedisServer::~RedisServer() {
   std::filesystem::remove_all(dir_, ignored);
 }
 
-redis::Result<std::unique_ptr<RedisServer>> RedisServer::start(ServerOptions options) {
+Result<std::unique_ptr<RedisServer>> RedisServer::start(ServerOptions options) {
   auto binary = find_redis_server(options.binary);
   if (!binary) return binary.error();
   options.binary = binary.value();
@@ -193,7 +191,7 @@ redis::Result<std::unique_ptr<RedisServer>> RedisServer::start(ServerOptions opt
   std::unique_ptr<RedisServer> server(new RedisServer(std::move(options), dir_template));
 
   // Another process may take the port between our probe and redis's bind: retry.
-  redis::Error last{ErrorKind::io, "not started"};
+  Error last{ErrorKind::io, "not started"};
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto port = free_loopback_port();
     if (!port) return port.error();
@@ -204,7 +202,7 @@ redis::Result<std::unique_ptr<RedisServer>> RedisServer::start(ServerOptions opt
   return last;
 }
 
-redis::Status RedisServer::launch(int port) {
+Status RedisServer::launch(int port) {
   endpoint_ = redis::Endpoint{"127.0.0.1", port};
   std::vector<std::string> args{options_.binary, "--port", std::to_string(port), "--bind", "127.0.0.1",
                                 "--dir", dir_, "--logfile", dir_ + "/redis.log", "--daemonize", "no",
@@ -249,7 +247,7 @@ redis::Status RedisServer::launch(int port) {
       pid_ = -1;
       return Error{ErrorKind::io, "redis-server on port " + std::to_string(port) + " exited at start: " + log_tail(300)};
     }
-    if (answers_ping(endpoint_, options_.password)) return redis::Done{};
+    if (answers_ping(endpoint_, options_.password)) return Done{};
     std::this_thread::sleep_for(10ms);
   }
   stop();
@@ -304,12 +302,12 @@ void RedisServer::stop() {
   pid_ = -1;
 }
 
-redis::Status RedisServer::restart() {
+Status RedisServer::restart() {
   stop();
   return launch(endpoint_.port);
 }
 
-redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& options) {
+Result<ServerList> start_masters(std::size_t count, const ServerOptions& options) {
   ServerList servers;
   for (std::size_t i = 0; i < count; ++i) {
     auto server = RedisServer::start(options);
@@ -321,13 +319,13 @@ redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& 
 
 namespace {
 
-redis::Status wait_for_replication_link(const RedisServer& replica, std::chrono::milliseconds timeout) {
+Status wait_for_replication_link(const RedisServer& replica, std::chrono::milliseconds timeout) {
   auto link = redis::Connection::connect(replica.connection_options());
   if (!link) return link.error();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     auto info = link->command({"INFO", "replication"});
-    if (info && info->text().find("master_link_status:up") != std::string_view::npos) return redis::Done{};
+    if (info && info->text().find("master_link_status:up") != std::string_view::npos) return Done{};
     std::this_thread::sleep_for(20ms);
   }
   return Error{ErrorKind::timeout, "replica " + replica.endpoint().to_string() + " did not connect to its master in time"};
@@ -336,7 +334,7 @@ redis::Status wait_for_replication_link(const RedisServer& replica, std::chrono:
 // "Link up" is not yet "acknowledging": a freshly synced replica may take a
 // second to send its first REPLCONF ACK, and a WAIT with a short timeout would
 // count it as missing. One write + a long WAIT makes the set ready for WAIT.
-redis::Status wait_for_first_acknowledgement(const RedisServer& master, std::size_t replicas,
+Status wait_for_first_acknowledgement(const RedisServer& master, std::size_t replicas,
                                              std::chrono::milliseconds timeout) {
   auto connection = redis::Connection::connect(master.connection_options());
   if (!connection) return connection.error();
@@ -347,12 +345,12 @@ redis::Status wait_for_first_acknowledgement(const RedisServer& master, std::siz
   (void)connection->command({"DEL", key});
   if (acked->integer() < static_cast<long long>(replicas))
     return Error{ErrorKind::timeout, "replicas did not acknowledge a write within " + std::to_string(timeout.count()) + " ms"};
-  return redis::Done{};
+  return Done{};
 }
 
 }  // namespace
 
-redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options) {
+Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options) {
   auto servers = start_masters(1, options);
   if (!servers) return servers.error();
   ServerOptions replica_options = options;

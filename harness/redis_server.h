@@ -31,7 +31,7 @@ struct ServerOptions {
 
 class RedisServer {
  public:
-  static redis::Result<std::unique_ptr<RedisServer>> start(ServerOptions options = {});
+  static Result<std::unique_ptr<RedisServer>> start(ServerOptions options = {});
 
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -50,11 +50,11 @@ class RedisServer {
   void stop();    // SIGTERM, then SIGKILL after 5 s; reaped. Idempotent.
   // A new process on the same port and dir (after crash() or stop()). With
   // persistence off it comes back empty: "restart without persistence".
-  redis::Status restart();
+  Status restart();
 
  private:
   RedisServer(ServerOptions options, std::string dir);
-  redis::Status launch(int port);
+  Status launch(int port);
 
   ServerOptions options_;
   std::string dir_;
@@ -65,18 +65,18 @@ class RedisServer {
 using ServerList = std::vector<std::unique_ptr<RedisServer>>;
 
 // N independent masters (Redlock).
-redis::Result<ServerList> start_masters(std::size_t count, const ServerOptions& options = {});
+Result<ServerList> start_masters(std::size_t count, const ServerOptions& options = {});
 
 // servers[0] = master, servers[1..replicas] = its replicas, every replication
 // link up and every replica already acknowledging writes (ready for WAIT).
-redis::Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options = {});
+Result<ServerList> start_master_with_replicas(std::size_t replicas, const ServerOptions& options = {});
 
-inline redis::Result<ServerList> start_master_with_replica(const ServerOptions& options = {}) {
+inline Result<ServerList> start_master_with_replica(const ServerOptions& options = {}) {
   return start_master_with_replicas(1, options);
 }
 
 // The redis-server binary that start() would use, or an error saying how to get one.
-redis::Result<std::string> find_redis_server(const std::string& preferred = {});
+Result<std::string> find_redis_server(const std::string& preferred = {});
 
 // The server version ("7.0.15") as INFO reports it, or "unknown".
 std::string server_version(const redis::ConnectionOptions& options);

@@ -293,10 +293,10 @@ std::string html_report(const RunDocuments& runs) {
   return out.str();
 }
 
-redis::Status write_report(const RunDocuments& runs, const std::string& dir) {
+Status write_report(const RunDocuments& runs, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return redis::Error{redis::ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
+  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
   const std::filesystem::path base(dir);
   if (auto written = write_file_atomically((base / "report.md").string(), markdown_report(runs)); !written)
     return written;

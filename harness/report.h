@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "redis/result.h"
+#include "result.h"
 
 namespace locklab::harness {
 
@@ -21,6 +21,6 @@ std::string html_report(const RunDocuments& runs);
 std::string counter_table(const RunDocuments& runs);
 
 // Writes report.md and report.html into `dir` (created if missing), atomically.
-redis::Status write_report(const RunDocuments& runs, const std::string& dir);
+Status write_report(const RunDocuments& runs, const std::string& dir);
 
 }  // namespace locklab::harness

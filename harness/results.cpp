@@ -11,10 +11,8 @@
 
 namespace locklab::harness {
 
-using redis::Error;
-using redis::ErrorKind;
 
-redis::Status write_file_atomically(const std::string& path, const std::string& text) {
+Status write_file_atomically(const std::string& path, const std::string& text) {
   const std::filesystem::path target(path);
   const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   // Built by append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
@@ -50,10 +48,10 @@ redis::Status write_file_atomically(const std::string& path, const std::string& 
     ::unlink(temp.c_str());
     return Error{ErrorKind::io, "cannot write " + path + " (rename): " + std::strerror(saved)};
   }
-  return redis::Done{};
+  return Done{};
 }
 
-redis::Status write_json_atomically(const std::string& path, const nlohmann::json& document) {
+Status write_json_atomically(const std::string& path, const nlohmann::json& document) {
   return write_file_atomically(path, document.dump(2) + "\n");
 }
 
@@ -83,7 +81,7 @@ std::vector<std::string> missing_run_keys(const nlohmann::json& document) {
   return missing;
 }
 
-redis::Result<nlohmann::json> load_run(const std::string& path) {
+Result<nlohmann::json> load_run(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Error{ErrorKind::usage, "cannot read " + path + ": " + std::strerror(errno)};
   nlohmann::json document = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

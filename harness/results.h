@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "redis/result.h"
+#include "result.h"
 
 namespace locklab::harness {
 
@@ -16,8 +16,8 @@ inline constexpr const char* kRunSchema = "locklab.run/1";
 // Writes `text` to `path` via a temp file in the same directory, fsync, then
 // rename(2): the path holds either the old content, or all of the new.
 // On failure the temp file is removed and nothing appears at `path`.
-redis::Status write_file_atomically(const std::string& path, const std::string& text);
-redis::Status write_json_atomically(const std::string& path, const nlohmann::json& document);
+Status write_file_atomically(const std::string& path, const std::string& text);
+Status write_json_atomically(const std::string& path, const nlohmann::json& document);
 
 // Keys (JSON pointers) every run document must carry.
 const std::vector<std::string>& required_run_keys();
@@ -25,6 +25,6 @@ const std::vector<std::string>& required_run_keys();
 std::vector<std::string> missing_run_keys(const nlohmann::json& document);
 
 // Reads and validates one run document; an Error names the file and the problem.
-redis::Result<nlohmann::json> load_run(const std::string& path);
+Result<nlohmann::json> load_run(const std::string& path);
 
 }  // namespace locklab::harness

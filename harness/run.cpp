@@ -19,8 +19,6 @@ namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
-using redis::Error;
-using redis::ErrorKind;
 using std::chrono::milliseconds;
 
 // Connections the coordinator itself uses: short timeouts, a bad endpoint must fail fast.
@@ -32,22 +30,22 @@ redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
   return options;
 }
 
-redis::Result<redis::Reply> ask(const redis::ConnectionOptions& server, const redis::Args& args) {
+Result<redis::Reply> ask(const redis::ConnectionOptions& server, const redis::Args& args) {
   auto connection = redis::Connection::connect(server);
   if (!connection) return connection.error();
   return connection->command(args);
 }
 
-redis::Status reachable(const redis::ConnectionOptions& server) {
+Status reachable(const redis::ConnectionOptions& server) {
   auto reply = ask(server, {"PING"});
   if (!reply) return Error{reply.error().kind, "cannot reach Redis at " + server.endpoint.to_string() + ": " +
                                                    reply.error().message};
   if (!reply->is_status("PONG"))
     return Error{ErrorKind::reply, "Redis at " + server.endpoint.to_string() + " answered PING with " + reply->describe()};
-  return redis::Done{};
+  return Done{};
 }
 
-redis::Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& servers) {
+Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& servers) {
   std::int64_t total = 0;
   for (const auto& server : servers) {
     auto reply = ask(server, {"INFO", "commandstats"});
@@ -80,7 +78,7 @@ struct Servers {
   bool counter_shared = false;  // the counter lives on a lock server
 };
 
-redis::Result<Servers> provide_servers(const RunOptions& options, const Generation& generation) {
+Result<Servers> provide_servers(const RunOptions& options, const Generation& generation) {
   Servers servers;
   if (!options.redis.empty()) {
     for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
@@ -329,7 +327,7 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
 
 // Why the run could not measure (empty = it could).
 std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcome& outcome,
-                                            const redis::Result<long long>& counter_final) {
+                                            const Result<long long>& counter_final) {
   std::vector<std::string> errors;
   if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
   if (t.acquired == 0 && t.errors + t.unknown > 0)
@@ -427,7 +425,7 @@ json run_document(const RunOptions& options, const Findings& f) {
 
 }  // namespace
 
-redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
+Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   if (auto problem = invalid_run_options(options)) return Error{ErrorKind::usage, *problem};
   const Generation& generation = *find_generation(options.lock);
 
@@ -458,7 +456,7 @@ redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesi
   context.current_holder = [&shared] { return shared.header().holder.load(); };
 
   // Server commands are counted from the moment every client is set up.
-  redis::Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
+  Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
   auto snapshot = [&] { before = commands_served(servers->lock); };
   auto outcome = run_workload(workload_config(options, *servers), *history, active, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}

@@ -48,7 +48,7 @@ std::optional<std::string> invalid_run_options(const RunOptions& options);
 // the run could not happen (exit 1). A run that happened but could not judge
 // (every attempt failed, clients had to be killed) returns a document whose
 // verdict is "error".
-redis::Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis = nullptr);
+Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis = nullptr);
 
 // Parses "host:port[,host:port...]"; nullopt + *why when malformed.
 std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& text, std::string* why);

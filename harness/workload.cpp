@@ -218,21 +218,21 @@ class Progress {
 };
 
 // Waits until every client is at the barrier (or one failed / the deadline passed).
-redis::Status await_setup(const WorkloadConfig& config, const SharedHistory& history,
+Status await_setup(const WorkloadConfig& config, const SharedHistory& history,
                           const std::function<bool()>& all_gone) {
   const auto deadline = Clock::now() + config.setup_timeout;
   while (history.header().ready.load() + history.header().failed.load() < config.clients) {
     if (Clock::now() > deadline || all_gone())
-      return redis::Error{redis::ErrorKind::timeout, "clients did not get ready within " +
+      return Error{ErrorKind::timeout, "clients did not get ready within " +
                                                          std::to_string(config.setup_timeout.count()) + " ms"};
     std::this_thread::sleep_for(1ms);
   }
   if (history.header().failed.load() > 0) {
     for (int i = 0; i < config.clients; ++i)
-      if (history.slot(i).last_error[0] != '\0') return redis::Error{redis::ErrorKind::usage, history.slot(i).last_error};
-    return redis::Error{redis::ErrorKind::io, "a client failed to set up"};
+      if (history.slot(i).last_error[0] != '\0') return Error{ErrorKind::usage, history.slot(i).last_error};
+    return Error{ErrorKind::io, "a client failed to set up"};
   }
-  return redis::Done{};
+  return Done{};
 }
 
 // The coordinator's watch while clients run: holder changes, ticks, the
@@ -271,7 +271,7 @@ std::int64_t last_finish(const SharedHistory& history, std::int64_t fallback) {
   return end > 0 ? end : fallback;
 }
 
-redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
+Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
                                              Nemesis& nemesis, NemesisContext& context,
                                              const std::function<void()>& at_barrier) {
   WorkloadOutcome out;
@@ -285,7 +285,7 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
     if (pid < 0) {
       for (pid_t child : running) ::kill(child, SIGKILL);
       for (pid_t child : running) ::waitpid(child, nullptr, 0);
-      return redis::Error{redis::ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
+      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
     }
     if (pid == 0) {
       become_client_process(parent);
@@ -356,7 +356,7 @@ redis::Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const
   return out;
 }
 
-redis::Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
+Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
                                            Nemesis& nemesis, NemesisContext& context,
                                            const std::function<void()>& at_barrier) {
   WorkloadOutcome out;
@@ -415,11 +415,11 @@ std::chrono::milliseconds hard_deadline(const WorkloadConfig& config) {
   return milliseconds{attempts_each * per_attempt.count()} + 10s;
 }
 
-redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
+Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
                                             Nemesis& nemesis, NemesisContext& context,
                                             const std::function<void()>& at_barrier) {
   if (config.clients != history.clients())
-    return redis::Error{redis::ErrorKind::usage, "history sized for a different number of clients"};
+    return Error{ErrorKind::usage, "history sized for a different number of clients"};
   return config.mode == ClientMode::process ? run_processes(config, history, nemesis, context, at_barrier)
                                             : run_threads(config, history, nemesis, context, at_barrier);
 }

@@ -57,7 +57,7 @@ struct WorkloadOutcome {
 // measured (a client could not set up, fork failed); clients are reaped either way.
 // `at_barrier` runs when every client is ready, just before the barrier opens
 // (the caller's "before" snapshots belong there: client setup is not the run).
-redis::Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
+Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,
                                             Nemesis& nemesis, NemesisContext& context,
                                             const std::function<void()>& at_barrier = {});
 

@@ -33,7 +33,7 @@ std::shared_ptr<LocalMutexLock::KeyMutex> mutex_for(const std::string& key) {
 
 LockResult LocalMutexLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config, /*min_servers=*/0))
-    return redis::Error{redis::ErrorKind::usage, "local-mutex: " + *problem};
+    return Error{ErrorKind::usage, "local-mutex: " + *problem};
   return std::unique_ptr<DistributedLock>(new LocalMutexLock(mutex_for(config.key)));
 }
 

@@ -15,7 +15,6 @@
 #include <memory>
 
 #include "lock.h"
-#include "registry.h"
 
 namespace locklab {
 

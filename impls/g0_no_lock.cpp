@@ -4,7 +4,7 @@ namespace locklab {
 
 LockResult NoLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config, /*min_servers=*/0))
-    return redis::Error{redis::ErrorKind::usage, "no-lock: " + *problem};
+    return Error{ErrorKind::usage, "no-lock: " + *problem};
   return std::unique_ptr<DistributedLock>(new NoLock());
 }
 

@@ -10,7 +10,6 @@
 #pragma once
 
 #include "lock.h"
-#include "registry.h"
 
 namespace locklab {
 

@@ -67,9 +67,9 @@ std::string channel_for(const std::string& key) {
 }  // namespace
 
 LockResult ReentrantWatchdogLock::create(const LockConfig& config) {
-  if (auto problem = invalid_config(config)) return redis::Error{redis::ErrorKind::usage, *problem};
+  if (auto problem = invalid_config(config)) return Error{ErrorKind::usage, *problem};
   if (config.watchdog && config.ttl < std::chrono::milliseconds{3})
-    return redis::Error{redis::ErrorKind::usage, "watchdog timeout (ttl) must be >= 3 ms: it is renewed every ttl/3"};
+    return Error{ErrorKind::usage, "watchdog timeout (ttl) must be >= 3 ms: it is renewed every ttl/3"};
   auto lock = std::make_unique<ReentrantWatchdogLock>(config);
   if (auto connection = lock->link_->get(); !connection) return connection.error();
   return std::unique_ptr<DistributedLock>(std::move(lock));
@@ -119,7 +119,7 @@ Acquire ReentrantWatchdogLock::wait_and_retry(const std::string& field,
                                               std::chrono::steady_clock::time_point deadline) {
   auto subscription = UnlockSubscriber::for_server(config_.servers.front())->subscribe(channel_, deadline);
   if (!subscription) {
-    if (subscription.error().kind == redis::ErrorKind::timeout) return Acquire::timed_out;
+    if (subscription.error().kind == ErrorKind::timeout) return Acquire::timed_out;
     return fail(Acquire::error, subscription.error().message);
   }
   for (;;) {
@@ -235,7 +235,7 @@ bool ReentrantWatchdogLock::stop_renewal(const std::string& field) {
   return RenewalTimer::for_this_process().stop(config_.servers.front(), config_.key, field);
 }
 
-redis::Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, const redis::Args& keys,
+Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, const redis::Args& keys,
                                                        const redis::Args& args) {
   std::lock_guard guard(mutex_);
   auto connection = connection_for_this_process();
@@ -243,14 +243,14 @@ redis::Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, co
   return script.run(**connection, keys, args);
 }
 
-redis::Result<redis::Reply> ReentrantWatchdogLock::command(const redis::Args& args) {
+Result<redis::Reply> ReentrantWatchdogLock::command(const redis::Args& args) {
   std::lock_guard guard(mutex_);
   auto connection = connection_for_this_process();
   if (!connection) return connection.error();
   return (*connection)->command(args);
 }
 
-redis::Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() {
+Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() {
   if (creator_ != ::getpid()) {
     // A fork()ed child: never write on the parent's socket, never trust the parent's renewals.
     link_ = std::make_unique<redis::Link>(config_.servers.front());

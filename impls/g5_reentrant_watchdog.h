@@ -48,7 +48,6 @@
 #include "lock.h"
 #include "redis/link.h"
 #include "redis/script.h"
-#include "registry.h"
 
 namespace locklab {
 
@@ -91,9 +90,9 @@ class ReentrantWatchdogLock final : public DistributedLock {
   std::optional<Shortfall> replication_shortfall(const std::string& field);  // the WAIT guard
   int holds(const std::string& field);  // our re-entry depth as this object counts it
   void set_holds(const std::string& field, int count);
-  redis::Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
-  redis::Result<redis::Reply> command(const redis::Args& args);
-  redis::Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
+  Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
+  Result<redis::Reply> command(const redis::Args& args);
+  Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
   void start_renewal(const std::string& field);  // no-op without the watchdog
   bool stop_renewal(const std::string& field);
   void stop_all_renewals();  // with mutex_ held  // true = the timer was still renewing it

@@ -64,13 +64,13 @@ constexpr milliseconds kDefaultRetryBase{100};  // retry after U[base/2, 3*base/
 long long ms_count(microseconds us) { return us.count() / 1000; }
 
 // How a node's answer to a fan-out counts; `yes` is the reply that means "for".
-RedlockLock::NodeVote vote_of(const std::string& node, const redis::Result<redis::Reply>& reply,
+RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply,
                               bool (*yes)(const redis::Reply&), bool (*no)(const redis::Reply&)) {
   using Vote = RedlockLock::Vote;
   if (!reply) {
     // Only a missing reply leaves the node's state open; a dropped connection
     // or an error reply means the request did not (or could not) take effect.
-    const Vote vote = reply.error().kind == redis::ErrorKind::timeout ? Vote::timed_out : Vote::errored;
+    const Vote vote = reply.error().kind == ErrorKind::timeout ? Vote::timed_out : Vote::errored;
     return {node, vote, reply.error().message};
   }
   if (yes(*reply)) return {node, Vote::voted_for, reply->describe()};
@@ -159,7 +159,7 @@ LockResult RedlockLock::create(const LockConfig& config) {
     }
   }
   if (reachable < lock->quorum())
-    return redis::Error{redis::ErrorKind::io, "redlock: only " + std::to_string(reachable) + " of " +
+    return Error{ErrorKind::io, "redlock: only " + std::to_string(reachable) + " of " +
                                                   std::to_string(lock->links_.size()) + " nodes reachable (quorum " +
                                                   std::to_string(lock->quorum()) + "): " + first_error};
   return LockResult(std::unique_ptr<DistributedLock>(std::move(lock)));
@@ -177,7 +177,7 @@ std::optional<RedlockLock::Clock::time_point> RedlockLock::valid_until() const {
 // the later nodes would be counted as timeouts.
 RedlockLock::Replies RedlockLock::fan_out(const redis::Args& command) {
   const std::size_t n = links_.size();
-  std::vector<std::optional<redis::Result<redis::Reply>>> results(n);
+  std::vector<std::optional<Result<redis::Reply>>> results(n);
   std::vector<redis::Connection*> waiting(n, nullptr);
   for (std::size_t i = 0; i < n; ++i) {
     auto connection = links_[i].get();  // reconnects a node that broke last time
@@ -225,7 +225,7 @@ RedlockLock::Replies RedlockLock::fan_out(const redis::Args& command) {
   for (std::size_t i = 0; i < n; ++i) {
     auto& result = *results[i];
     if (result && result->is_error())
-      replies.push_back(redis::Error{redis::ErrorKind::reply,
+      replies.push_back(Error{ErrorKind::reply,
                                      links_[i].options().endpoint.to_string() + ": " + std::string(result->text())});
     else
       replies.push_back(std::move(result));

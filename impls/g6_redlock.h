@@ -24,7 +24,6 @@
 #include "lock.h"
 #include "redis/link.h"
 #include "redis/reply.h"
-#include "registry.h"
 
 namespace locklab {
 
@@ -93,7 +92,7 @@ class RedlockLock final : public DistributedLock {
   // One command to every node: send to all, then collect the replies until the
   // per-node deadline. One entry per node, in node order; an error reply from
   // Redis comes back as ErrorKind::reply, a missing reply as ErrorKind::timeout.
-  using Replies = std::vector<redis::Result<redis::Reply>>;
+  using Replies = std::vector<Result<redis::Reply>>;
   Replies fan_out(const redis::Args& command);
 
   Attempt attempt_once();

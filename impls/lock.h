@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "redis/connection.h"
+#include "result.h"
 #include "step_points.h"
 
 namespace locklab {
@@ -117,6 +118,9 @@ class DistributedLock {
   mutable std::mutex errors_mutex_;
   std::map<std::thread::id, std::string> errors_;  // only threads whose last call failed
 };
+
+// What every generation's create() returns: the lock, or why it could not be made.
+using LockResult = Result<std::unique_ptr<DistributedLock>>;
 
 // Checks what every Redis generation needs: a non-empty key, ttl > 0, at
 // least `min_servers` servers. Returns the problem as one line, or nullopt.

@@ -66,7 +66,7 @@ const Generation* find_generation(std::string_view name) {
 LockResult make_lock(std::string_view name, const LockConfig& config) {
   const Generation* generation = find_generation(name);
   if (generation == nullptr)
-    return redis::Error{redis::ErrorKind::usage, "unknown lock '" + std::string(name) + "' (see: locklab list)"};
+    return Error{ErrorKind::usage, "unknown lock '" + std::string(name) + "' (see: locklab list)"};
   return generation->make(config);
 }
 

@@ -8,11 +8,8 @@
 #include <vector>
 
 #include "lock.h"
-#include "redis/result.h"
 
 namespace locklab {
-
-using LockResult = redis::Result<std::unique_ptr<DistributedLock>>;
 
 struct Generation {
   std::string name;      // CLI name

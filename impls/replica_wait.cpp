@@ -6,7 +6,7 @@ redis::Args wait_replicas_command(const LockConfig& config) {
   return {"WAIT", std::to_string(config.wait_replicas), std::to_string(config.wait_replicas_timeout.count())};
 }
 
-std::optional<std::string> replication_shortfall(const redis::Result<redis::Reply>& wait_reply,
+std::optional<std::string> replication_shortfall(const Result<redis::Reply>& wait_reply,
                                                  const LockConfig& config) {
   if (!wait_reply) return "WAIT failed: " + wait_reply.error().message;
   if (!wait_reply->is_integer()) return "WAIT answered " + wait_reply->describe();

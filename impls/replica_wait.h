@@ -21,7 +21,7 @@ namespace locklab {
 redis::Args wait_replicas_command(const LockConfig& config);
 
 // nullopt when at least config.wait_replicas replicas acknowledged; otherwise why not.
-std::optional<std::string> replication_shortfall(const redis::Result<redis::Reply>& wait_reply,
+std::optional<std::string> replication_shortfall(const Result<redis::Reply>& wait_reply,
                                                  const LockConfig& config);
 
 }  // namespace locklab

@@ -7,7 +7,7 @@ SingleServerLock::SingleServerLock(const LockConfig& config)
       retry_interval_(retry_interval_of(config)),
       link_(config.servers.front()) {}
 
-redis::Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
+Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
   auto connection = link_.get();
   if (!connection) return connection.error();  // connect errors are never outcome-unknown
   auto reply = (*connection)->command(args);
@@ -15,7 +15,7 @@ redis::Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
   return reply;
 }
 
-redis::Result<redis::Reply> SingleServerLock::call(redis::Script& script, const redis::Args& keys,
+Result<redis::Reply> SingleServerLock::call(redis::Script& script, const redis::Args& keys,
                                                    const redis::Args& args) {
   auto connection = link_.get();
   if (!connection) return connection.error();  // connect errors are never outcome-unknown
@@ -32,8 +32,8 @@ Release SingleServerLock::blind_del(bool& held) {
   return reply->integer() == 1 ? Release::released : Release::already_expired;
 }
 
-redis::Error config_error(std::string_view generation, const std::string& problem) {
-  return {redis::ErrorKind::usage, std::string(generation) + ": " + problem};
+Error config_error(std::string_view generation, const std::string& problem) {
+  return {ErrorKind::usage, std::string(generation) + ": " + problem};
 }
 
 }  // namespace locklab

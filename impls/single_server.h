@@ -17,7 +17,6 @@
 #include "polling.h"
 #include "redis/link.h"
 #include "redis/script.h"
-#include "registry.h"
 
 namespace locklab {
 
@@ -28,17 +27,17 @@ class SingleServerLock : public DistributedLock {
   // One command. A Redis error reply (-NOAUTH, -WRONGTYPE, ...) comes back as an
   // ErrorKind::reply Error. A failure to (re)connect is reported with a kind for
   // which outcome_unknown() is false: nothing was sent, nothing was applied.
-  redis::Result<redis::Reply> call(const redis::Args& args);
-  redis::Result<redis::Reply> call(redis::Script& script, const redis::Args& keys, const redis::Args& args);
+  Result<redis::Reply> call(const redis::Args& args);
+  Result<redis::Reply> call(redis::Script& script, const redis::Args& keys, const redis::Args& args);
 
   // A command that could have taken the lock failed: if its reply was lost it
   // may have been applied, so the outcome is `unknown`, never "not held".
-  Acquire acquiring_command_failed(const redis::Error& error) {
+  Acquire acquiring_command_failed(const Error& error) {
     return fail(error.outcome_unknown() ? Acquire::unknown : Acquire::error, error.message);
   }
   // A command that cannot take the lock (GET) failed.
-  Acquire probing_command_failed(const redis::Error& error) { return fail(Acquire::error, error.message); }
-  Release release_failed(const redis::Error& error) { return fail(Release::error, error.message); }
+  Acquire probing_command_failed(const Error& error) { return fail(Acquire::error, error.message); }
+  Release release_failed(const Error& error) { return fail(Release::error, error.message); }
 
   // The release of generations 1, 1b and 2: `DEL key` without asking whose key
   // it is (their shared race: a late DEL frees the next holder's lock). Step
@@ -61,6 +60,6 @@ class SingleServerLock : public DistributedLock {
 };
 
 // "<generation>: <problem>" as a usage Error, for the factories.
-redis::Error config_error(std::string_view generation, const std::string& problem);
+Error config_error(std::string_view generation, const std::string& problem);
 
 }  // namespace locklab

@@ -37,7 +37,7 @@ UnlockSubscriber::UnlockSubscriber(redis::ConnectionOptions server)
   std::thread([this] { run(); }).detach();
 }
 
-redis::Result<std::unique_ptr<Subscription>> UnlockSubscriber::subscribe(
+Result<std::unique_ptr<Subscription>> UnlockSubscriber::subscribe(
     const std::string& channel, std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   Channel& wanted = channels_[channel];
@@ -53,8 +53,8 @@ redis::Result<std::unique_ptr<Subscription>> UnlockSubscriber::subscribe(
   --wanted.subscriptions;
   ring();
   if (connect_failures_ != failures_before)
-    return redis::Error{redis::ErrorKind::io, "unlock subscriber: " + last_error_};
-  return redis::Error{redis::ErrorKind::timeout, "SUBSCRIBE " + channel + " not confirmed before the deadline"};
+    return Error{ErrorKind::io, "unlock subscriber: " + last_error_};
+  return Error{ErrorKind::timeout, "SUBSCRIBE " + channel + " not confirmed before the deadline"};
 }
 
 void UnlockSubscriber::release(const std::string& channel) {
@@ -108,7 +108,7 @@ void UnlockSubscriber::run() {
       }
       readable = ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
     }
-    std::optional<redis::Result<redis::Reply>> reply;
+    std::optional<Result<redis::Reply>> reply;
     if (readable) reply.emplace(connection_->read_until(std::chrono::steady_clock::now() + kReadRestOfMessage));
     lock.lock();
     if (!reply) continue;
@@ -142,7 +142,7 @@ void UnlockSubscriber::reconcile() {
       it = channels_.erase(it);
       continue;
     }
-    std::optional<redis::Status> sent;
+    std::optional<Status> sent;
     if (wanted && channel.state == State::unsubscribed) {
       sent = connection_->send({"SUBSCRIBE", it->first});
       channel.state = State::subscribing;

@@ -65,7 +65,7 @@ class UnlockSubscriber : public std::enable_shared_from_this<UnlockSubscriber> {
   // Returns once the server confirmed SUBSCRIBE (so an unlock published after
   // this returns will wake the subscription), or an error: the deadline passed
   // (ErrorKind::timeout) or the server could not be reached (ErrorKind::io).
-  redis::Result<std::unique_ptr<Subscription>> subscribe(const std::string& channel,
+  Result<std::unique_ptr<Subscription>> subscribe(const std::string& channel,
                                                          std::chrono::steady_clock::time_point deadline);
 
   explicit UnlockSubscriber(redis::ConnectionOptions server);  // use for_server()

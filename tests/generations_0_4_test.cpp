@@ -126,7 +126,7 @@ TEST_P(EveryGeneration, BadConfigIsAClearErrorValue) {
   empty_key.key = "";
   auto made = make_lock(GetParam(), empty_key);
   ASSERT_FALSE(made);
-  EXPECT_EQ(made.error().kind, redis::ErrorKind::usage);
+  EXPECT_EQ(made.error().kind, ErrorKind::usage);
   EXPECT_NE(made.error().message.find(GetParam() + ": lock key must not be empty"), std::string::npos)
       << made.error().message;
 

@@ -17,7 +17,6 @@ namespace {
 using namespace std::chrono_literals;
 using redis::Connection;
 using redis::ConnectionOptions;
-using redis::ErrorKind;
 
 class PlumbingTest : public RedisTest {};
 

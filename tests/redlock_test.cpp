@@ -152,7 +152,7 @@ TEST(RedlockRules, BadConfigIsAUsageError) {
   lock_config.ttl = 2ms;  // drift alone is 2.02 ms
   auto made = RedlockLock::create(lock_config);
   ASSERT_FALSE(made);
-  EXPECT_EQ(made.error().kind, redis::ErrorKind::usage);
+  EXPECT_EQ(made.error().kind, ErrorKind::usage);
   EXPECT_NE(made.error().message.find("no validity"), std::string::npos) << made.error().message;
 
   lock_config.ttl = 1s;

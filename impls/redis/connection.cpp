@@ -53,19 +53,6 @@ std::vector<const char*> argv_of(const Args& args, std::vector<std::size_t>& len
 
 }  // namespace
 
-const char* to_string(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::io: return "io";
-    case ErrorKind::timeout: return "timeout";
-    case ErrorKind::closed: return "closed";
-    case ErrorKind::protocol: return "protocol";
-    case ErrorKind::reply: return "reply";
-    case ErrorKind::auth: return "auth";
-    case ErrorKind::usage: return "usage";
-  }
-  return "unknown";
-}
-
 Traffic traffic() { return {g_commands.load(), g_round_trips.load()}; }
 
 std::string Endpoint::to_string() const { return host + ":" + std::to_string(port); }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "redis/reply.h"
-#include "redis/result.h"
+#include "result.h"
 
 struct redisContext;
 

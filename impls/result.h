@@ -1,11 +1,12 @@
-// Errors as values: every Redis call returns Result<T>, never throws, never crashes.
+// Errors as values, project-wide: every Redis call, file write and command-line
+// check returns Result<T> (or Status); nothing throws across these seams.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <variant>
 
-namespace locklab::redis {
+namespace locklab {
 
 enum class ErrorKind {
   io,        // socket error, connection refused
@@ -53,4 +54,4 @@ class Result {
 struct Done {};  // the value of a Result that carries nothing but success
 using Status = Result<Done>;
 
-}  // namespace locklab::redis
+}  // namespace locklab
