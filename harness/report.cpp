@@ -157,14 +157,20 @@ std::string violations_chart(const RunDocuments& runs) {
   return svg.str();
 }
 
-// Who held the lock when: one lane per client, a bar per critical section,
+double throughput_of(const json& run) { return number(run, "/throughput/acquisitions_per_s"); }
+double round_trips_of(const json& run) { return number(run, "/cost/round_trips_per_acquisition"); }
+
+}  // namespace
+
+// Who held the lock when (a run's "timeline" object): one lane per client, a bar per critical section,
 // red bands where two or more were inside at once.
-std::string timeline(const json& run) {
-  const json& t = run.value("timeline", json::object());
+std::string render_timeline(const json& t) {
   const json sections = t.value("sections", json::array());
   const json overlaps = t.value("overlaps", json::array());
   const int clients = std::clamp(t.value("clients", 1), 1, 256);  // the harness allows 256; a bigger number is no run of ours
-  if (sections.empty()) return "<p class=\"note\">no critical sections recorded</p>";
+  if (sections.empty())
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"300\" height=\"20\" role=\"img\"><text x=\"4\" y=\"14\">"
+           "no critical sections recorded</text></svg>";
   double from = sections.front()[1].get<double>(), to = from;
   for (const auto& s : sections) to = std::max(to, s[2].get<double>());
   if (to <= from) to = from + 1;
@@ -172,10 +178,15 @@ std::string timeline(const json& run) {
   const int height = clients * kLane + 26;
   auto x = [&](double ms) { return kLeft + (ms - from) / (to - from) * kWidth; };
   std::ostringstream svg;
-  svg << "<svg width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
+  const json labels = t.value("labels", json::array());
+  auto label = [&](int c) {
+    return c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].get<std::string>()
+                                               : "client " + std::to_string(c);
+  };
   for (int c = 0; c < clients; ++c)
-    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">client "
-        << c << "</text>";
+    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">"
+        << escape(label(c)) << "</text>";
   for (const auto& o : overlaps) {
     const double x0 = x(o[0].get<double>()), x1 = x(o[1].get<double>());
     svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"0\" width=\"" << fixed(std::max(1.0, x1 - x0), 2) << "\" height=\""
@@ -190,7 +201,7 @@ std::string timeline(const json& run) {
       if (s[1].get<double>() < o[1].get<double>() && o[0].get<double>() < s[2].get<double>()) overlapping = true;
     const char* colour = fenced_off ? "#aaaaaa" : overlapping ? "#d62728" : "#1f77b4";
     svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
-        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>client " << c << ": "
+        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>" << escape(label(c)) << ": "
         << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms"
         << (fenced_off ? " (stale token: refused by the resource)" : "") << "</title></rect>";
   }
@@ -199,11 +210,6 @@ std::string timeline(const json& run) {
       << fixed(to, 1) << " ms</text></svg>";
   return svg.str();
 }
-
-double throughput_of(const json& run) { return number(run, "/throughput/acquisitions_per_s"); }
-double round_trips_of(const json& run) { return number(run, "/cost/round_trips_per_acquisition"); }
-
-}  // namespace
 
 std::string markdown_report(const RunDocuments& runs) {
   std::ostringstream out;
@@ -287,7 +293,7 @@ std::string html_report(const RunDocuments& runs) {
       for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << escape(reasons[i].get<std::string>());
       out << "</p>\n";
     }
-    out << timeline(run) << "\n";
+    out << render_timeline(run.value("timeline", json::object())) << "\n";
   }
   out << "</body></html>\n";
   return out.str();

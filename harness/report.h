@@ -20,6 +20,10 @@ std::string html_report(const RunDocuments& runs);
 // The counter demo as plain text: expected vs final counter per generation.
 std::string counter_table(const RunDocuments& runs);
 
+// One timeline as a standalone SVG: {clients, sections: [[lane, from_ms, to_ms, fenced_off?]...],
+// overlaps: [[from_ms, to_ms]...], labels?: [lane names]} -- a run's "timeline" or a scenario's.
+std::string render_timeline(const nlohmann::json& timeline);
+
 // Writes report.md and report.html into `dir` (created if missing), atomically.
 Status write_report(const RunDocuments& runs, const std::string& dir);
 

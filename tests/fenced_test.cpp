@@ -9,7 +9,7 @@
 #include "g7_fenced.h"
 #include "registry.h"
 #include "support/redis_fixture.h"
-#include "support/step_gate.h"
+#include "step_gate.h"
 
 namespace locklab::testing {
 namespace {

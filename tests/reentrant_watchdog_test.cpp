@@ -17,7 +17,7 @@
 #include "registry.h"
 #include "renewal_timer.h"
 #include "support/redis_fixture.h"
-#include "support/step_gate.h"
+#include "step_gate.h"
 
 namespace locklab::testing {
 namespace {

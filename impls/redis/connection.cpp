@@ -53,6 +53,19 @@ std::vector<const char*> argv_of(const Args& args, std::vector<std::size_t>& len
 
 }  // namespace
 
+namespace {
+std::atomic<TrafficObserver*> g_observer{nullptr};
+
+void observe_sent(const Endpoint& to, const Args& request) {
+  if (auto* observer = g_observer.load(std::memory_order_acquire)) observer->sent(to, request);
+}
+void observe_received(const Endpoint& from, const Reply* reply, const Error* error) {
+  if (auto* observer = g_observer.load(std::memory_order_acquire)) observer->received(from, reply, error);
+}
+}  // namespace
+
+void set_traffic_observer(TrafficObserver* observer) { g_observer.store(observer, std::memory_order_release); }
+
 Traffic traffic() { return {g_commands.load(), g_round_trips.load()}; }
 
 std::string Endpoint::to_string() const { return host + ":" + std::to_string(port); }
@@ -155,13 +168,20 @@ void Connection::append(const Args& args) {
   }
   ++pending_;
   g_commands.fetch_add(1, std::memory_order_relaxed);
+  observe_sent(options_.endpoint, args);
 }
 
 Result<Reply> Connection::read_one() {
   void* raw = nullptr;
-  if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return fail_from_context();
+  if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
+    const Error error = fail_from_context();
+    observe_received(options_.endpoint, nullptr, &error);
+    return error;
+  }
   --pending_;
-  return Reply(static_cast<redisReply*>(raw));
+  Reply reply(static_cast<redisReply*>(raw));
+  observe_received(options_.endpoint, &reply, nullptr);
+  return reply;
 }
 
 Result<std::vector<Reply>> Connection::read_pending() {
@@ -201,6 +221,12 @@ Status Connection::send(const Args& args) {
 
 Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadline) {
   if (broken_) return *broken_;
+  auto reply = read_by(deadline);
+  observe_received(options_.endpoint, reply ? &reply.value() : nullptr, reply ? nullptr : &reply.error());
+  return reply;
+}
+
+Result<Reply> Connection::read_by(std::chrono::steady_clock::time_point deadline) {
   // With nothing pending this reads a pushed message (pub/sub): not a round trip.
   if (pending_ > 0) g_round_trips.fetch_add(1, std::memory_order_relaxed);
   for (;;) {

@@ -47,6 +47,19 @@ Traffic traffic();
 
 using Args = std::vector<std::string>;
 
+// Sees every request written and every reply read, process-wide: the scenario
+// narrator prints "who sent which command, and what Redis answered" from it.
+// Called on the thread that talks to the server. Unset, it costs one atomic
+// load per request; set it before the traffic it should see.
+class TrafficObserver {
+ public:
+  virtual ~TrafficObserver() = default;
+  virtual void sent(const Endpoint& to, const Args& request) = 0;
+  // Exactly one of reply / error is set (error: the read failed, e.g. timed out).
+  virtual void received(const Endpoint& from, const Reply* reply, const Error* error) = 0;
+};
+void set_traffic_observer(TrafficObserver* observer);  // nullptr: none
+
 class Connection {
  public:
   // Errors from connecting never have outcome_unknown(): nothing was sent but AUTH.
@@ -92,6 +105,7 @@ class Connection {
   static Result<Connection> open(const ConnectionOptions& options);
   Error fail_from_context();
   Result<Reply> read_one();
+  Result<Reply> read_by(std::chrono::steady_clock::time_point deadline);
   Status flush();
 
   ContextPtr context_;

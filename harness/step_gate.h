@@ -1,5 +1,5 @@
-// Deterministic interleavings for tests: park a client thread at a named step
-// point until the test lets it go, or "crash" it there.
+// Deterministic interleavings for tests and scenarios: park a client thread at a
+// named step point until the caller lets it go, or "crash" it there.
 #pragma once
 
 #include <chrono>
@@ -11,7 +11,7 @@
 
 #include "step_points.h"
 
-namespace locklab::testing {
+namespace locklab {
 
 // Thrown from a step hook: the client dies at that point without releasing
 // (its lock object's destructor does not release either).
@@ -84,4 +84,4 @@ class StepGate {
   bool used_ = false, arrived_ = false, opened_ = false;
 };
 
-}  // namespace locklab::testing
+}  // namespace locklab

@@ -1,0 +1,49 @@
+// Polled conditions: wait for a state, never for a time.
+//
+// A race replays on every run of a loaded 2-core machine only if each actor
+// waits for the state the story needs ("A's key has expired", "B holds the
+// lock"), not for a number of milliseconds that usually suffices. Scenarios,
+// step-point faults and tests all wait through these.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "redis/connection.h"
+#include "result.h"
+
+namespace locklab::harness {
+
+using Condition = std::function<bool()>;
+
+// Polls `condition` every `every` until it holds (true) or `timeout` passes (false).
+bool wait_until(const Condition& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = std::chrono::milliseconds{1});
+
+// A connection of the observer's own for reading Redis state (never a client's:
+// its replies would interleave with the client's). A failed read reads as
+// "unknown" (nullopt), never as a state: a condition over it stays false.
+class RedisProbe {
+ public:
+  static Result<RedisProbe> connect(const redis::ConnectionOptions& options);
+
+  std::optional<bool> exists(const std::string& key);
+  std::optional<std::string> value(const std::string& key);  // nullopt: absent or unreadable
+  std::optional<long long> pttl(const std::string& key);     // -2 absent, -1 no TTL
+
+  // Conditions over this probe (it must outlive them).
+  Condition key_absent(std::string key);
+  Condition key_present(std::string key);
+  Condition value_differs(std::string key, std::string from);  // present with another value
+
+ private:
+  explicit RedisProbe(redis::Connection connection) : connection_(std::move(connection)) {}
+  std::optional<redis::Reply> ask(const redis::Args& args);
+
+  redis::ConnectionOptions options_;
+  redis::Connection connection_;
+};
+
+}  // namespace locklab::harness

@@ -1,0 +1,271 @@
+#include "scenario.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iomanip>
+#include <sstream>
+
+#include "registry.h"
+#include "report.h"
+#include "results.h"
+
+namespace locklab::harness {
+namespace {
+
+thread_local std::string t_actor;
+
+constexpr std::size_t kMaxArgShown = 24;  // tokens and SHAs are long; the story needs their start
+
+std::string shorten(std::string arg) {
+  for (char& c : arg)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return arg.size() <= kMaxArgShown ? arg : arg.substr(0, kMaxArgShown - 3) + "...";
+}
+
+std::string command_text(const redis::Args& request) {
+  std::string text;
+  for (const auto& arg : request) {
+    if (!text.empty()) text += ' ';
+    text += shorten(arg);
+  }
+  return text;
+}
+
+std::string reply_text(const redis::Reply& reply) {
+  if (reply.is_nil()) return "(nil)";
+  if (reply.is_integer()) return "(integer) " + std::to_string(reply.integer());
+  if (reply.is_status()) return std::string(reply.text());
+  if (reply.is_error()) return "(error) " + std::string(reply.text());
+  if (reply.is_string()) return "\"" + shorten(reply.string().value_or("")) + "\"";
+  if (reply.is_array()) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < reply.size(); ++i) text += (i ? ", " : "") + reply_text(reply.element(i));
+    return text + "]";
+  }
+  return reply.describe();
+}
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
+}
+
+std::string who_of(const std::string& actor) { return actor.empty() ? "(background)" : actor; }
+
+struct ParsedArgs {
+  StoryLock lock;
+  std::string json_path;
+  bool quiet = false;
+};
+
+std::string lock_names(const ScenarioSpec& spec) {
+  std::string names;
+  for (const auto& lock : spec.locks) names += (names.empty() ? "" : ", ") + lock.name;
+  return names;
+}
+
+ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
+  CLI::App app(spec.story + " (" + spec.source + ")", spec.name);
+  app.footer("Exit status: 0 when the story ends as the lesson expects for the chosen lock, 1 when it does not\n"
+             "(or could not be told), 2 for a usage error.");
+  ParsedArgs parsed;
+  std::string lock = spec.locks.front().name;
+  app.add_option("--lock", lock, "the generation to tell the story with: " + lock_names(spec))
+      ->capture_default_str();
+  app.add_option("--json", parsed.json_path, "write the result document here (and the timeline as PATH.svg)");
+  app.add_flag("--quiet", parsed.quiet, "print only the verdict");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
+    std::exit(2);
+  }
+  for (const auto& candidate : spec.locks)
+    if (candidate.name == lock) parsed.lock = candidate;
+  if (parsed.lock.name.empty()) {
+    std::fprintf(stderr, "%s: --lock %s: this story is told with %s\n", spec.name.c_str(), lock.c_str(),
+                 lock_names(spec).c_str());
+    std::exit(2);
+  }
+  return parsed;
+}
+
+}  // namespace
+
+ActorName::ActorName(std::string name) : previous_(std::exchange(t_actor, std::move(name))) {}
+ActorName::~ActorName() { t_actor = std::move(previous_); }
+const std::string& current_actor() { return t_actor; }
+
+Narrator::Narrator(bool print)
+    : print_(print), start_(std::chrono::steady_clock::now()), director_(std::this_thread::get_id()) {
+  redis::set_traffic_observer(this);
+}
+
+Narrator::~Narrator() { redis::set_traffic_observer(nullptr); }
+
+double Narrator::now_ms() const {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Narrator::emit(const std::string& who, const std::string& text) {
+  const double at = now_ms();
+  const int number = next_step_++;
+  steps_.push_back({{"step", number}, {"t_ms", at}, {"who", who}, {"text", text}});
+  if (print_) {
+    std::printf("%3d  %9s ms  %-12s %s\n", number, fixed(at, 1).c_str(), who.c_str(), text.c_str());
+    std::fflush(stdout);
+  }
+}
+
+void Narrator::say(std::string text) {
+  std::lock_guard lock(mutex_);
+  emit(current_actor().empty() ? "--" : current_actor(), text);
+}
+
+int Narrator::lane_of(const std::string& who) {
+  for (std::size_t i = 0; i < lanes_.size(); ++i)
+    if (lanes_[i] == who) return static_cast<int>(i);
+  lanes_.push_back(who);
+  return static_cast<int>(lanes_.size()) - 1;
+}
+
+void Narrator::enter() {
+  std::lock_guard lock(mutex_);
+  const std::string who = who_of(current_actor());
+  lane_of(who);
+  open_sections_[who] = now_ms();
+  emit(who, "enters the critical section");
+}
+
+void Narrator::leave() {
+  std::lock_guard lock(mutex_);
+  const std::string who = who_of(current_actor());
+  const auto open = open_sections_.find(who);
+  if (open == open_sections_.end()) return;
+  sections_.push_back({lane_of(who), open->second, now_ms()});
+  open_sections_.erase(open);
+  emit(who, "leaves the critical section");
+}
+
+nlohmann::json Narrator::timeline() const {
+  std::lock_guard lock(mutex_);
+  nlohmann::json sections = sections_;
+  const double end = now_ms();
+  for (const auto& [who, from] : open_sections_) {  // still inside at the end: the bar runs to the end
+    for (std::size_t i = 0; i < lanes_.size(); ++i)
+      if (lanes_[i] == who) sections.push_back({static_cast<int>(i), from, end});
+  }
+  nlohmann::json overlaps = nlohmann::json::array();
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    for (std::size_t j = i + 1; j < sections.size(); ++j) {
+      const double from = std::max(sections[i][1].get<double>(), sections[j][1].get<double>());
+      const double to = std::min(sections[i][2].get<double>(), sections[j][2].get<double>());
+      if (from < to && sections[i][0] != sections[j][0]) overlaps.push_back({from, to});
+    }
+  return {{"clients", std::max<std::size_t>(1, lanes_.size())},
+          {"labels", lanes_},
+          {"sections", sections},
+          {"overlaps", overlaps}};
+}
+
+nlohmann::json Narrator::steps() const {
+  std::lock_guard lock(mutex_);
+  return steps_;
+}
+
+// The director's own traffic (starting servers, polling conditions) is not the story.
+bool Narrator::watched() const { return std::this_thread::get_id() != director_ || !current_actor().empty(); }
+
+void Narrator::sent(const redis::Endpoint& to, const redis::Args& request) {
+  if (!watched()) return;
+  std::lock_guard lock(mutex_);
+  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(command_text(request));
+}
+
+void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) {
+  if (!watched()) return;
+  std::lock_guard lock(mutex_);
+  auto& queue = pending_[{std::this_thread::get_id(), from.to_string()}];
+  const std::string answer = reply != nullptr ? reply_text(*reply) : "!! " + error->message;
+  const std::string who = who_of(current_actor());
+  if (queue.empty()) {  // nothing asked: a pushed pub/sub message
+    emit(who, "<- " + from.to_string() + " pushes " + answer);
+    return;
+  }
+  const std::string request = std::move(queue.front());
+  queue.pop_front();
+  emit(who, request + "  =>  " + answer);
+}
+
+Actor::Actor(std::string name, std::function<void()> body)
+    : thread_([name = std::move(name), body = std::move(body)] {
+        ActorName scope(name);
+        body();
+      }) {}
+
+Actor::~Actor() { join(); }
+
+void Actor::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(spec)) {
+  ParsedArgs parsed = parse_args(spec_, argc, argv);
+  lock_ = parsed.lock;
+  json_path_ = parsed.json_path;
+  quiet_ = parsed.quiet;
+  narrator_ = std::make_unique<Narrator>(!quiet_);
+  if (!quiet_) {
+    std::printf("%s -- %s\n%s\nlock: %s (the lesson expects %s)\n\n", spec_.name.c_str(), spec_.source.c_str(),
+                spec_.story.c_str(), lock_.name.c_str(),
+                lock_.race_expected ? ("the race: " + spec_.race).c_str() : "the race not to happen");
+    std::fflush(stdout);
+  }
+}
+
+std::unique_ptr<DistributedLock> Scenario::make_lock(const LockConfig& config) { return make_lock(lock_.name, config); }
+
+std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, const LockConfig& config) {
+  return must(locklab::make_lock(name, config), "lock " + name);
+}
+
+void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
+  const double from = narrator_->now_ms();
+  if (!wait_until(condition, timeout)) die("waited " + std::to_string(timeout.count()) + " ms, but never: " + what);
+  narrator_->say("(waited " + fixed(narrator_->now_ms() - from, 1) + " ms until " + what + ")");
+}
+
+int Scenario::finish(bool race_happened, const std::string& detail) {
+  const bool as_expected = race_happened == lock_.race_expected;
+  const std::string observed = race_happened ? "the race happened: " + spec_.race : "the race did not happen";
+  const std::string verdict = as_expected ? (race_happened ? "race shown" : "fix holds") : "unexpected";
+  std::printf("%sverdict: %s (%s) -- %s; %s\n", quiet_ ? "" : "\n", verdict.c_str(), lock_.name.c_str(),
+              observed.c_str(), detail.c_str());
+  if (!json_path_.empty()) {
+    const nlohmann::json timeline = narrator_->timeline();
+    const nlohmann::json document = {{"schema", kScenarioSchema},   {"scenario", spec_.name},
+                                     {"source", spec_.source},      {"story", spec_.story},
+                                     {"lock", lock_.name},          {"race", spec_.race},
+                                     {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
+                                     {"verdict", verdict},          {"detail", detail},
+                                     {"steps", narrator_->steps()}, {"timeline", timeline}};
+    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
+    if (auto written = write_file_atomically(json_path_ + ".svg", render_timeline(timeline)); !written)
+      die(written.error().message);
+  }
+  return as_expected ? 0 : 1;
+}
+
+void Scenario::die(const std::string& why) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", spec_.name.c_str(), why.c_str());
+  // Actor threads may still run: no static destructors under their feet. The
+  // servers die with this process (the launcher's PR_SET_PDEATHSIG).
+  std::_Exit(1);
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,159 @@
+// What every scenario main is composed of (scenarios/*.cpp replay the source
+// articles' stories, one lesson each):
+//
+//   Scenario   the command line (--lock, --json, --quiet, --help), the lesson's
+//              expected outcome per generation, the verdict and the exit code
+//   Narrator   numbered, timestamped steps: who sent which command and what
+//              Redis answered (it watches every request through
+//              redis::TrafficObserver), plus the story's own lines; the
+//              critical sections for the timeline picture
+//   Actor      a named thread ("A", "B"): its commands are narrated under its name
+//
+// Waiting is by polled conditions (conditions.h) and step gates (step_gate.h),
+// never by sleeps, so a story replays the same way on every run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "conditions.h"
+#include "lock.h"
+#include "redis/connection.h"
+#include "result.h"
+
+namespace locklab::harness {
+
+inline constexpr const char* kScenarioSchema = "locklab.scenario/1";
+
+// One generation a story can be told with, and what the lesson expects of it.
+struct StoryLock {
+  std::string name;           // registry name ("set-nx-px-token")
+  bool race_expected = true;  // true: the story's failure must happen; false: the fix must hold
+  std::string window;         // the step point where the story parks this generation (if it parks one)
+};
+
+struct ScenarioSpec {
+  std::string name;    // binary name, "check_then_delete_race"
+  std::string source;  // where the story is told: "seed 004 §6"
+  std::string story;   // one line: what happens
+  std::string race;    // the race, in the articles' terms: "index1 deletes index2's lock (误删)"
+  std::vector<StoryLock> locks;  // the first is the default of --lock
+};
+
+// Names the calling thread for the narrator while in scope.
+class ActorName {
+ public:
+  explicit ActorName(std::string name);
+  ~ActorName();
+  ActorName(const ActorName&) = delete;
+  ActorName& operator=(const ActorName&) = delete;
+
+ private:
+  std::string previous_;
+};
+const std::string& current_actor();  // "" on an unnamed thread (a watchdog timer, a subscriber)
+
+class Narrator final : public redis::TrafficObserver {
+ public:
+  explicit Narrator(bool print);
+  ~Narrator() override;  // stops watching
+  Narrator(const Narrator&) = delete;
+  Narrator& operator=(const Narrator&) = delete;
+
+  // A numbered step by the calling thread's actor (or the narrator's own voice).
+  void say(std::string text);
+  // The critical-section bars of the timeline: the calling actor entered / left.
+  void enter();
+  void leave();
+
+  // Who held the lock when (a timeline for render_timeline) and the numbered steps.
+  nlohmann::json timeline() const;
+  nlohmann::json steps() const;
+  double now_ms() const;
+
+  void sent(const redis::Endpoint& to, const redis::Args& request) override;
+  void received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) override;
+
+ private:
+  void emit(const std::string& who, const std::string& text);
+  bool watched() const;
+  int lane_of(const std::string& who);  // callers hold mutex_
+
+  bool print_;
+  std::chrono::steady_clock::time_point start_;
+  std::thread::id director_;  // the main thread: its unnamed traffic is stagecraft, not story
+  mutable std::mutex mutex_;
+  int next_step_ = 1;
+  nlohmann::json steps_ = nlohmann::json::array();
+  std::vector<std::string> lanes_;
+  std::map<std::string, double> open_sections_;
+  nlohmann::json sections_ = nlohmann::json::array();
+  // Requests waiting for their reply, per (thread, server): replies come back in order.
+  std::map<std::pair<std::thread::id, std::string>, std::deque<std::string>> pending_;
+};
+
+// A named thread. Joined by join() or by the destructor.
+class Actor {
+ public:
+  Actor(std::string name, std::function<void()> body);
+  ~Actor();
+  Actor(const Actor&) = delete;
+  Actor& operator=(const Actor&) = delete;
+  void join();
+
+ private:
+  std::thread thread_;
+};
+
+class Scenario {
+ public:
+  // Parses the command line; --help prints and exits 0, a usage error exits 2.
+  Scenario(ScenarioSpec spec, int argc, char** argv);
+
+  const std::string& lock_name() const { return lock_.name; }
+  bool race_expected() const { return lock_.race_expected; }
+  const std::string& window() const { return lock_.window; }
+  Narrator& narrator() { return *narrator_; }
+
+  // The story's means: a failure here is no lesson, it exits 1 with one line.
+  template <class T>
+  T must(Result<T> result, std::string_view what) {
+    if (!result) die(std::string(what) + ": " + result.error().message);
+    return std::move(result).value();
+  }
+  std::unique_ptr<DistributedLock> make_lock(const LockConfig& config);
+  std::unique_ptr<DistributedLock> make_lock(const std::string& name, const LockConfig& config);
+  // Waits for `condition`, narrating what was awaited and for how long; exits 1
+  // if it never holds within `timeout` (the story could not be told).
+  void wait_for(const std::string& what, const Condition& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds{10});
+  void say(std::string text) { narrator_->say(std::move(text)); }
+
+  // Prints the verdict, writes --json (and the timeline next to it as .svg),
+  // returns the exit code: 0 when the race happened exactly when expected.
+  int finish(bool race_happened, const std::string& detail);
+
+  [[noreturn]] void die(const std::string& why);
+
+ private:
+  ScenarioSpec spec_;
+  StoryLock lock_;
+  std::string json_path_;
+  bool quiet_ = false;
+  std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
+};
+
+}  // namespace locklab::harness
