@@ -8,6 +8,7 @@
 #include "registry.h"
 #include "report.h"
 #include "results.h"
+#include "step_gate.h"
 
 namespace locklab::harness {
 namespace {
@@ -201,10 +202,14 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   emit(who, request + "  =>  " + answer);
 }
 
-Actor::Actor(std::string name, std::function<void()> body)
-    : thread_([name = std::move(name), body = std::move(body)] {
+Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)
+    : thread_([&narrator, name = std::move(name), body = std::move(body)] {
         ActorName scope(name);
-        body();
+        try {
+          body();
+        } catch (const SimulatedCrash& crash) {
+          narrator.say(std::string(crash.what()) + ": the process is gone, nothing was released");
+        }
       }) {}
 
 Actor::~Actor() { join(); }

@@ -105,10 +105,12 @@ class Narrator final : public redis::TrafficObserver {
   std::map<std::pair<std::thread::id, std::string>, std::deque<std::string>> pending_;
 };
 
-// A named thread. Joined by join() or by the destructor.
+// A named thread. Joined by join() or by the destructor. A SimulatedCrash
+// thrown in `body` (a crash_at() step hook) ends it like a crashed process:
+// narrated, nothing released.
 class Actor {
  public:
-  Actor(std::string name, std::function<void()> body);
+  Actor(Narrator& narrator, std::string name, std::function<void()> body);
   ~Actor();
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
@@ -141,6 +143,10 @@ class Scenario {
   void wait_for(const std::string& what, const Condition& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds{10});
   void say(std::string text) { narrator_->say(std::move(text)); }
+  // A named thread running `body` (see Actor).
+  std::unique_ptr<Actor> actor(std::string name, std::function<void()> body) {
+    return std::make_unique<Actor>(*narrator_, std::move(name), std::move(body));
+  }
 
   // Prints the verdict, writes --json (and the timeline next to it as .svg),
   // returns the exit code: 0 when the race happened exactly when expected.

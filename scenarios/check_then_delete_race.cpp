@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   auto index1 = story.make_lock(index1_config);
   auto index2 = story.make_lock(config);
 
-  Actor first("index1", [&] {
+  auto first = story.actor("index1", [&] {
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
     story.say("its work takes longer than the 100 ms lease");
@@ -43,15 +43,15 @@ int main(int argc, char** argv) {
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
   bool index2_holds = false;
-  Actor second("index2", [&] {
+  auto second = story.actor("index2", [&] {
     index2_holds = index2->try_acquire(0ms) == Acquire::acquired;
     if (index2_holds) story.narrator().enter();
   });
-  second.join();
+  second->join();
   if (!index2_holds) story.die("index2 could not take the expired lock");
 
   gate.open();
-  first.join();
+  first->join();
   const bool deleted = probe.exists(config.key) == false;
   story.say(deleted ? "the lock key is gone while index2 still believes it holds it"
                     : "index2's lock is still there");
