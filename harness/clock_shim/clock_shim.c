@@ -118,16 +118,20 @@ static void shift(struct timespec *time, long long by_ns) {
 
 static int is_wall_clock(clockid_t clock) { return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE; }
 
-int clock_gettime(clockid_t clock, struct timespec *now) {
+/* The exported functions share this one, not each other: a call to the exported
+ * clock_gettime() from inside the library could bind to another definition. */
+static int shifted_clock_gettime(clockid_t clock, struct timespec *now) {
   const int result = kernel_clock_gettime(clock, now);
   if (result == 0 && is_wall_clock(clock)) shift(now, current_offset_ns());
   return result;
 }
 
+int clock_gettime(clockid_t clock, struct timespec *now) { return shifted_clock_gettime(clock, now); }
+
 int gettimeofday(struct timeval *restrict now, void *restrict zone) {
   (void)zone; /* obsolete; glibc ignores it too */
   struct timespec wall;
-  if (clock_gettime(CLOCK_REALTIME, &wall) != 0) return -1;
+  if (shifted_clock_gettime(CLOCK_REALTIME, &wall) != 0) return -1;
   now->tv_sec = wall.tv_sec;
   now->tv_usec = wall.tv_nsec / 1000;
   return 0;
@@ -135,7 +139,7 @@ int gettimeofday(struct timeval *restrict now, void *restrict zone) {
 
 time_t time(time_t *out) {
   struct timespec wall;
-  if (clock_gettime(CLOCK_REALTIME, &wall) != 0) return (time_t)-1;
+  if (shifted_clock_gettime(CLOCK_REALTIME, &wall) != 0) return (time_t)-1;
   if (out != NULL) *out = wall.tv_sec;
   return wall.tv_sec;
 }
