@@ -111,6 +111,7 @@ void remove_dirs_of_dead_owners() {
 }
 
 bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+bool readable(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
 
 bool answers_ping(const redis::Endpoint& endpoint, const std::string& password) {
   redis::ConnectionOptions options;
@@ -220,6 +221,12 @@ Status RedisServer::launch(int port) {
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
+  auto environment = server_environment();
+  if (!environment) return environment.error();
+  std::vector<char*> envp;
+  for (auto& entry : *environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return Error{ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
@@ -234,7 +241,7 @@ Status RedisServer::launch(int port) {
       ::dup2(devnull, STDOUT_FILENO);
       ::dup2(devnull, STDERR_FILENO);
     }
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   pid_ = pid;
@@ -253,6 +260,30 @@ Status RedisServer::launch(int port) {
   stop();
   return Error{ErrorKind::timeout, "redis-server on port " + std::to_string(port) + " did not answer PING within " +
                                        std::to_string(options_.start_timeout.count()) + " ms"};
+}
+
+// Our own environment, plus the clock shim's two variables when asked for. Built
+// before fork(): the child may only make async-signal-safe calls.
+Result<std::vector<std::string>> RedisServer::server_environment() const {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (options_.clock_shim && (text.starts_with("LD_PRELOAD=") || text.starts_with("LOCKLAB_CLOCK_OFFSET_FILE=")))
+      continue;
+    environment.emplace_back(text);
+  }
+  if (!options_.clock_shim) return environment;
+  if (!readable(LOCKLAB_CLOCK_SHIM_PATH))
+    return Error{ErrorKind::usage, std::string("clock shim not built: ") + LOCKLAB_CLOCK_SHIM_PATH};
+  // The offset file exists before the server does (a restart keeps the offset in force).
+  if (::access(clock_offset_file().c_str(), F_OK) != 0) {
+    std::ofstream zero(clock_offset_file());
+    zero << "0\n";
+    if (!zero) return Error{ErrorKind::io, "cannot write " + clock_offset_file()};
+  }
+  environment.push_back(std::string("LD_PRELOAD=") + LOCKLAB_CLOCK_SHIM_PATH);
+  environment.push_back("LOCKLAB_CLOCK_OFFSET_FILE=" + clock_offset_file());
+  return environment;
 }
 
 redis::ConnectionOptions RedisServer::connection_options() const {

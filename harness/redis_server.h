@@ -26,6 +26,9 @@ struct ServerOptions {
   std::optional<redis::Endpoint> replica_of;  // start as a replica of this master
   std::string password;                      // --requirepass
   std::vector<std::string> extra_args;       // e.g. {"--appendonly", "yes"}
+  // Preload the clock shim (harness/clock_shim): the node's wall clock can then
+  // be jumped with jump_clock() (harness/clock_jump.h). Monotonic time is untouched.
+  bool clock_shim = false;
   std::chrono::milliseconds start_timeout{10'000};
 };
 
@@ -43,6 +46,9 @@ class RedisServer {
   bool running() const { return pid_ > 0; }
   const std::string& dir() const { return dir_; }
   std::string log_tail(std::size_t max_bytes = 2000) const;
+  // The file the clock shim reads its offset from (ServerOptions::clock_shim).
+  std::string clock_offset_file() const { return dir_ + "/clock-offset-ms"; }
+  bool under_clock_shim() const { return options_.clock_shim; }
 
   void pause();   // SIGSTOP: the process keeps its port, answers nothing
   void resume();  // SIGCONT
@@ -55,6 +61,7 @@ class RedisServer {
  private:
   RedisServer(ServerOptions options, std::string dir);
   Status launch(int port);
+  Result<std::vector<std::string>> server_environment() const;
 
   ServerOptions options_;
   std::string dir_;
