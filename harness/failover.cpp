@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "poll_until.h"
+#include "conditions.h"
 
 namespace locklab::harness {
 namespace {
@@ -70,7 +70,7 @@ Result<std::unique_ptr<ProxiedReplication>> ProxiedReplication::start(ServerOpti
 
 Status ProxiedReplication::wait_in_sync(std::chrono::milliseconds timeout) {
   std::string last = "no INFO yet";
-  const bool synced = poll_until(
+  const bool synced = wait_until(
       [&] {
         auto master_info = replication_info(*master_);
         auto replica_info = replication_info(*replica_);
@@ -100,7 +100,7 @@ Result<redis::ConnectionOptions> ProxiedReplication::fail_over() {
   auto promoted = connection->command({"REPLICAOF", "NO", "ONE"});
   if (!promoted) return promoted.error();
   if (!promoted->is_status("OK")) return Error{ErrorKind::reply, "REPLICAOF NO ONE: " + promoted->describe()};
-  const bool is_master = poll_until(
+  const bool is_master = wait_until(
       [&] {
         auto info = replication_info(*replica_);
         return info && info_field(*info, "role") == "master";

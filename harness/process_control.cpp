@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "poll_until.h"
+#include "conditions.h"
 
 namespace locklab::harness {
 
@@ -26,7 +26,7 @@ Result<PausedProcess> PausedProcess::pause(pid_t pid, std::chrono::milliseconds 
   if (::kill(pid, SIGSTOP) != 0)
     return Error{ErrorKind::io, "SIGSTOP " + std::to_string(pid) + ": " + std::strerror(errno)};
   PausedProcess guard(pid);  // from here on, any early return resumes it
-  if (!poll_until([pid] { return process_stopped(pid); }, confirm_within, std::chrono::milliseconds{1}))
+  if (!wait_until([pid] { return process_stopped(pid); }, confirm_within, std::chrono::milliseconds{1}))
     return Error{ErrorKind::timeout, "process " + std::to_string(pid) + " did not stop"};
   return guard;
 }

@@ -13,7 +13,7 @@
 
 #include "clock_jump.h"
 #include "failover.h"
-#include "poll_until.h"
+#include "conditions.h"
 #include "process_control.h"
 #include "redis_server.h"
 
@@ -21,7 +21,7 @@ namespace locklab::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using harness::poll_until;
+using harness::wait_until;
 using Clock = std::chrono::steady_clock;
 
 redis::Connection connect(const redis::ConnectionOptions& options) {
@@ -46,7 +46,7 @@ TEST_F(FailoverTest, WriteHeldInTheProxyIsLostWhenTheReplicaIsPromoted) {
   auto master = connect(pair_->master().connection_options());
   pair_->hold_replication();
   ASSERT_TRUE(master.command({"SET", "k", "acknowledged"})->is_status("OK"));
-  ASSERT_TRUE(poll_until([&] { return pair_->held_bytes() > 0; }, 5s)) << "the SET is on its way to the replica";
+  ASSERT_TRUE(wait_until([&] { return pair_->held_bytes() > 0; }, 5s)) << "the SET is on its way to the replica";
 
   auto promoted = pair_->fail_over();
   ASSERT_TRUE(promoted) << promoted.error().message;
@@ -107,15 +107,15 @@ TEST(ClockJumpTest, JumpForwardExpiresAKeyAndJumpBackRestoresTime) {
   ASSERT_GT(client.command({"PTTL", "k"})->integer(), 15'000);
 
   ASSERT_TRUE(harness::jump_clock(server, 30s));
-  EXPECT_TRUE(poll_until([&] { return server_time_seconds(client) - real_time_seconds() >= 29; }, 5s))
+  EXPECT_TRUE(wait_until([&] { return server_time_seconds(client) - real_time_seconds() >= 29; }, 5s))
       << "TIME moved about +30 s";
   EXPECT_LE(server_time_seconds(client) - real_time_seconds(), 31);
-  EXPECT_TRUE(poll_until([&] { return client.command({"PTTL", "k"})->integer() == -2; }, 5s))
+  EXPECT_TRUE(wait_until([&] { return client.command({"PTTL", "k"})->integer() == -2; }, 5s))
       << "20 s left, 30 s jumped: the key is gone";
   EXPECT_TRUE(client.command({"GET", "k"})->is_nil());
 
   ASSERT_TRUE(harness::jump_clock(server, 0ms));
-  EXPECT_TRUE(poll_until([&] { return std::llabs(server_time_seconds(client) - real_time_seconds()) <= 1; }, 5s))
+  EXPECT_TRUE(wait_until([&] { return std::llabs(server_time_seconds(client) - real_time_seconds()) <= 1; }, 5s))
       << "offset 0: TIME is back";
 }
 
@@ -154,7 +154,7 @@ TEST(ClockShimTest, ShiftsWallClocksOnlyAndFollowsTheFile) {
   EXPECT_NEAR(seconds(CLOCK_BOOTTIME, shim_clock_gettime), seconds(CLOCK_BOOTTIME, ::clock_gettime), 1);
 
   ASSERT_TRUE(harness::write_clock_offset(file.string(), -7'200'000ms));
-  EXPECT_TRUE(poll_until(
+  EXPECT_TRUE(wait_until(
       [&] {
         return std::llabs(seconds(CLOCK_REALTIME, shim_clock_gettime) - seconds(CLOCK_REALTIME, ::clock_gettime) +
                           7200) <= 1;
@@ -182,7 +182,7 @@ TEST(PausedProcessTest, APausedServerTimesOutAndAnswersOnceResumed) {
     ASSERT_FALSE(pong);
     EXPECT_EQ(pong.error().kind, ErrorKind::timeout);
   }  // the guard resumes it
-  EXPECT_TRUE(poll_until([&] { return !harness::process_stopped(server.pid()); }, 2s));
+  EXPECT_TRUE(wait_until([&] { return !harness::process_stopped(server.pid()); }, 2s));
   auto client = connect(impatient);
   auto pong = client.command({"PING"});
   ASSERT_TRUE(pong) << pong.error().message;

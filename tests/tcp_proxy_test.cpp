@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "poll_until.h"
+#include "conditions.h"
 #include "support/redis_fixture.h"
 #include "tcp_proxy.h"
 
@@ -13,7 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using harness::Direction;
-using harness::poll_until;
+using harness::wait_until;
 using harness::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
@@ -78,7 +78,7 @@ TEST_F(TcpProxyTest, DelayedRequestIsAppliedNoSoonerThanTheDelay) {
   proxy_->delay(delay, Direction::client_to_server);
   const auto sent = Clock::now();
   ASSERT_TRUE(client.send({"SET", "k", "late"}));
-  ASSERT_TRUE(poll_until([&] { return key_is("k", "late"); }, 5s, 1ms));
+  ASSERT_TRUE(wait_until([&] { return key_is("k", "late"); }, 5s, 1ms));
   EXPECT_GE(Clock::now() - sent, delay);
   auto reply = client.read_until(Clock::now() + 5s);
   ASSERT_TRUE(reply) << reply.error().message;
@@ -89,7 +89,7 @@ TEST_F(TcpProxyTest, HeldRequestIsAppliedOnlyAfterResume) {
   auto client = through_proxy();
   proxy_->hold(Direction::client_to_server);
   ASSERT_TRUE(client.send({"SET", "k", "v"}));
-  ASSERT_TRUE(poll_until([&] { return proxy_->counters(Direction::client_to_server).buffered > 0; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return proxy_->counters(Direction::client_to_server).buffered > 0; }, 5s));
   EXPECT_TRUE(run({"GET", "k"}).is_nil()) << "held: the server has not seen the SET";
   EXPECT_EQ(proxy_->counters(Direction::client_to_server).forwarded, 0u);
 
@@ -105,7 +105,7 @@ TEST_F(TcpProxyTest, DiscardedHeldRequestNeverReachesTheServer) {
   auto client = through_proxy(300ms);
   proxy_->hold(Direction::client_to_server);
   ASSERT_TRUE(client.send({"SET", "k", "v"}));
-  ASSERT_TRUE(poll_until([&] { return proxy_->counters(Direction::client_to_server).buffered > 0; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return proxy_->counters(Direction::client_to_server).buffered > 0; }, 5s));
   proxy_->discard_buffered(Direction::client_to_server);
   proxy_->pass();
   auto reply = client.read_until(Clock::now() + 300ms);
@@ -123,7 +123,7 @@ TEST_F(TcpProxyTest, DroppedRepliesLeaveTheOutcomeUnknown) {
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().kind, ErrorKind::timeout);
   EXPECT_TRUE(reply.error().outcome_unknown());
-  EXPECT_TRUE(poll_until([&] { return key_is("k", "applied"); }, 5s)) << "the server applied it";
+  EXPECT_TRUE(wait_until([&] { return key_is("k", "applied"); }, 5s)) << "the server applied it";
   EXPECT_GT(proxy_->counters(Direction::server_to_client).dropped, 0u);
 }
 
