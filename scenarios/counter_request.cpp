@@ -1,5 +1,6 @@
 #include "counter_request.h"
 
+#include <algorithm>
 #include <charconv>
 #include <thread>
 
@@ -27,6 +28,20 @@ RequestOutcome read_modify_write(const CounterSetup& setup) {
   return RequestOutcome::incremented;
 }
 
+// Waits for the lock up to setup.wait. `error` means nothing reached the server
+// (a busy moment), so asking again is safe; `unknown` (we may hold it) is not
+// retried: for the blind-DEL generations a clean-up release could free another's lock.
+bool acquire_within_wait(DistributedLock& lock, const CounterSetup& setup) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + setup.wait;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const Acquire outcome = lock.try_acquire(std::max(left, std::chrono::milliseconds{0}));
+    if (outcome == Acquire::acquired) return true;
+    if (outcome != Acquire::error || Clock::now() >= deadline) return false;
+  }
+}
+
 }  // namespace
 
 const char* to_string(RequestOutcome outcome) {
@@ -41,8 +56,7 @@ const char* to_string(RequestOutcome outcome) {
 
 RequestOutcome increment_counter(const CounterSetup& setup) {
   auto lock = make_lock(setup.lock_name, setup.lock);
-  if (!lock) return RequestOutcome::lock_not_taken;
-  if ((*lock)->try_acquire(setup.wait) != Acquire::acquired) return RequestOutcome::lock_not_taken;
+  if (!lock || !acquire_within_wait(**lock, setup)) return RequestOutcome::lock_not_taken;
   const RequestOutcome outcome = read_modify_write(setup);
   (*lock)->release();
   return outcome;
