@@ -30,10 +30,11 @@ end
 -- Waiters whose deadline passed stopped heart-beating (crashed, or gone): drop them.
 local function prune_crashed_waiters()
   local now = now_ms()
-  for _, id in ipairs(redis.call('zrangebyscore', timeouts, '-inf', now)) do
+  local stale = redis.call('zrangebyscore', timeouts, '-inf', now)
+  for _, id in ipairs(stale) do
     redis.call('lrem', queue, 0, id)
   end
-  redis.call('zremrangebyscore', timeouts, '-inf', now)
+  if #stale > 0 then redis.call('zremrangebyscore', timeouts, '-inf', now) end
   return now
 end
 
