@@ -10,6 +10,7 @@
 #include "g5_reentrant_watchdog.h"
 #include "g6_redlock.h"
 #include "g7_fenced.h"
+#include "g8_fair_queue.h"
 
 // One include and one entry per generation, in teaching order.
 
@@ -53,6 +54,13 @@ const std::vector<Generation>& generations() {
        "the lease still lapses under a paused holder, but the resource refuses its stale token; the "
        "token counter lives on one node",
        true, false, FencedLock::create},
+      // Generation 8 (docs/generations.md, "Generation 8").
+      {"fair-queue", "8",
+       "FIFO queue of waiters in Redis (LIST + ZSET of deadlines); release hands the lock to the head "
+       "and wakes only it (per-waiter channel)",
+       "the lease still lapses under a slow holder; a waiter that crashes just before its turn holds "
+       "the queue up for one ttl",
+       true, false, FairQueueLock::create},
   };
   return all;
 }
