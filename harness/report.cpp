@@ -169,7 +169,7 @@ std::string render_timeline(const json& t) {
   const json overlaps = t.value("overlaps", json::array());
   const int clients = std::clamp(t.value("clients", 1), 1, 256);  // the harness allows 256; a bigger number is no run of ours
   if (sections.empty())
-    return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"300\" height=\"20\" role=\"img\"><text x=\"4\" y=\"14\">"
+    return "<svg width=\"300\" height=\"20\" role=\"img\"><text x=\"4\" y=\"14\">"
            "no critical sections recorded</text></svg>";
   double from = sections.front()[1].get<double>(), to = from;
   for (const auto& s : sections) to = std::max(to, s[2].get<double>());
@@ -178,7 +178,7 @@ std::string render_timeline(const json& t) {
   const int height = clients * kLane + 26;
   auto x = [&](double ms) { return kLeft + (ms - from) / (to - from) * kWidth; };
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
+  svg << "<svg width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
   const json labels = t.value("labels", json::array());
   auto label = [&](int c) {
     return c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].get<std::string>()
@@ -209,6 +209,13 @@ std::string render_timeline(const json& t) {
       << " ms</text><text x=\"" << kLeft + kWidth << "\" y=\"" << height - 6 << "\" text-anchor=\"end\" class=\"lane\">"
       << fixed(to, 1) << " ms</text></svg>";
   return svg.str();
+}
+
+std::string standalone_svg(std::string inline_svg) {
+  const std::string open = "<svg ";
+  if (inline_svg.compare(0, open.size(), open) == 0)
+    inline_svg.insert(open.size(), "xmlns=\"http://www.w3.org/2000/svg\" ");
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + inline_svg + "\n";
 }
 
 std::string markdown_report(const RunDocuments& runs) {

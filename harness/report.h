@@ -23,6 +23,8 @@ std::string counter_table(const RunDocuments& runs);
 // One timeline as a standalone SVG: {clients, sections: [[lane, from_ms, to_ms, fenced_off?]...],
 // overlaps: [[from_ms, to_ms]...], labels?: [lane names]} -- a run's "timeline" or a scenario's.
 std::string render_timeline(const nlohmann::json& timeline);
+// An inline <svg> made a file of its own (namespace and XML declaration added).
+std::string standalone_svg(std::string inline_svg);
 
 // Writes report.md and report.html into `dir` (created if missing), atomically.
 Status write_report(const RunDocuments& runs, const std::string& dir);

@@ -259,7 +259,7 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
                                      {"verdict", verdict},          {"detail", detail},
                                      {"steps", narrator_->steps()}, {"timeline", timeline}};
     if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
-    if (auto written = write_file_atomically(json_path_ + ".svg", render_timeline(timeline)); !written)
+    if (auto written = write_file_atomically(json_path_ + ".svg", standalone_svg(render_timeline(timeline))); !written)
       die(written.error().message);
   }
   return as_expected ? 0 : 1;
