@@ -42,7 +42,7 @@ int list_generations() {
   return kOk;
 }
 
-// --- validators: run.h's bounds and checks, worded as validate() words them ---
+// --- validators: options.h's bounds and checks, worded as validate() words them ---
 // CLI11 reports a validator's message as "FLAG: message", the shape of
 // option_problem(), so `locklab` and validate() print the same line.
 
@@ -55,7 +55,7 @@ CLI::Validator within(const Bound& bound) {
         if (ec != std::errc{} || stop != end) return {};  // not a number: CLI11's conversion says so
         return out_of_bounds(bound, value) ? bound_rule(bound) : std::string{};
       },
-      bound_rule(bound).substr(std::string("must be ").size()));
+      bound_rule(bound).substr(std::string("must be ").size()));  // help: "INT:between 1 and 256"
 }
 
 // Turns a "problem or nullopt" check into a validator.
@@ -126,7 +126,8 @@ CLI::Option* add_workload_flags(CLI::App& app, RunOptions& o) {
   app.add_option("--nodes", o.nodes, "Masters to start for multi-node generations (Redlock)")
       ->check(within(bounds::nodes))
       ->capture_default_str();
-  app.add_option("--seed", o.seed, "Seed, recorded for replay (reserved for randomized nemeses)")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed, recorded for replay (reserved for randomized nemeses)")
+      ->capture_default_str();
   app.add_option("--stall", o.stall_ms, "Stall threshold in ms (default 3 x ttl)")->check(within(bounds::stall_ms));
   app.add_option("--wait-replicas", o.wait_replicas,
                  "Failover guard (lua-safe-delete, reentrant-watchdog): WAIT for N replicas after acquiring; "
@@ -234,7 +235,8 @@ int main(int argc, char** argv) {
   add_workload_flags(*run, run_options);
   run->add_option("--json", json_path, "Write the result document here (atomically)");
   run->add_option("--key", run_options.key, "Lock key")->check(checked_by(key_problem, ""))->capture_default_str();
-  run->add_option("--step", run_options.step_specs, "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
+  run->add_option("--step", run_options.step_specs,
+                  "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
       ->check(checked_by(step_problem, ""));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
 
@@ -282,7 +284,8 @@ int main(int argc, char** argv) {
       return run_one(run_options, json_path, expect_safe);
     }
     if (cmp->parsed()) {
-      if (compare_duration->count() == 0) compare_options.base.duration_s = default_compare_workload(compare_options.quick).duration_s;
+      if (compare_duration->count() == 0)
+        compare_options.base.duration_s = default_compare_workload(compare_options.quick).duration_s;
       compare_options.base.progress = true;
       compare_options.base.command = command_line(argc, argv);
       return compare_all(compare_options);

@@ -29,7 +29,7 @@ namespace locklab::harness {
 
 enum class ClientMode { process, thread };
 
-// Filled from RunOptions (run.h), the one source of the run's defaults: the
+// Filled from RunOptions (options.h), the one source of the run's defaults: the
 // values below are only "not set yet", never defaults a run relies on.
 struct WorkloadConfig {
   std::string lock_name;

@@ -154,7 +154,8 @@ TEST_F(Cli, EachBoundIsAUsageErrorWithValidatesMessage) {
       c.set(options, value);
       const auto expected = validate(options);
       ASSERT_TRUE(expected);
-      for (const std::string& command : {std::string("run --lock no-lock"), "compare --lock no-lock --out " + dir_ + "/cmp"}) {
+      const std::string compare = "compare --lock no-lock --out " + dir_ + "/cmp";
+      for (const std::string& command : {std::string("run --lock no-lock"), compare}) {
         const std::string args = command + " " + std::string(c.bound.flag) + " " + text(value);
         const auto [code, err] = locklab(args);
         EXPECT_EQ(code, 2) << args << ": " << err;
