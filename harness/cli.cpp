@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,73 +42,102 @@ int list_generations() {
   return kOk;
 }
 
-// The workload flags shared by `run` and `compare`.
-struct WorkloadFlags {
-  int clients = 8;
-  std::int64_t ops = 0;
-  double duration = 0;
-  int hold = 1, ttl = 2000, wait = 1000, retry = 5, nodes = 5, stall = 0;
-  int wait_replicas = 0, wait_replicas_timeout = 100;
-  std::string mode = "process";
-  std::string redis, counter_redis;
-  std::uint64_t seed = 1;
-  CLI::Option* ops_option = nullptr;
-  CLI::Option* duration_option = nullptr;
-};
+// --- validators: options.h's bounds and checks, worded as validate() words them ---
+// CLI11 reports a validator's message as "FLAG: message", the shape of
+// option_problem(), so `locklab` and validate() print the same line.
 
-void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
-  app.add_option("--clients", f.clients, "Number of clients (1-256)")->capture_default_str();
-  f.ops_option = app.add_option("--ops", f.ops, "Total acquire attempts across all clients (instead of --duration)");
-  f.duration_option =
-      app.add_option("--duration", f.duration, "Seconds to run (default 3; compare --quick: 1)")->excludes(f.ops_option);
-  f.ops_option->excludes(f.duration_option);
-  app.add_option("--hold", f.hold, "Milliseconds between GET counter and SET counter (0 allowed)")->capture_default_str();
-  app.add_option("--ttl", f.ttl, "Lock lease in ms (TTL generations; gen 5: watchdog timeout)")->capture_default_str();
-  app.add_option("--wait", f.wait, "Bound of each acquire attempt in ms")->capture_default_str();
-  app.add_option("--retry", f.retry, "Polling interval in ms for the polling generations")->capture_default_str();
-  app.add_option("--mode", f.mode, "Clients as processes (fork) or threads")
-      ->check(CLI::IsMember({"process", "thread"}))
-      ->capture_default_str();
-  app.add_option("--redis", f.redis, "Use these lock servers HOST:PORT[,...] instead of starting our own");
-  app.add_option("--counter-redis", f.counter_redis, "With --redis: the counter's server (default: the first --redis)");
-  app.add_option("--nodes", f.nodes, "Masters to start for multi-node generations (Redlock)")->capture_default_str();
-  app.add_option("--seed", f.seed, "Seed, recorded for replay (reserved for randomized nemeses)")->capture_default_str();
-  app.add_option("--stall", f.stall, "Stall threshold in ms (default 3 x ttl)");
-  app.add_option("--wait-replicas", f.wait_replicas,
-                 "Failover guard (lua-safe-delete, reentrant-watchdog): WAIT for N replicas after acquiring; "
-                 "without --redis, starts N replicas")
-      ->capture_default_str();
-  app.add_option("--wait-replicas-timeout", f.wait_replicas_timeout, "WAIT timeout in ms")->capture_default_str();
+CLI::Validator within(const Bound& bound) {
+  return CLI::Validator(
+      [bound](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc{} || stop != end) return {};  // not a number: CLI11's conversion says so
+        return out_of_bounds(bound, value) ? bound_rule(bound) : std::string{};
+      },
+      bound_rule(bound).substr(std::string("must be ").size()));  // help: "INT:between 1 and 256"
 }
 
-// Flags -> RunOptions; a usage problem comes back as a message.
-std::optional<std::string> apply(const WorkloadFlags& f, RunOptions& options) {
-  options.clients = f.clients;
-  if (f.ops_option->count() > 0) options.ops = f.ops;
-  if (f.duration_option->count() > 0) options.duration_s = f.duration;
-  options.hold_ms = f.hold;
-  options.ttl_ms = f.ttl;
-  options.wait_ms = f.wait;
-  options.retry_ms = f.retry;
-  options.nodes = f.nodes;
-  options.wait_replicas = f.wait_replicas;
-  options.wait_replicas_timeout_ms = f.wait_replicas_timeout;
-  options.stall_ms = f.stall;
-  options.seed = f.seed;
-  options.mode = f.mode == "thread" ? ClientMode::thread : ClientMode::process;
+// Turns a "problem or nullopt" check into a validator.
+template <class Check>
+CLI::Validator checked_by(Check check, std::string description) {
+  return CLI::Validator([check](std::string& text) { return check(text).value_or(std::string{}); },
+                        std::move(description));
+}
+
+std::optional<std::string> endpoints_problem(const std::string& text) {
   std::string why;
-  if (!f.redis.empty()) {
-    auto endpoints = parse_endpoints(f.redis, &why);
-    if (!endpoints) return why;
-    options.redis = *endpoints;
-  }
-  if (!f.counter_redis.empty()) {
-    if (f.redis.empty()) return "--counter-redis needs --redis";
-    auto endpoints = parse_endpoints(f.counter_redis, &why);
-    if (!endpoints || endpoints->size() != 1) return endpoints ? "--counter-redis takes one HOST:PORT" : why;
-    options.counter_redis = endpoints->front();
-  }
+  return parse_endpoints(text, &why) ? std::nullopt : std::optional(why);
+}
+
+std::optional<std::string> one_endpoint_problem(const std::string& text) {
+  std::string why;
+  auto endpoints = parse_endpoints(text, &why);
+  if (!endpoints) return why;
+  if (endpoints->size() != 1) return "takes one HOST:PORT";
   return std::nullopt;
+}
+
+std::optional<std::string> step_problem(const std::string& spec) {
+  std::string why;
+  return parse_step_action(spec, &why) ? std::nullopt : std::optional(why);
+}
+
+// The workload flags shared by `run` and `compare`, bound to RunOptions (their
+// defaults are its defaults). Returns --duration, whose default compare changes.
+CLI::Option* add_workload_flags(CLI::App& app, RunOptions& o) {
+  app.add_option("--clients", o.clients, "Number of clients")->check(within(bounds::clients))->capture_default_str();
+  auto* ops = app.add_option_function<std::int64_t>(
+                     "--ops", [&o](std::int64_t n) { o.ops = n; },
+                     "Total acquire attempts across all clients (instead of --duration)")
+                  ->check(within(bounds::ops));
+  std::ostringstream quick;
+  quick << "Seconds to run (compare --quick: " << kQuickDurationS << ")";
+  auto* duration =
+      app.add_option("--duration", o.duration_s, quick.str())->check(within(bounds::duration_s))->capture_default_str();
+  duration->excludes(ops);
+  ops->excludes(duration);
+  app.add_option("--hold", o.hold_ms, "Milliseconds between GET counter and SET counter (0 allowed)")
+      ->check(within(bounds::hold_ms))
+      ->capture_default_str();
+  app.add_option("--ttl", o.ttl_ms, "Lock lease in ms (TTL generations; gen 5: watchdog timeout)")
+      ->check(within(bounds::ttl_ms))
+      ->capture_default_str();
+  app.add_option("--wait", o.wait_ms, "Bound of each acquire attempt in ms")
+      ->check(within(bounds::wait_ms))
+      ->capture_default_str();
+  app.add_option("--retry", o.retry_ms, "Polling interval in ms for the polling generations")
+      ->check(within(bounds::retry_ms))
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--mode", [&o](const std::string& name) { o.mode = parse_mode(name).value(); },
+         "Clients as processes (fork) or threads")
+      ->check(CLI::IsMember({mode_name(ClientMode::process), mode_name(ClientMode::thread)}))
+      ->default_str(mode_name(o.mode));
+  app.add_option_function<std::string>(
+                       "--redis", [&o](const std::string& text) { o.redis = parse_endpoints(text, nullptr).value(); },
+                       "Use these lock servers HOST:PORT[,...] instead of starting our own")
+                    ->check(checked_by(endpoints_problem, "HOST:PORT[,...]"));
+  app.add_option_function<std::string>(
+         "--counter-redis",
+         [&o](const std::string& text) { o.counter_redis = parse_endpoints(text, nullptr).value().front(); },
+         "With --redis: the counter's server (default: the first --redis)")
+      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));  // without --redis: validate() says so
+  app.add_option("--nodes", o.nodes, "Masters to start for multi-node generations (Redlock)")
+      ->check(within(bounds::nodes))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed, recorded for replay (reserved for randomized nemeses)")
+      ->capture_default_str();
+  app.add_option("--stall", o.stall_ms, "Stall threshold in ms (default 3 x ttl)")->check(within(bounds::stall_ms));
+  app.add_option("--wait-replicas", o.wait_replicas,
+                 "Failover guard (lua-safe-delete, reentrant-watchdog): WAIT for N replicas after acquiring; "
+                 "without --redis, starts N replicas")
+      ->check(within(bounds::wait_replicas))
+      ->capture_default_str();
+  app.add_option("--wait-replicas-timeout", o.wait_replicas_timeout_ms, "WAIT timeout in ms")
+      ->check(within(bounds::wait_replicas_timeout_ms))
+      ->capture_default_str();
+  return duration;
 }
 
 std::optional<std::string> writable_target(const std::string& path) {
@@ -151,6 +183,12 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
   return kOk;
 }
 
+int compare_all(const CompareOptions& options) {
+  auto summary = compare(options);
+  if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
+  return summary->failed_runs > 0 ? kRuntime : kOk;
+}
+
 int report_files(const std::vector<std::string>& files, const std::string& out) {
   RunDocuments runs;
   for (const auto& file : files) {
@@ -188,27 +226,27 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List the lock generations, one line each");
 
   auto* run = app.add_subcommand("run", "Run one generation under contention and judge it");
-  std::string lock, json_path;
-  std::vector<std::string> steps;
-  std::string key = "locklab:lock";
+  RunOptions run_options;
+  std::string json_path;
   bool expect_safe = false;
-  WorkloadFlags run_flags;
-  run->add_option("--lock", lock, "Generation to run (see: locklab list)")->required();
-  add_workload_flags(*run, run_flags);
+  run->add_option("--lock", run_options.lock, "Generation to run (see: locklab list)")
+      ->required()
+      ->check(checked_by(unknown_lock, "NAME"));
+  add_workload_flags(*run, run_options);
   run->add_option("--json", json_path, "Write the result document here (atomically)");
-  run->add_option("--key", key, "Lock key")->capture_default_str();
-  run->add_option("--step", steps, "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)");
+  run->add_option("--key", run_options.key, "Lock key")->check(checked_by(key_problem, ""))->capture_default_str();
+  run->add_option("--step", run_options.step_specs,
+                  "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
+      ->check(checked_by(step_problem, ""));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
 
   auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");
-  bool quick = false;
-  std::string compare_out;
-  std::vector<std::string> compare_locks;
-  WorkloadFlags compare_flags;
-  cmp->add_flag("--quick", quick, "CI-sized: about 1 s per generation");
-  cmp->add_option("--out", compare_out, "Output directory (default results/runs/<run-id>)");
-  cmp->add_option("--lock", compare_locks, "Only these generations (repeatable)");
-  add_workload_flags(*cmp, compare_flags);
+  CompareOptions compare_options;
+  cmp->add_flag("--quick", compare_options.quick, "CI-sized: about 1 s per generation");
+  cmp->add_option("--out", compare_options.out, "Output directory (default results/runs/<run-id>)");
+  cmp->add_option("--lock", compare_options.locks, "Only these generations (repeatable)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  auto* compare_duration = add_workload_flags(*cmp, compare_options.base);
 
   auto* rep = app.add_subcommand("report", "Render run result JSON files into report.md + report.html");
   std::vector<std::string> files;
@@ -230,6 +268,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ValidationError& e) {  // "FLAG: problem", as validate() words it
+    return complain(kUsage, e.what());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return complain(kUsage, std::string(e.what()) + " (see: locklab --help)");
@@ -238,32 +278,17 @@ int main(int argc, char** argv) {
   try {
     if (list->parsed()) return list_generations();
     if (run->parsed()) {
-      RunOptions options;
-      options.command = command_line(argc, argv);
-      options.lock = lock;
-      options.key = key;
-      if (auto problem = apply(run_flags, options)) return complain(kUsage, *problem);
-      for (const auto& spec : steps) {
-        std::string why;
-        auto action = parse_step_action(spec, &why);
-        if (!action) return complain(kUsage, why);
-        options.steps.push_back(*action);
-        options.step_specs.push_back(spec);
-      }
-      return run_one(options, json_path, expect_safe);
+      run_options.command = command_line(argc, argv);
+      for (const auto& spec : run_options.step_specs)  // each checked by its validator
+        run_options.steps.push_back(parse_step_action(spec, nullptr).value());
+      return run_one(run_options, json_path, expect_safe);
     }
     if (cmp->parsed()) {
-      CompareOptions options;
-      options.quick = quick;
-      options.out = compare_out;
-      options.locks = compare_locks;
-      options.base = default_compare_workload(quick);
-      const double default_duration = options.base.duration_s;
-      if (auto problem = apply(compare_flags, options.base)) return complain(kUsage, *problem);
-      if (compare_flags.duration_option->count() == 0) options.base.duration_s = default_duration;
-      options.base.progress = true;
-      options.base.command = command_line(argc, argv);
-      return compare(options);
+      if (compare_duration->count() == 0)
+        compare_options.base.duration_s = default_compare_workload(compare_options.quick).duration_s;
+      compare_options.base.progress = true;
+      compare_options.base.command = command_line(argc, argv);
+      return compare_all(compare_options);
     }
     if (rep->parsed()) return report_files(files, report_out);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash

@@ -14,13 +14,7 @@ namespace locklab::harness {
 
 RunOptions default_compare_workload(bool quick) {
   RunOptions options;
-  options.clients = 8;
-  options.mode = ClientMode::process;
-  options.duration_s = quick ? 1.0 : 3.0;
-  options.hold_ms = 1;
-  options.ttl_ms = 2000;
-  options.wait_ms = 1000;
-  options.retry_ms = 5;
+  if (quick) options.duration_s = kQuickDurationS;
   return options;
 }
 
@@ -45,19 +39,13 @@ std::string one_line(std::string message) {
 
 }  // namespace
 
-int compare(const CompareOptions& options) {
+Result<CompareSummary> compare(const CompareOptions& options) {
   std::vector<std::string> locks = options.locks;
   if (locks.empty())
     for (const auto& generation : generations()) locks.push_back(generation.name);
   for (const auto& lock : locks)
-    if (find_generation(lock) == nullptr) {
-      std::fprintf(stderr, "locklab: unknown lock '%s' (see: locklab list)\n", lock.c_str());
-      return 2;
-    }
-  if (locks.empty()) {
-    std::fprintf(stderr, "locklab: no generations registered: nothing to compare\n");
-    return 1;
-  }
+    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+  if (locks.empty()) return Error{ErrorKind::io, "no generations registered: nothing to compare"};
   // The failover guard is a knob of the generations that implement it; the others run without it.
   auto options_for = [&options](const std::string& lock) {
     RunOptions run = options.base;
@@ -68,23 +56,18 @@ int compare(const CompareOptions& options) {
   };
   {
     RunOptions probe = options_for(locks.front());
-    if (auto problem = invalid_run_options(probe)) {
-      std::fprintf(stderr, "locklab: %s\n", problem->c_str());
-      return 2;
-    }
+    if (auto problem = validate(probe)) return Error{ErrorKind::usage, *problem};
   }
 
   std::string dir = options.out;
   if (dir.empty()) dir = (std::filesystem::path("results/runs") / new_run_id("results/runs")).string();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "locklab: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
-    return 1;
-  }
+  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
 
+  CompareSummary summary;
+  summary.dir = dir;
   RunDocuments runs;
-  int exit_code = 0;
   for (std::size_t i = 0; i < locks.size(); ++i) {
     RunOptions run = options_for(locks[i]);
     run.progress = options.base.progress;
@@ -92,30 +75,28 @@ int compare(const CompareOptions& options) {
     auto document = measure(run);
     if (!document) {
       std::fprintf(stderr, "locklab: %s: %s\n", run.lock.c_str(), one_line(document.error().message).c_str());
-      exit_code = 1;
+      ++summary.failed_runs;
       continue;
     }
     const std::string path = (std::filesystem::path(dir) / (run.lock + ".json")).string();
     (*document)["config"]["json"] = path;
     if (auto written = write_json_atomically(path, *document); !written) {
       std::fprintf(stderr, "locklab: %s\n", written.error().message.c_str());
-      exit_code = 1;
+      ++summary.failed_runs;
       continue;
     }
-    if ((*document)["verdict"] == "error") exit_code = 1;
+    if ((*document)["verdict"] == "error") ++summary.failed_runs;
     std::fprintf(stderr, "locklab compare: [%zu/%zu] %s: %s, %.0f acquisitions/s\n", i + 1, locks.size(),
                  run.lock.c_str(), (*document)["verdict"].get<std::string>().c_str(),
                  (*document)["throughput"]["acquisitions_per_s"].get<double>());
     runs.push_back(std::move(*document));
   }
-  if (auto written = write_report(runs, dir); !written) {
-    std::fprintf(stderr, "locklab: %s\n", written.error().message.c_str());
-    return 1;
-  }
+  summary.runs = static_cast<int>(runs.size());
+  if (auto written = write_report(runs, dir); !written) return written.error();
   std::printf("%s\nCounter demo (each critical section adds 1; expected = increments the clients were told "
               "succeeded):\n\n%s\nResults: %s/*.json\nReport:  %s/report.md, %s/report.html\n",
               markdown_report(runs).c_str(), counter_table(runs).c_str(), dir.c_str(), dir.c_str(), dir.c_str());
-  return exit_code;
+  return summary;
 }
 
 }  // namespace locklab::harness

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "result.h"
 #include "run.h"
 
 namespace locklab::harness {
@@ -16,13 +17,23 @@ struct CompareOptions {
   RunOptions base;                  // the shared workload (lock is set per run)
 };
 
-// The default workload of the comparison (8 process clients, 3 s, hold 1 ms,
-// ttl 2 s: hold << ttl so the TTL generations are safe when nothing fails).
+// The default workload of the comparison: RunOptions' defaults (8 process
+// clients, 3 s, hold 1 ms, ttl 2 s: hold << ttl so the TTL generations are safe
+// when nothing fails), with `quick` shortened to kQuickDurationS.
 RunOptions default_compare_workload(bool quick);
 
-// Returns the process exit code: 0 when every run measured, 1 when one could
-// not (its error is printed and the others still run), 2 for bad options.
-int compare(const CompareOptions& options);
+// What a comparison produced. A run that could not measure is a finding, not a
+// stop: its error is printed and the others still run.
+struct CompareSummary {
+  std::string dir;      // where the documents and the report are
+  int runs = 0;         // documents written
+  int failed_runs = 0;  // could not run, could not be written, or verdict "error"
+};
+
+// An Error means the comparison could not happen at all: ErrorKind::usage for
+// bad options (an unknown lock, invalid workload), anything else for a failure
+// (no generation registered, the output directory or the report cannot be written).
+Result<CompareSummary> compare(const CompareOptions& options);
 
 // "20261129T221500Z" (UTC), unique in `parent` (a suffix is added when taken).
 std::string new_run_id(const std::string& parent);

@@ -2,14 +2,154 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+std::string kernel() {
+  utsname name{};
+  if (::uname(&name) != 0) return "unknown";
+  return std::string(name.sysname) + " " + name.release;
+}
+
+json quantiles_json(const Quantiles& q) {
+  return {{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}, {"max", q.max}, {"count", q.count}};
+}
+
+json config_json(const RunOptions& options, const Generation& generation) {
+  json endpoints = json::array();
+  for (const auto& endpoint : options.redis) endpoints.push_back(endpoint.to_string());
+  return {{"lock", options.lock},
+          {"clients", options.clients},
+          {"ops", options.ops ? json(*options.ops) : json(nullptr)},
+          {"duration_s", options.ops ? json(nullptr) : json(options.duration_s)},
+          {"hold_ms", options.hold_ms},
+          {"ttl_ms", options.ttl_ms},
+          {"wait_ms", options.wait_ms},
+          {"retry_ms", options.retry_ms},
+          {"mode", mode_name(options.mode)},
+          {"redis", endpoints},
+          {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
+          {"nodes", generation.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
+                                          : (generation.uses_redis ? 1 : 0)},
+          {"wait_replicas", options.wait_replicas},
+          {"wait_replicas_timeout_ms", options.wait_replicas_timeout_ms},
+          {"key", options.key},
+          {"seed", options.seed},
+          {"stall_ms", effective_stall_ms(options)},
+          {"step", options.step_specs},
+          {"json", options.json_path.empty() ? json(nullptr) : json(options.json_path)},
+          {"command", options.command},
+          {"expect_safe", options.expect_safe}};
+}
+
+// A window of the history for the timeline picture: around the first overlap
+// when there is one, else the start. Times in ms since the barrier opened.
+json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& overlaps, std::int64_t go_ns,
+                   std::int64_t end_ns, int clients) {
+  constexpr std::size_t kMaxSections = 400;
+  std::size_t first = 0;
+  if (overlaps.first_overlap_ns >= 0) {
+    while (first < records.size() && records[first].enter_ns < overlaps.first_overlap_ns) ++first;
+    first = first > 20 ? first - 20 : 0;
+  }
+  const std::size_t last = std::min(records.size(), first + kMaxSections);
+  std::vector<CsRecord> window(records.begin() + static_cast<std::ptrdiff_t>(first),
+                               records.begin() + static_cast<std::ptrdiff_t>(last));
+  auto ms = [go_ns](std::int64_t ns) { return std::round(static_cast<double>(ns - go_ns) / 1e4) / 100.0; };
+  json sections = json::array();
+  for (const auto& section : window)
+    sections.push_back({section.client, ms(section.enter_ns), ms(section.exit_ns), section.write == CsWrite::refused ? 1 : 0});
+  json spans = json::array();
+  for (const auto& span : overlap_spans(effective_sections(window))) spans.push_back({ms(span.from_ns), ms(span.to_ns)});
+  return {{"clients", clients},
+          {"run_ms", ms(end_ns)},
+          {"sections_total", records.size()},
+          {"first_section", first},
+          {"sections", sections},
+          {"overlaps", spans},
+          {"columns", {"client", "enter_ms", "exit_ms", "fenced_off"}}};
+}
+
+}  // namespace
+
+json run_document(const RunOptions& options, const Findings& f) {
+  const std::int64_t acquired = f.tally.acquired;
+  auto per_acquisition = [acquired](std::int64_t n) {
+    return acquired > 0 ? static_cast<double>(n) / static_cast<double>(acquired) : 0.0;
+  };
+  auto optional = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  json endpoints = f.servers.lock_endpoints;
+  json stalls = json::array();
+  for (const auto& stall : f.safety.stalls)
+    stalls.push_back({{"from_ms", (stall.from_ns - f.outcome.go_ns) / 1'000'000},
+                      {"to_ms", (stall.to_ns - f.outcome.go_ns) / 1'000'000}});
+  const auto& t = f.tally;
+  json node_tally = nullptr;
+  if (t.nodes)
+    node_tally = {{"voted_for", t.nodes->voted_for}, {"voted_against", t.nodes->voted_against},
+                  {"errored", t.nodes->errored}, {"timed_out", t.nodes->timed_out}};
+
+  return {
+      {"schema", kRunSchema},
+      {"lock", options.lock},
+      {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
+                      {"uses_redis", f.generation.uses_redis}, {"multi_node", f.generation.multi_node}}},
+      {"config", config_json(options, f.generation)},
+      {"redis", {{"version", f.servers.version},
+                 {"endpoints", endpoints},
+                 {"counter_endpoint", f.servers.counter_endpoint},
+                 {"counter_shared_with_lock_server", f.servers.counter_shared},
+                 {"own_servers", options.redis.empty()}}},
+      {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
+      {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},
+      {"totals", {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},
+                  {"unknown", t.unknown}, {"release_errors", t.release_errors}, {"counter_errors", t.counter_errors},
+                  {"crashed_clients", f.outcome.crashed_clients}, {"killed_clients", f.outcome.killed_clients},
+                  {"history_truncated", t.truncated}}},
+      {"throughput", {{"acquisitions_per_s", f.metrics.acquisitions_per_s}}},
+      {"latency", {{"acquire_us", quantiles_json(f.metrics.acquire_us)}, {"wait_us", quantiles_json(f.metrics.wait_us)},
+                   {"hold_us", quantiles_json(f.metrics.hold_us)}}},
+      {"handoff_us", quantiles_json(f.metrics.handoff_us)},
+      {"fairness", {{"jain", f.metrics.jain}, {"max_wait_us", f.metrics.max_wait_us},
+                    {"per_client_acquired", f.metrics.per_client_acquired}}},
+      {"cost", {{"round_trips_per_acquisition", per_acquisition(t.round_trips)},
+                {"commands_sent_per_acquisition", per_acquisition(t.commands)},
+                {"server_commands_per_acquisition", f.served ? json(per_acquisition(*f.served)) : json(nullptr)},
+                {"round_trips", t.round_trips}, {"commands_sent", t.commands}, {"server_commands", optional(f.served)}}},
+      {"counter", {{"expected", f.confirmed}, {"actual", optional(f.counter_final)}, {"start", 0},
+                   {"final", optional(f.counter_final)}, {"unconfirmed_writes", t.counter_errors}}},
+      {"safety", {{"overlaps", f.safety.overlaps.pairs},
+                  {"overlaps_fenced_off", f.safety.overlaps_fenced_off},
+                  {"max_concurrent_holders", f.safety.overlaps.max_concurrent},
+                  {"overlap_ms", static_cast<double>(f.safety.overlaps.overlap_ns) / 1e6},
+                  {"lost_updates", f.safety.lost_updates},
+                  {"wrong_owner_releases", f.safety.wrong_owner_releases},
+                  {"stalls", f.safety.stalls.size()},
+                  {"stall_spans", stalls},
+                  {"keys_left", f.safety.keys_left.keys},
+                  {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
+                  {"stale_writes_rejected", f.safety.stale_writes_rejected}}},
+      {"leases_lost", t.leases_lost},
+      {"node_tally", node_tally},
+      {"nemesis", f.nemesis},
+      {"verdict", f.verdict.verdict},
+      {"verdict_reasons", f.verdict.reasons},
+      {"timeline", timeline_json(f.records, f.safety.overlaps, f.outcome.go_ns, f.outcome.end_ns, options.clients)},
+  };
+}
 
 
 Status write_file_atomically(const std::string& path, const std::string& text) {

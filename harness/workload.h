@@ -29,17 +29,19 @@ namespace locklab::harness {
 
 enum class ClientMode { process, thread };
 
+// Filled from RunOptions (options.h), the one source of the run's defaults: the
+// values below are only "not set yet", never defaults a run relies on.
 struct WorkloadConfig {
   std::string lock_name;
   LockConfig lock;                   // key, ttl, retry, servers... (owner left empty: one per client)
   redis::ConnectionOptions counter;  // where the protected counter lives
   std::string counter_key = "locklab:counter";
-  int clients = 8;
+  int clients = 0;
   ClientMode mode = ClientMode::process;
   std::optional<std::int64_t> ops;  // total acquire attempts across all clients; nullopt = run for `duration`
-  std::chrono::milliseconds duration{3000};
-  std::chrono::milliseconds hold{1};
-  std::chrono::milliseconds wait{1000};  // bound of each try_acquire()
+  std::chrono::milliseconds duration{0};
+  std::chrono::milliseconds hold{0};
+  std::chrono::milliseconds wait{0};  // bound of each try_acquire()
   std::chrono::milliseconds setup_timeout{15'000};
   bool progress = false;  // a progress line on stderr
 };

@@ -6,7 +6,7 @@
 //
 // Race it still has: the lease is generation 4's and lapses the same way. A
 // holder paused past its TTL resumes believing it holds the lock while another
-// client does (Kleppmann's K1, faults.md row 2). The difference is at the
+// client does (Kleppmann's K1, fault-matrix row 2). The difference is at the
 // resource: every read and write carries the token, the resource remembers
 // the highest token it has seen and refuses older ones, so the stale holder's
 // write is refused instead of silently losing an update. tests/fenced_test.cpp:

@@ -5,8 +5,8 @@
 // Enabled by LockConfig::wait_replicas > 0 (generations 4 and 5).
 //
 // WAIT is best effort, not consensus: a failover may still promote a replica
-// that had not acknowledged. It narrows the window of the failover row in
-// ../shared/anchors/faults.md (row 7); it does not close it. And it costs
+// that had not acknowledged. It narrows the window of the failover fault
+// (fault-matrix row 7); it does not close it. And it costs
 // liveness: with the replica down, nobody can acquire at all.
 #pragma once
 

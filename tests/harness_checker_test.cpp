@@ -224,15 +224,6 @@ TEST(SharedHistoryTest, AFullClientArrayRefusesAndIsFlagged) {
   EXPECT_EQ(history->records().size(), 2u);
 }
 
-TEST(Parsing, CommandstatsCallsExcludeInfo) {
-  const std::string info =
-      "# Commandstats\r\ncmdstat_set:calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\n"
-      "cmdstat_info:calls=4,usec=100\r\ncmdstat_evalsha:calls=3,usec=9\r\n";
-  EXPECT_EQ(parse_commandstats_calls(info), 15);
-  EXPECT_EQ(parse_commandstats_calls("# Commandstats\r\n"), 0);
-  EXPECT_FALSE(parse_commandstats_calls("cmdstat_get:usec=1\r\n"));
-}
-
 TEST(Parsing, Endpoints) {
   std::string why;
   auto endpoints = parse_endpoints("127.0.0.1:7001,127.0.0.1:7002", &why);

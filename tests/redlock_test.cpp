@@ -480,7 +480,7 @@ TEST_F(RedlockTest, ExtendWithoutAQuorumIsLost) {
 }
 
 // ---------------------------------------------------------------------------
-// What Redlock does not survive (faults.md matrix row 9): a node restarted
+// What Redlock does not survive (fault matrix row 9): a node restarted
 // without persistence forgets the holder's key, and a second client reaches a
 // quorum while the first is still well inside its validity.
 TEST_F(RedlockTest, RestartWithoutPersistenceLetsASecondHolderIn) {

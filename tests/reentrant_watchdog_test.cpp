@@ -411,7 +411,8 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
 // acknowledges the lock, the replica never gets it, the master dies and the
 // replica is promoted: a second client acquires while the first still holds.
 // The replica is detached before the acquire (so the write deterministically
-// never reaches it; SIGSTOP would not stop replication, see DESIGN.md). The
+// never reaches it; SIGSTOP on a replica does not stop replication: the bytes
+// wait in its socket buffer and are applied on SIGCONT). The
 // WAIT guard refuses that acquire instead.
 TEST(ReentrantWatchdogReplicaTest, FailoverToAReplicaWithoutTheKeyGivesASecondHolder) {
   auto started = harness::start_master_with_replica();

@@ -1,0 +1,111 @@
+#include "options.h"
+
+#include <sstream>
+
+#include "registry.h"
+
+namespace locklab::harness {
+
+std::string bound_rule(const Bound& bound) {
+  auto number = [](double value) {
+    std::ostringstream out;
+    out.precision(15);
+    out << value;
+    return out.str();
+  };
+  const std::string unit(bound.unit);
+  if (bound.max == bounds::kNone) return "must be >= " + number(bound.min) + unit;
+  if (bound.min_open) return "must be in (" + number(bound.min) + ", " + number(bound.max) + "]" + unit;
+  return "must be between " + number(bound.min) + " and " + number(bound.max) + unit;
+}
+
+std::string option_problem(std::string_view flag, std::string_view problem) {
+  return std::string(flag) + ": " + std::string(problem);
+}
+
+std::optional<std::string> out_of_bounds(const Bound& bound, double value) {
+  const bool above_min = bound.min_open ? value > bound.min : value >= bound.min;
+  if (above_min && value <= bound.max) return std::nullopt;  // NaN fails both: out of bounds
+  return option_problem(bound.flag, bound_rule(bound));
+}
+
+std::optional<std::string> unknown_lock(const std::string& lock) {
+  if (find_generation(lock) != nullptr) return std::nullopt;
+  return "unknown lock '" + lock + "' (see: locklab list)";
+}
+
+std::optional<std::string> key_problem(std::string_view key) {
+  if (!key.empty()) return std::nullopt;
+  return "must not be empty";
+}
+
+int effective_stall_ms(const RunOptions& options) {
+  return options.stall_ms > 0 ? options.stall_ms : 3 * options.ttl_ms;
+}
+
+const char* mode_name(ClientMode mode) { return mode == ClientMode::process ? "process" : "thread"; }
+
+std::optional<ClientMode> parse_mode(std::string_view name) {
+  if (name == "process") return ClientMode::process;
+  if (name == "thread") return ClientMode::thread;
+  return std::nullopt;
+}
+
+std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& text, std::string* why) {
+  std::vector<redis::Endpoint> endpoints;
+  std::stringstream parts(text);
+  for (std::string part; std::getline(parts, part, ',');) {
+    auto endpoint = redis::Endpoint::parse(part);
+    if (!endpoint || endpoint->port <= 0 || endpoint->port > 65535) {
+      if (why) *why = "bad Redis address '" + part + "' (expected HOST:PORT)";
+      return std::nullopt;
+    }
+    endpoints.push_back(*endpoint);
+  }
+  if (endpoints.empty()) {
+    if (why) *why = "--redis needs at least one HOST:PORT";
+    return std::nullopt;
+  }
+  return endpoints;
+}
+
+std::optional<std::string> validate(const RunOptions& options) {
+  if (auto problem = unknown_lock(options.lock)) return option_problem("--lock", *problem);
+  const Generation& generation = *find_generation(options.lock);
+  // --ops and --duration exclude each other: only the one in force is checked.
+  std::vector<std::pair<Bound, double>> numbers = {{bounds::clients, options.clients}};
+  if (options.ops)
+    numbers.emplace_back(bounds::ops, static_cast<double>(*options.ops));
+  else
+    numbers.emplace_back(bounds::duration_s, options.duration_s);
+  numbers.insert(numbers.end(), {
+      {bounds::hold_ms, options.hold_ms},
+      {bounds::ttl_ms, options.ttl_ms},
+      {bounds::wait_ms, options.wait_ms},
+      {bounds::retry_ms, options.retry_ms},
+      {bounds::nodes, options.nodes},
+      {bounds::stall_ms, options.stall_ms},
+      {bounds::wait_replicas, options.wait_replicas},
+      {bounds::wait_replicas_timeout_ms, options.wait_replicas_timeout_ms},
+  });
+  for (const auto& [bound, value] : numbers)
+    if (auto problem = out_of_bounds(bound, value)) return problem;
+  if (auto problem = key_problem(options.key)) return option_problem("--key", *problem);
+  for (const auto& endpoint : options.redis)
+    if (endpoint.port <= 0 || endpoint.port > 65535) return "--redis: bad port in " + endpoint.to_string();
+  if (options.counter_redis && options.redis.empty()) return "--counter-redis needs --redis";
+  for (const auto& step : options.steps) {
+    if (step.client >= options.clients)
+      return "--step " + step.point + ": client " + std::to_string(step.client) + " does not exist (--clients " +
+             std::to_string(options.clients) + ")";
+    // In thread mode the clients share the coordinator's process: stopping or
+    // exiting it would stop or end the whole run.
+    if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
+      return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
+  }
+  if (options.wait_replicas > 0 && !generation.honours_wait_replicas)
+    return "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not " + options.lock;
+  return std::nullopt;
+}
+
+}  // namespace locklab::harness
