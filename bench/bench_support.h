@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
