@@ -1,38 +1,32 @@
 // Uncontended acquire + release, per generation, against real redis-server
 // processes this binary starts (1 master; 5 for multi-node generations).
+// (It also holds what was fenced_test's DISABLED_MeasureLatency: fenced on one
+// node against lua-safe-delete, the lock it wraps.)
 //
 // Speed is noisy on small machines; the counters that noise does not move are
 // reported beside it: round trips and commands per acquire+release pair.
 //
 //   build/default/bench/lock_bench --benchmark_min_time=0.2
 //   build/default/bench/lock_bench --benchmark_filter=redlock
-#include <benchmark/benchmark.h>
-
-#include <cstdio>
-
-#include "redis_server.h"
+#include "bench_support.h"
 #include "registry.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using locklab::harness::ServerList;
+using locklab::bench::expect_outcome;
 
 void acquire_release(benchmark::State& state, const locklab::Generation& generation, locklab::LockConfig config) {
   auto made = generation.make(config);
   if (!made) {
-    state.SkipWithError(made.error().message.c_str());
+    locklab::bench::fail(state, made.error().message);
     return;
   }
   auto& lock = *made.value();
   const auto before = locklab::redis::traffic();
   for (auto _ : state) {
-    if (lock.try_acquire(0ms) != locklab::Acquire::acquired) {
-      state.SkipWithError(("acquire failed: " + lock.last_error()).c_str());
-      return;
-    }
-    const auto released = lock.release();
-    benchmark::DoNotOptimize(released);
+    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "uncontended acquire")) return;
+    if (!expect_outcome(state, lock.release(), locklab::Release::released, "release of our own hold")) return;
   }
   const auto after = locklab::redis::traffic();
   const double pairs = static_cast<double>(state.iterations());
@@ -40,24 +34,12 @@ void acquire_release(benchmark::State& state, const locklab::Generation& generat
   state.counters["commands"] = static_cast<double>(after.commands - before.commands) / pairs;
 }
 
-std::vector<locklab::redis::ConnectionOptions> endpoints(const ServerList& servers) {
-  std::vector<locklab::redis::ConnectionOptions> result;
-  for (const auto& server : servers) result.push_back(server->connection_options());
-  return result;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-
-  auto servers = locklab::harness::start_masters(5);
-  if (!servers) {
-    std::fprintf(stderr, "lock_bench: %s\n", servers.error().message.c_str());
-    return 1;
-  }
-  const auto all = endpoints(*servers);
+  auto servers = locklab::bench::start(&argc, argv, 5, "lock_bench");
+  if (!servers) return 1;
+  const auto all = locklab::bench::endpoints(*servers);
 
   for (const auto& generation : locklab::generations()) {
     locklab::LockConfig config;
@@ -69,7 +51,5 @@ int main(int argc, char** argv) {
                                  std::cref(generation), config)
         ->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return locklab::bench::run_all();
 }

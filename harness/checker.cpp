@@ -96,6 +96,12 @@ std::int64_t lost_updates(std::int64_t confirmed_increments, std::int64_t counte
   return std::max<std::int64_t>(0, confirmed_increments - counter_growth);
 }
 
+std::int64_t unconfirmed_writes(const std::vector<CsRecord>& records) {
+  return std::count_if(records.begin(), records.end(), [](const CsRecord& section) {
+    return section.write == CsWrite::failed || section.write == CsWrite::pending;
+  });
+}
+
 std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) {
   std::vector<CsRecord> effective;
   std::copy_if(by_enter.begin(), by_enter.end(), std::back_inserter(effective),
@@ -106,14 +112,23 @@ std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) 
 Safety check_safety(const SafetyInput& input) {
   Safety safety;
   safety.overlaps = find_overlaps(effective_sections(input.records));
-  safety.overlaps_fenced_off = find_overlaps(input.records).pairs - safety.overlaps.pairs;
-  // The live occupancy counter saw the same sections; it can only agree or
-  // catch a depth the recorded intervals hide (a section still open at a crash).
-  // It cannot tell a fenced-off section from a real one, so with fencing at
-  // work it would report holders the resource refused: use the records alone.
-  if (safety.overlaps_fenced_off == 0)
+  const OverlapSummary all = find_overlaps(input.records);
+  safety.overlaps_fenced_off = all.pairs - safety.overlaps.pairs;
+  // The live occupancy counter sees what the records see, or more if a section
+  // is missing from them. Every recorded interval covers the time the counter
+  // counted it (workload.cpp), so the recorded depth over all sections bounds
+  // the live one. The counter cannot tell a fenced-off holder from a real one:
+  // fenced-off sections may account for a live depth up to that bound, and
+  // nothing else may.
+  safety.live_max_holders = input.live_max_occupancy;
+  safety.live_holders_fenced_off =
+      input.live_max_occupancy >= 2 && safety.overlaps_fenced_off > 0 && input.live_max_occupancy <= all.max_concurrent;
+  if (!safety.live_holders_fenced_off)
     safety.overlaps.max_concurrent = std::max(safety.overlaps.max_concurrent, input.live_max_occupancy);
   safety.lost_updates = lost_updates(input.confirmed_increments, input.counter_growth);
+  safety.unconfirmed_writes = unconfirmed_writes(input.records);
+  safety.unclaimed_increments =
+      std::max<std::int64_t>(0, input.counter_growth - input.confirmed_increments - safety.unconfirmed_writes);
   safety.wrong_owner_releases = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
   safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);
   safety.keys_left = input.keys_left;
@@ -126,7 +141,13 @@ Verdict judge(const Safety& safety) {
   if (safety.overlaps.pairs > 0)
     verdict.reasons.push_back(std::to_string(safety.overlaps.pairs) + " overlapping critical-section pairs (up to " +
                               std::to_string(safety.overlaps.max_concurrent) + " holders at once)");
+  else if (safety.live_max_holders >= 2 && !safety.live_holders_fenced_off)
+    verdict.reasons.push_back("the live occupancy counter saw " + std::to_string(safety.live_max_holders) +
+                              " holders at once, which no recorded overlap shows (a section is missing from the history)");
   if (safety.lost_updates > 0) verdict.reasons.push_back(std::to_string(safety.lost_updates) + " lost counter updates");
+  if (safety.unclaimed_increments > 0)
+    verdict.reasons.push_back("the counter grew by " + std::to_string(safety.unclaimed_increments) +
+                              " more than every recorded write (a writer the history does not show)");
   if (safety.wrong_owner_releases > 0)
     verdict.reasons.push_back(std::to_string(safety.wrong_owner_releases) + " releases deleted another client's lock");
   if (!verdict.reasons.empty()) verdict.verdict = "violation";

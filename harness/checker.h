@@ -55,6 +55,10 @@ std::vector<Stall> find_stalls(const std::vector<CsRecord>& by_enter, const std:
 // landed; those are counted apart as unconfirmed).
 std::int64_t lost_updates(std::int64_t confirmed_increments, std::int64_t counter_growth);
 
+// Sections whose write may or may not have landed: the counter command failed,
+// or the client died while its SET was on the way.
+std::int64_t unconfirmed_writes(const std::vector<CsRecord>& records);
+
 // What the lock left behind on its servers after every client finished.
 struct KeysLeft {
   int keys = 0;          // servers still holding the lock key
@@ -82,7 +86,13 @@ std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
 struct Safety {
   OverlapSummary overlaps;            // among effective sections (what the verdict uses)
   std::int64_t overlaps_fenced_off = 0;  // further pairs that involve a refused (fenced-off) section
+  // The live occupancy counter's high-water mark. Two or more is a violation
+  // unless fenced-off sections account for it (see check_safety).
+  int live_max_holders = 0;
+  bool live_holders_fenced_off = false;
   std::int64_t lost_updates = 0;
+  std::int64_t unconfirmed_writes = 0;    // may have landed: growth up to this many above confirmed is exact
+  std::int64_t unclaimed_increments = 0;  // counter growth beyond every recorded write: a writer the history lacks
   std::int64_t wrong_owner_releases = 0;
   std::vector<Stall> stalls;
   KeysLeft keys_left;
@@ -91,9 +101,15 @@ struct Safety {
 
 Safety check_safety(const SafetyInput& input);
 
-// The verdict: "safe", "violation" (overlaps, lost updates, wrong-owner
-// releases), "deadlock" (a stall while a key without expiry blocks everyone).
+// The verdict: "safe", "violation" (overlaps, two or more live holders,
+// lost updates, increments no recorded section made, wrong-owner releases),
+// "deadlock" (a stall while a key without expiry blocks everyone).
 // "error" is decided by the caller (the run could not measure).
+//
+// The invariant (docs/harness.md, "What the oracle sees"): "safe" means no two
+// recorded sections overlapped, the live counter never saw two holders, and
+// the counter grew by exactly the confirmed increments (plus at most the
+// unconfirmed writes, which may have landed).
 struct Verdict {
   std::string verdict;
   std::vector<std::string> reasons;

@@ -63,16 +63,17 @@ SharedHistory::~SharedHistory() {
   if (base_ != nullptr) ::munmap(base_, bytes_);
 }
 
-bool SharedHistory::append(int client, const CsRecord& record) const {
+CsRecord* SharedHistory::append(int client, const CsRecord& record) const {
   ClientSlot& own = slot(client);
   const auto index = own.records.load(std::memory_order_relaxed);
   if (static_cast<std::size_t>(index) >= capacity_) {
     own.truncated.store(1);
-    return false;
+    return nullptr;
   }
-  records_of(client)[index] = record;
+  CsRecord* stored = &records_of(client)[index];
+  *stored = record;
   own.records.store(index + 1, std::memory_order_release);
-  return true;
+  return stored;
 }
 
 void SharedHistory::set_error(int client, const std::string& message) const {
@@ -100,6 +101,8 @@ void SharedHistory::exit(int client) const {
 }
 
 void SharedHistory::forget_dead(int client) const {
+  std::int64_t unseen = 0;
+  slot(client).died_ns.compare_exchange_strong(unseen, monotonic_ns());
   if (slot(client).inside.exchange(0) == 0) return;
   int expected = client;
   header_->holder.compare_exchange_strong(expected, -1);
@@ -107,11 +110,21 @@ void SharedHistory::forget_dead(int client) const {
 }
 
 std::vector<CsRecord> SharedHistory::records() const {
+  const std::int64_t now = monotonic_ns();
   std::vector<CsRecord> all;
   for (int client = 0; client < clients_; ++client) {
-    const auto count = static_cast<std::size_t>(slot(client).records.load(std::memory_order_acquire));
+    const ClientSlot& own = slot(client);
+    const auto count = static_cast<std::size_t>(own.records.load(std::memory_order_acquire));
     const CsRecord* first = records_of(client);
+    const auto from = all.size();
     all.insert(all.end(), first, first + std::min(count, capacity_));
+    // The last moment a client that never left its section could have acted.
+    const std::int64_t died = own.died_ns.load(), finished = own.finished_ns.load();
+    const std::int64_t last_act = died > 0 ? died : finished > 0 ? finished : now;
+    for (auto it = all.begin() + static_cast<std::ptrdiff_t>(from); it != all.end(); ++it) {
+      if (it->stage == CsStage::inside) it->exit_ns = std::max(last_act, it->enter_ns);
+      if (it->stage != CsStage::closed) it->released_ns = it->exit_ns;
+    }
   }
   std::sort(all.begin(), all.end(), [](const CsRecord& a, const CsRecord& b) { return a.enter_ns < b.enter_ns; });
   return all;

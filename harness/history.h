@@ -10,6 +10,11 @@
 //
 // Only the owning client writes its slot and its records; the header's
 // atomics are the only state several clients touch at once.
+//
+// A critical section is on record from the moment it is entered: the client
+// appends an open record first and fills it in place as it goes (write
+// outcome, exit, release). A client that dies half way leaves its record
+// behind, so the overlap it had and the write it made stay visible.
 #pragma once
 
 #include <atomic>
@@ -28,7 +33,19 @@ enum class CsWrite : std::uint8_t {
   written = 0,   // GET + SET both succeeded: one increment the counter must show
   refused = 1,   // fenced resource refused our token (stale holder): no increment
   failed = 2,    // a counter command failed: the increment may or may not be there
+  none = 3,      // not attempted yet (the client died before its SET was sent)
+  pending = 4,   // the SET was being sent when the client died: it may have landed
 };
+
+// How far a client got through a recorded section.
+enum class CsStage : std::uint8_t {
+  inside = 0,  // entered, never left: the client died (or stopped) inside
+  left = 1,    // left the section (exit_ns is real); release() never returned
+  closed = 2,  // release() returned: every field is what the client saw
+};
+
+// `release` of a record whose release() never returned.
+inline constexpr std::uint8_t kNoReleaseOutcome = 0xff;
 
 // One critical section, as its client saw it.
 struct CsRecord {
@@ -36,12 +53,14 @@ struct CsRecord {
   std::int64_t invoke_ns = 0;    // the try_acquire() that succeeded was called
   std::int64_t enter_ns = 0;     // ... and returned acquired: the client is inside
   std::int64_t exit_ns = 0;      // the counter work is done, release() is about to be called
-  std::int64_t released_ns = 0;  // release() returned
+                                 // (stage inside: filled in by records() -- see there)
+  std::int64_t released_ns = 0;  // release() returned (stage closed; else = exit_ns)
   std::uint64_t token = 0;       // fencing token, when has_token
   std::uint32_t client = 0;
   std::uint8_t has_token = 0;
-  std::uint8_t release = 0;      // locklab::Release value
+  std::uint8_t release = kNoReleaseOutcome;  // locklab::Release value once stage is closed
   CsWrite write = CsWrite::written;
+  CsStage stage = CsStage::closed;
 };
 
 // Per-client counters; written only by that client.
@@ -65,6 +84,7 @@ struct ClientSlot {
   std::atomic<std::int32_t> has_node_tally{0};
   std::atomic<std::int64_t> started_ns{0};   // passed the start barrier
   std::atomic<std::int64_t> finished_ns{0};  // left the loop
+  std::atomic<std::int64_t> died_ns{0};      // the coordinator saw the process die (crash, signal, kill)
   std::atomic<std::int64_t> open_wait_ns{0}; // when it finished while still waiting: that wait's start
   std::atomic<std::int32_t> truncated{0};    // its record array filled up; it stopped early
   std::atomic<std::int32_t> inside{0};       // inside a critical section right now
@@ -100,18 +120,26 @@ class SharedHistory {
   int clients() const { return clients_; }
   std::size_t capacity() const { return capacity_; }
 
-  // Appends a record for `client`; false when its array is full.
-  bool append(int client, const CsRecord& record) const;
+  // Appends a record for `client` and returns it for the client to fill in
+  // place (the record is visible to records() from now on); nullptr when its
+  // array is full (the slot is flagged truncated).
+  CsRecord* append(int client, const CsRecord& record) const;
   void set_error(int client, const std::string& message) const;
 
   // Occupancy bookkeeping around a critical section (the live oracle).
   void enter(int client) const;
   void exit(int client) const;
-  // A client process died (crash at a step point, SIGKILL): if it was inside,
-  // it no longer is -- a dead client holds nothing the oracle should count.
+  // A client process died (crash at a step point, SIGKILL): stamps when the
+  // coordinator saw it (the end of a section it died inside); if it was
+  // inside, it no longer is -- a dead client holds nothing the oracle should count.
   void forget_dead(int client) const;
 
-  std::vector<CsRecord> records() const;  // every client's, sorted by enter_ns
+  // Every client's records, sorted by enter_ns. A record still `inside` (its
+  // client died or stopped in the section) gets the latest moment the client
+  // could still have acted as its exit: when the coordinator saw it die, else
+  // when it finished, else now (records() is read after every client is gone).
+  // Never earlier: a section is not shortened to hide an overlap.
+  std::vector<CsRecord> records() const;
 
  private:
   SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);

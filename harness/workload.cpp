@@ -87,39 +87,55 @@ class Client {
     }
   }
 
-  // Returns false when the history is full (the client stops).
+  // The section goes on record as it is entered and is filled in place, so a
+  // client that dies anywhere after this leaves its section (and how far its
+  // write got) for the checker. Returns false when the history is full: the
+  // client then gives the lock back unused and stops.
   bool critical_section(std::int64_t invoke) {
-    CsRecord record;
-    record.client = static_cast<std::uint32_t>(index_);
-    record.want_ns = want_ns_;
-    record.invoke_ns = invoke;
-    record.enter_ns = monotonic_ns();
+    CsRecord start;
+    start.client = static_cast<std::uint32_t>(index_);
+    start.want_ns = want_ns_;
+    start.invoke_ns = invoke;
+    start.enter_ns = monotonic_ns();
+    start.write = CsWrite::none;
+    start.stage = CsStage::inside;
     want_ns_ = 0;
+    CsRecord* record = history_.append(index_, start);
+    if (record == nullptr) {
+      (void)lock_->release();
+      return false;
+    }
     history_.enter(index_);
     if (hook_) hook_(kCsEnter);
 
     const auto token = lock_->fencing_token();
     if (token) {
-      record.has_token = 1;
-      record.token = *token;
+      record->has_token = 1;
+      record->token = *token;
     }
-    record.write = increment(token);
+    record->write = increment(token, *record);
 
     if (hook_) hook_(kCsExit);
-    record.exit_ns = monotonic_ns();
     history_.exit(index_);
+    // Stamped after leaving the occupancy count: every recorded interval covers
+    // the time the live counter counted it, so the counter never sees a holder
+    // the records cannot show.
+    record->exit_ns = monotonic_ns();
+    record->stage = CsStage::left;
     const Release released = lock_->release();
-    record.released_ns = monotonic_ns();
-    record.release = static_cast<std::uint8_t>(released);
+    record->released_ns = monotonic_ns();
+    record->release = static_cast<std::uint8_t>(released);
+    record->stage = CsStage::closed;
     if (released == Release::error) {
       add(slot_.release_errors);
       note_error();
     }
-    return history_.append(index_, record);
+    return true;
   }
 
   // GET, hold, SET value+1 (the fenced variants when we have a token).
-  CsWrite increment(std::optional<std::uint64_t> token) {
+  // `record.write` says `pending` while the SET is on its way.
+  CsWrite increment(std::optional<std::uint64_t> token, CsRecord& record) {
     auto read = counter_->read(token);
     if (!read) return counter_failed(read.error().message);
     if (read->refused) {
@@ -127,6 +143,7 @@ class Client {
       return CsWrite::refused;
     }
     if (config_.hold.count() > 0) std::this_thread::sleep_for(config_.hold);
+    record.write = CsWrite::pending;
     auto written = counter_->write(read->value + 1, token);
     if (!written) return counter_failed(written.error().message);
     if (!*written) {
@@ -328,6 +345,7 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
       if (!reaped[i]) {
         ::kill(running[i], SIGKILL);
         ::waitpid(running[i], nullptr, 0);
+        history.forget_dead(static_cast<int>(i));
         reaped[i] = true;
         ++out.killed_clients;
       }

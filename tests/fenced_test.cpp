@@ -243,32 +243,5 @@ TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteIsRefusedWithFen
   EXPECT_EQ(run({"GET", "counter:highest-token"}).string(), "2");
 }
 
-// Not a test: the numbers for the report (one node, for comparison with redlock's five). Run with
-//   fenced_test --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_MeasureLatency*'
-TEST_F(FencedTest, DISABLED_MeasureLatency) {
-  constexpr int kRounds = 500;
-  auto measure = [&](const char* name, DistributedLock& lock) {
-    std::vector<double> micros;
-    const auto before = redis::traffic();
-    for (int i = 0; i < kRounds; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      ASSERT_EQ(lock.try_acquire(0ms), Acquire::acquired);
-      ASSERT_EQ(lock.release(), Release::released);
-      micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    }
-    const auto after = redis::traffic();
-    std::sort(micros.begin(), micros.end());
-    std::printf("%s N=1 acquire+release: median %.0f us, p90 %.0f us; per cycle %.1f commands, %.1f round trips\n",
-                name, micros[kRounds / 2], micros[kRounds * 9 / 10],
-                static_cast<double>(after.commands - before.commands) / kRounds,
-                static_cast<double>(after.round_trips - before.round_trips) / kRounds);
-  };
-  auto fenced = make();
-  auto plain = make_lua_safe_delete();
-  ASSERT_TRUE(fenced && plain);
-  measure("fenced", *fenced);
-  measure("lua-safe-delete", *plain);
-}
-
 }  // namespace
 }  // namespace locklab::testing

@@ -77,6 +77,11 @@ class Generations : public RedisTest {
   }
 
   bool key_exists() { return run({"EXISTS", "locklab:test"}).integer() == 1; }
+
+  // The seeds' counter demo, one half at a time: a critical section reads,
+  // then (later) writes what it read + 1.
+  long long read_counter() { return std::stoll(run({"GET", "locklab:counter"}).string().value_or("0")); }
+  void write_counter(long long value) { run({"SET", "locklab:counter", std::to_string(value)}); }
   long long ttl_seconds() { return run({"TTL", "locklab:test"}).integer(); }
   long long pttl() { return run({"PTTL", "locklab:test"}).integer(); }
   std::string stored_value() { return run({"GET", "locklab:test"}).string().value_or("(nil)"); }
@@ -298,8 +303,16 @@ TEST_F(Generations, NoLockTwoClientsBothAcquire) {
   auto first = make("no-lock", config_for(10s));
   auto second = make("no-lock", config_for(10s));
   ASSERT_TRUE(first && second);
-  EXPECT_EQ(first->try_acquire(0ms), Acquire::acquired);
-  EXPECT_EQ(second->try_acquire(0ms), Acquire::acquired) << "both 'hold' it at once";
+  ASSERT_EQ(first->try_acquire(0ms), Acquire::acquired);
+  const long long first_read = read_counter();
+  ASSERT_EQ(second->try_acquire(0ms), Acquire::acquired) << "the first has not released: both hold it";
+  const long long second_read = read_counter();
+  write_counter(first_read + 1);
+  write_counter(second_read + 1);
+  EXPECT_EQ(read_counter(), 1) << "two increments, one survives: the lost update";
+  EXPECT_FALSE(key_exists()) << "no-lock stores nothing in Redis";
+  EXPECT_EQ(first->release(), Release::released);
+  EXPECT_EQ(second->release(), Release::released);
 }
 
 // ---------------------------------------------------------------------------
@@ -621,16 +634,17 @@ TEST_F(Generations, LuaSafeDeleteSlowHolderOverlapsTheNextHolder) {
   auto slow = make("lua-safe-delete", config_for(150ms, "A"));
   auto next = make("lua-safe-delete", config_for(150ms, "B"));
   ASSERT_TRUE(slow && next);
-  int holders = 0;
 
   ASSERT_EQ(slow->try_acquire(0ms), Acquire::acquired);
-  ++holders;  // A enters its critical section and takes longer than the TTL
+  const long long slow_read = read_counter();  // A enters its critical section and takes longer than the TTL
   ASSERT_TRUE(wait_until_key_gone());
-  ASSERT_EQ(next->try_acquire(0ms), Acquire::acquired);
-  ++holders;  // B enters: A has not left
-  EXPECT_EQ(holders, 2) << "two clients believe they hold the lock at once";
+  ASSERT_EQ(next->try_acquire(0ms), Acquire::acquired) << "B gets in while A has not left";
+  const long long next_read = read_counter();
+  write_counter(slow_read + 1);
+  write_counter(next_read + 1);
+  EXPECT_EQ(read_counter(), 1) << "both sections ran at once: one of the two increments is lost";
 
-  EXPECT_EQ(slow->release(), Release::not_owner) << "A finds out only when it leaves";
+  EXPECT_EQ(slow->release(), Release::not_owner) << "A finds out only when it leaves: the key is B's";
   EXPECT_EQ(next->release(), Release::released);
 }
 

@@ -138,6 +138,59 @@ TEST(Checker, SectionsRefusedByTheFencedResourceAreNotViolations) {
   EXPECT_EQ(verdict.verdict, "safe");
   ASSERT_EQ(verdict.reasons.size(), 1u);
   EXPECT_NE(verdict.reasons[0].find("refused"), std::string::npos);
+
+  // The live counter saw both (it cannot tell a refused holder): the fenced-off
+  // pair accounts for a depth of 2, and is reported as 1 effective holder.
+  input.live_max_occupancy = 2;
+  EXPECT_EQ(judge(check_safety(input)).verdict, "safe");
+  EXPECT_EQ(check_safety(input).overlaps.max_concurrent, 1);
+  // A third live holder no recorded section accounts for is a violation.
+  input.live_max_occupancy = 3;
+  EXPECT_EQ(judge(check_safety(input)).verdict, "violation");
+}
+
+// The safety net under the records: a holder the live occupancy counter saw is
+// a holder, even when no recorded section shows it (a record went missing).
+TEST(Checker, TwoLiveHoldersAreAViolationEvenWithoutARecordedOverlap) {
+  SafetyInput input;
+  input.records = {section(1, 50, 150)};
+  input.clients = {{0, 150}, {0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = 1;
+  input.counter_growth = 1;
+  input.live_max_occupancy = 2;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 0);
+  EXPECT_EQ(safety.overlaps.max_concurrent, 2);
+  const Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "violation") << "never only a statistic";
+  ASSERT_EQ(verdict.reasons.size(), 1u);
+  EXPECT_NE(verdict.reasons[0].find("live occupancy counter saw 2 holders"), std::string::npos) << verdict.reasons[0];
+  input.live_max_occupancy = 1;
+  EXPECT_EQ(judge(check_safety(input)).verdict, "safe");
+}
+
+// A counter that grew by more than every recorded write could have made had a
+// writer the history lacks: its lost update may hide behind its own increment.
+TEST(Checker, CounterGrowthNoRecordedWriteExplainsIsAViolation) {
+  SafetyInput input;
+  input.records = {section(0, 0, 10), section(1, 20, 30)};
+  input.clients = {{0, 30}, {0, 30}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = 2;
+  input.counter_growth = 3;
+  Safety safety = check_safety(input);
+  EXPECT_EQ(safety.lost_updates, 0);
+  EXPECT_EQ(safety.unclaimed_increments, 1);
+  EXPECT_EQ(judge(safety).verdict, "violation");
+
+  // The same growth is exact when one more write's outcome is unknown (it may have landed).
+  input.records.push_back(section(0, 40, 50));
+  input.records.back().write = CsWrite::pending;
+  safety = check_safety(input);
+  EXPECT_EQ(safety.unconfirmed_writes, 1);
+  EXPECT_EQ(safety.unclaimed_increments, 0);
+  EXPECT_EQ(judge(safety).verdict, "safe");
 }
 
 TEST(Metrics, NearestRankPercentiles) {
@@ -214,12 +267,64 @@ TEST(SharedHistoryTest, ChildProcessesWriteWhatTheParentReads) {
   EXPECT_EQ(history->header().occupancy.load(), 0);
 }
 
+// A client process enters its section and dies there, never closing its
+// record. The record stays, and ends when the coordinator saw the client die:
+// the other client's section, entered before that, overlaps it.
+TEST(SharedHistoryTest, AnOpenSectionOfADeadClientLastsUntilItsDeathAndOverlaps) {
+  auto history = SharedHistory::create(2, 4, nullptr);
+  ASSERT_TRUE(history);
+  const std::int64_t entered = monotonic_ns();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    CsRecord open = section(0, entered, 0);
+    open.stage = CsStage::inside;
+    open.write = CsWrite::written;  // its SET landed just before it died (locklab:cs-exit)
+    open.release = kNoReleaseOutcome;
+    if (history->append(0, open) == nullptr) ::_exit(1);
+    history->enter(0);
+    ::_exit(kCrashExitCode);  // dies inside: no exit, no release
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode);
+
+  // Client 1 gets in (the dead client's lease lapsed) before the coordinator notices the death.
+  const std::int64_t second = monotonic_ns();
+  ASSERT_NE(history->append(1, section(1, second, second + 1'000'000)), nullptr);
+  history->enter(1);
+  history->forget_dead(0);
+  history->exit(1);
+
+  const auto records = history->records();
+  ASSERT_EQ(records.size(), 2u) << "the dead client's section is on record";
+  EXPECT_EQ(records[0].client, 0u);
+  EXPECT_EQ(records[0].stage, CsStage::inside);
+  EXPECT_EQ(records[0].exit_ns, history->slot(0).died_ns.load()) << "ends when the coordinator saw it die";
+  EXPECT_GT(records[0].exit_ns, second);
+  EXPECT_EQ(history->header().max_occupancy.load(), 2);
+  EXPECT_EQ(history->header().occupancy.load(), 0) << "a dead client holds nothing";
+
+  SafetyInput input;
+  input.records = records;
+  input.clients = {{entered, records[0].exit_ns}, {entered, second + 1'000'000}};
+  input.run_start_ns = entered;
+  input.stall_threshold_ns = 1'000'000'000;
+  input.confirmed_increments = 2;
+  input.counter_growth = 1;  // both read the same value: the dead client's increment was lost
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 1);
+  EXPECT_EQ(safety.lost_updates, 1);
+  EXPECT_EQ(safety.wrong_owner_releases, 0) << "a release that never returned deleted nothing we know of";
+  EXPECT_EQ(judge(safety).verdict, "violation");
+}
+
 TEST(SharedHistoryTest, AFullClientArrayRefusesAndIsFlagged) {
   auto history = SharedHistory::create(1, 2, nullptr);
   ASSERT_TRUE(history);
-  EXPECT_TRUE(history->append(0, section(0, 1, 2)));
-  EXPECT_TRUE(history->append(0, section(0, 3, 4)));
-  EXPECT_FALSE(history->append(0, section(0, 5, 6)));
+  EXPECT_NE(history->append(0, section(0, 1, 2)), nullptr);
+  EXPECT_NE(history->append(0, section(0, 3, 4)), nullptr);
+  EXPECT_EQ(history->append(0, section(0, 5, 6)), nullptr);
   EXPECT_EQ(history->slot(0).truncated.load(), 1);
   EXPECT_EQ(history->records().size(), 2u);
 }

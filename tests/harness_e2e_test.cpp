@@ -153,6 +153,48 @@ TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   EXPECT_EQ(r["fairness"]["per_client_acquired"][0], 1) << "client 0 died in its first section";
 }
 
+// A client that dies after its write but before it leaves its section
+// (locklab:cs-exit) keeps its section on record: hold 150 ms > ttl 50 ms, so
+// the other client got in meanwhile, and that overlap (with the update it
+// lost) is a violation. Before sections were recorded on entry this run
+// said "safe" with max_concurrent_holders 2.
+TEST_F(LocklabBinary, HolderDyingAfterItsWriteStillShowsItsOverlap) {
+  const auto run = locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 2 "
+                           "--step locklab:cs-exit:crash:0 --json " + path("crash.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("crash.json");
+  EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_GT(r["safety"]["overlaps"].get<int>(), 0);
+  EXPECT_GT(r["safety"]["lost_updates"].get<int>(), 0) << "the dead client's write counts as confirmed";
+}
+
+// The same inside release(): the client left its section (its end is real),
+// then died before the compare-and-delete was sent.
+TEST_F(LocklabBinary, HolderDyingInsideReleaseStillShowsItsOverlap) {
+  const auto run = locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 1 "
+                           "--step before-release:crash:0 --json " + path("release.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("release.json");
+  EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_GT(r["safety"]["overlaps"].get<int>(), 0);
+}
+
+// Generation 3 dies between its GET and its DEL with its lease intact: no
+// overlap, and the section it finished is counted, so the counter is exact
+// (before, its increment was on the counter but not on record).
+TEST_F(LocklabBinary, HolderDyingBetweenGetAndDelIsSafeAndCounted) {
+  const auto run = locklab("run --lock set-nx-px-token --clients 2 --hold 2 --ttl 500 --ops 30 "
+                           "--step after-get-before-del:crash:0 --json " + path("g3.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json r = result("g3.json");
+  EXPECT_EQ(r["totals"]["crashed_clients"], 1);
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_EQ(r["counter"]["expected"], r["counter"]["actual"]) << "the dead client's increment is on record";
+  EXPECT_EQ(r["fairness"]["per_client_acquired"][0], 1) << "client 0 died in its first release";
+}
+
 TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   // hold 150 ms > ttl 50 ms: every lease lapses mid-section and the next client
   // gets in. Unfenced, updates are lost; fenced, the stale holder is refused.

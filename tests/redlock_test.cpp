@@ -504,50 +504,5 @@ TEST_F(RedlockTest, RestartWithoutPersistenceLetsASecondHolderIn) {
   EXPECT_EQ(nodes_holding(second->token()), 3u);
 }
 
-// ---------------------------------------------------------------------------
-// Not a test: the numbers for the report. Run with
-//   redlock_test --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_MeasureLatency*'
-TEST_F(RedlockTest, DISABLED_MeasureLatency) {
-  constexpr int kRounds = 500;
-  auto median_and_p90 = [](std::vector<double> micros) {
-    std::sort(micros.begin(), micros.end());
-    return std::pair{micros[micros.size() / 2], micros[micros.size() * 9 / 10]};
-  };
-  auto lock = make(config(10s, 50ms));
-  ASSERT_TRUE(lock);
-  std::vector<double> parallel;
-  const auto before = redis::traffic();
-  for (int i = 0; i < kRounds; ++i) {
-    const auto start = Clock::now();
-    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
-    ASSERT_EQ(lock->release(), Release::released);
-    parallel.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
-  const auto after = redis::traffic();
-  const auto [median, p90] = median_and_p90(parallel);
-  std::printf("redlock N=5 acquire+release: median %.0f us, p90 %.0f us; per cycle %.1f commands, %.1f round trips\n",
-              median, p90, static_cast<double>(after.commands - before.commands) / kRounds,
-              static_cast<double>(after.round_trips - before.round_trips) / kRounds);
-
-  // The same commands node after node (redlock-rb, redis-plus-plus, Redisson's RedLock style).
-  std::vector<redis::Connection> connections;
-  for (std::size_t i = 0; i < 5; ++i) {
-    auto connection = redis::Connection::connect(node(i).connection_options());
-    ASSERT_TRUE(connection) << connection.error().message;
-    connections.push_back(std::move(connection).value());
-  }
-  const std::string release_script =
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
-  std::vector<double> sequential;
-  for (int i = 0; i < kRounds; ++i) {
-    const auto start = Clock::now();
-    for (auto& connection : connections) ASSERT_TRUE(connection.command({"SET", kKey, "t", "NX", "PX", "10000"}));
-    for (auto& connection : connections) ASSERT_TRUE(connection.command({"EVAL", release_script, "1", kKey, "t"}));
-    sequential.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
-  const auto [seq_median, seq_p90] = median_and_p90(sequential);
-  std::printf("sequential N=5 acquire+release (same commands): median %.0f us, p90 %.0f us\n", seq_median, seq_p90);
-}
-
 }  // namespace
 }  // namespace locklab::testing

@@ -1,0 +1,81 @@
+// What was redlock_test's DISABLED_MeasureLatency: Redlock on 5 nodes as
+// locklab does it (one fan-out: every node's request sent, then every reply
+// awaited) against the same commands node after node (redlock-rb,
+// redis-plus-plus, Redisson's RedLock style).
+//
+//   build/default/bench/redlock_bench --benchmark_min_time=0.5
+#include "bench_support.h"
+#include "redis/connection.h"
+#include "registry.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using locklab::bench::expect_outcome;
+using locklab::bench::fail;
+
+const std::string kKey = "locklab:bench:redlock";
+
+void parallel(benchmark::State& state, locklab::LockConfig config) {
+  auto made = locklab::make_lock("redlock", config);
+  if (!made) {
+    fail(state, made.error().message);
+    return;
+  }
+  auto& lock = *made.value();
+  const auto before = locklab::redis::traffic();
+  for (auto _ : state) {
+    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "redlock")) return;
+    if (!expect_outcome(state, lock.release(), locklab::Release::released, "redlock")) return;
+  }
+  const auto after = locklab::redis::traffic();
+  const double cycles = static_cast<double>(state.iterations());
+  state.counters["round_trips"] = static_cast<double>(after.round_trips - before.round_trips) / cycles;
+  state.counters["commands"] = static_cast<double>(after.commands - before.commands) / cycles;
+}
+
+void sequential(benchmark::State& state, const std::vector<locklab::redis::ConnectionOptions>& nodes) {
+  std::vector<locklab::redis::Connection> connections;
+  for (const auto& node : nodes) {
+    auto connection = locklab::redis::Connection::connect(node);
+    if (!connection) {
+      fail(state, connection.error().message);
+      return;
+    }
+    connections.push_back(std::move(connection).value());
+  }
+  const std::string release_script =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+  for (auto _ : state) {
+    for (auto& connection : connections) {
+      auto taken = connection.command({"SET", kKey, "t", "NX", "PX", "10000"});
+      if (!taken || !taken->is_status("OK")) {
+        fail(state, "SET NX on a node was not OK");
+        return;
+      }
+    }
+    for (auto& connection : connections) {
+      auto deleted = connection.command({"EVAL", release_script, "1", kKey, "t"});
+      if (!deleted || !deleted->is_integer() || deleted->integer() != 1) {
+        fail(state, "compare-and-delete on a node did not delete our key");
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto servers = locklab::bench::start(&argc, argv, 5, "redlock_bench");
+  if (!servers) return 1;
+  const auto nodes = locklab::bench::endpoints(*servers);
+  locklab::LockConfig config;
+  config.key = kKey;
+  config.ttl = 10s;
+  config.node_timeout = 50ms;
+  config.servers = nodes;
+  benchmark::RegisterBenchmark("redlock5/parallel", parallel, config)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("redlock5/sequential", sequential, nodes)->Unit(benchmark::kMicrosecond);
+  return locklab::bench::run_all();
+}
