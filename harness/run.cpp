@@ -82,13 +82,13 @@ Result<Servers> provide_servers(const RunOptions& options, const Generation& gen
   Servers servers;
   if (!options.redis.empty()) {
     for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
-    if (!generation.uses_redis) servers.lock.clear();
+    if (!generation.capabilities.uses_redis) servers.lock.clear();
     servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
     for (const auto& lock : servers.lock)
       if (lock.endpoint.to_string() == servers.counter.endpoint.to_string()) servers.counter_shared = true;
     return servers;
   }
-  const std::size_t lock_count = !generation.uses_redis ? 0 : generation.multi_node ? options.nodes : 1;
+  const std::size_t lock_count = !generation.capabilities.uses_redis ? 0 : generation.capabilities.multi_node ? options.nodes : 1;
   // With the failover guard on, the lock server gets replicas to WAIT for; the
   // clients talk to the master only (servers.owned[0]).
   auto started = options.wait_replicas > 0 ? start_master_with_replicas(static_cast<std::size_t>(options.wait_replicas))
@@ -128,8 +128,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"mode", options.mode == ClientMode::process ? "process" : "thread"},
           {"redis", endpoints},
           {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
-          {"nodes", generation.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
-                                          : (generation.uses_redis ? 1 : 0)},
+          {"nodes", generation.capabilities.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
+                                          : (generation.capabilities.uses_redis ? 1 : 0)},
           {"wait_replicas", options.wait_replicas},
           {"wait_replicas_timeout_ms", options.wait_replicas_timeout_ms},
           {"key", options.key},
@@ -240,7 +240,7 @@ std::optional<std::string> invalid_run_options(const RunOptions& options) {
   }
   if (options.wait_replicas < 0 || options.wait_replicas > 5) return "--wait-replicas must be between 0 and 5";
   if (options.wait_replicas_timeout_ms < 1) return "--wait-replicas-timeout must be >= 1 ms";
-  if (options.wait_replicas > 0 && !generation->honours_wait_replicas)
+  if (options.wait_replicas > 0 && !generation->capabilities.honours_wait_replicas)
     return "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not " + options.lock;
   return std::nullopt;
 }
@@ -378,7 +378,7 @@ json run_document(const RunOptions& options, const Findings& f) {
       {"schema", kRunSchema},
       {"lock", options.lock},
       {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
-                      {"uses_redis", f.generation.uses_redis}, {"multi_node", f.generation.multi_node}}},
+                      {"uses_redis", f.generation.capabilities.uses_redis}, {"multi_node", f.generation.capabilities.multi_node}}},
       {"config", config_json(options, f.generation)},
       {"redis", {{"version", server_version(version_source)},
                  {"endpoints", endpoints},
@@ -479,7 +479,7 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   safety_input.confirmed_increments = confirmed;
   // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
   safety_input.counter_growth = counter_final ? *counter_final : confirmed;
-  safety_input.lock_has_keys = generation.uses_redis;
+  safety_input.lock_has_keys = generation.capabilities.uses_redis;
   safety_input.keys_left = keys_left(servers->lock, options.key);
   safety_input.stale_writes_rejected = tally.stale;
   safety_input.live_max_occupancy = history->header().max_occupancy.load();
