@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     locklab::LockConfig config;
     config.key = "locklab:bench:" + generation.name;
     config.ttl = 10s;
-    if (generation.uses_redis)
-      config.servers = generation.multi_node ? all : std::vector{all.front()};
+    if (generation.capabilities.uses_redis)
+      config.servers = generation.capabilities.multi_node ? all : std::vector{all.front()};
     benchmark::RegisterBenchmark(("acquire_release/" + generation.name).c_str(), acquire_release,
                                  std::cref(generation), config)
         ->Unit(benchmark::kMicrosecond);

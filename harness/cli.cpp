@@ -38,7 +38,7 @@ int list_generations() {
   if (generations().empty()) std::fprintf(stderr, "locklab: no generations registered yet\n");
   for (const auto& g : generations())
     std::printf("%-20s %-3s %s%s -- %s\n", g.name.c_str(), g.number.c_str(), g.summary.c_str(),
-                g.multi_node ? " [multi-node]" : "", g.race.c_str());
+                g.capabilities.multi_node ? " [multi-node]" : "", g.race.c_str());
   return kOk;
 }
 

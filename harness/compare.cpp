@@ -51,7 +51,7 @@ Result<CompareSummary> compare(const CompareOptions& options) {
     RunOptions run = options.base;
     run.lock = lock;
     const Generation* generation = find_generation(lock);
-    if (generation != nullptr && !generation->honours_wait_replicas) run.wait_replicas = 0;
+    if (generation != nullptr && !generation->capabilities.honours_wait_replicas) run.wait_replicas = 0;
     return run;
   };
   {

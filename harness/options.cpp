@@ -103,8 +103,12 @@ std::optional<std::string> validate(const RunOptions& options) {
     if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
       return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
   }
-  if (options.wait_replicas > 0 && !generation.honours_wait_replicas)
-    return "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not " + options.lock;
+  if (options.wait_replicas > 0 && !generation.capabilities.honours_wait_replicas) {
+    std::string guarded;
+    for (const auto& candidate : generations())
+      if (candidate.capabilities.honours_wait_replicas) guarded += (guarded.empty() ? "" : ", ") + candidate.name;
+    return "--wait-replicas applies to " + guarded + ", not " + options.lock;
+  }
   return std::nullopt;
 }
 

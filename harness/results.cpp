@@ -42,8 +42,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"mode", mode_name(options.mode)},
           {"redis", endpoints},
           {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
-          {"nodes", generation.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
-                                          : (generation.uses_redis ? 1 : 0)},
+          {"nodes", generation.capabilities.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
+                                          : (generation.capabilities.uses_redis ? 1 : 0)},
           {"wait_replicas", options.wait_replicas},
           {"wait_replicas_timeout_ms", options.wait_replicas_timeout_ms},
           {"key", options.key},
@@ -106,7 +106,7 @@ json run_document(const RunOptions& options, const Findings& f) {
       {"schema", kRunSchema},
       {"lock", options.lock},
       {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
-                      {"uses_redis", f.generation.uses_redis}, {"multi_node", f.generation.multi_node}}},
+                      {"uses_redis", f.generation.capabilities.uses_redis}, {"multi_node", f.generation.capabilities.multi_node}}},
       {"config", config_json(options, f.generation)},
       {"redis", {{"version", f.servers.version},
                  {"endpoints", endpoints},

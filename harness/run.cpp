@@ -38,13 +38,13 @@ Result<Servers> provide_servers(const RunOptions& options, const Generation& gen
   Servers servers;
   if (!options.redis.empty()) {
     for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
-    if (!generation.uses_redis) servers.lock.clear();
+    if (!generation.capabilities.uses_redis) servers.lock.clear();
     servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
     for (const auto& lock : servers.lock)
       if (lock.endpoint.to_string() == servers.counter.endpoint.to_string()) servers.counter_shared = true;
     return servers;
   }
-  const std::size_t lock_count = !generation.uses_redis ? 0 : generation.multi_node ? options.nodes : 1;
+  const std::size_t lock_count = !generation.capabilities.uses_redis ? 0 : generation.capabilities.multi_node ? options.nodes : 1;
   // With the failover guard on, the lock server gets replicas to WAIT for; the
   // clients talk to the master only (servers.owned[0]).
   auto started = options.wait_replicas > 0 ? start_master_with_replicas(static_cast<std::size_t>(options.wait_replicas))
@@ -205,7 +205,7 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   safety_input.confirmed_increments = confirmed;
   // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
   safety_input.counter_growth = counter_final ? *counter_final : confirmed;
-  safety_input.lock_has_keys = generation.uses_redis;
+  safety_input.lock_has_keys = generation.capabilities.uses_redis;
   safety_input.keys_left = keys_left(servers->lock, options.key);
   safety_input.stale_writes_rejected = tally.stale;
   safety_input.live_max_occupancy = history->header().max_occupancy.load();

@@ -20,47 +20,53 @@ const std::vector<Generation>& generations() {
   static const std::vector<Generation> all = {
       // Generations 0-4 (docs/generations.md, "Generations 0–4").
       {"no-lock", "0a", "no lock: acquire always succeeds",
-       "none: every client is inside at once (lost counter updates)", false, false, NoLock::create},
+       "none: every client is inside at once (lost counter updates)",
+       {.uses_redis = false, .exclusion = Exclusion::none}, NoLock::create},
       {"local-mutex", "0b", "a mutex in this process's memory, one per key",
-       "excludes threads of one process, not other processes", false, false, LocalMutexLock::create},
+       "excludes threads of one process, not other processes",
+       {.uses_redis = false, .exclusion = Exclusion::within_process, .owner_checked_release = true,
+        .notifies_waiters = true},
+       LocalMutexLock::create},
       {"setnx", "1", "SETNX key owner, retry; release DEL key",
-       "no TTL: a holder that crashes deadlocks everyone", true, false, SetnxLock::create},
+       "no TTL: a holder that crashes deadlocks everyone", {}, SetnxLock::create},
       {"setnx-expire", "1b", "SETNX key owner, then EXPIRE key secs; release DEL key",
-       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL", true, false, SetnxExpireLock::create},
+       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL", {.expires = true}, SetnxExpireLock::create},
       {"getset-timestamp", "2", "SETNX key now+ttl+1; if expired GETSET and compare; release DEL key",
-       "trusts client clocks; loser overwrites expiry; no owner: late DEL frees another's lock", true, false,
-       GetsetTimestampLock::create},
+       "trusts client clocks; loser overwrites expiry; no owner: late DEL frees another's lock",
+       {.expires = true}, GetsetTimestampLock::create},
       {"set-nx-px-token", "3", "SET key token NX PX ttl; release GET, compare, DEL",
-       "GET then DEL: a lock that expired in between is deleted from its next holder", true, false,
-       SetNxPxTokenLock::create},
+       "GET then DEL: a lock that expired in between is deleted from its next holder",
+       {.expires = true, .owner_checked_release = true}, SetNxPxTokenLock::create},
       {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
-       "a holder slower than its TTL overlaps the next holder", true, false, LuaSafeDeleteLock::create,
-       /*honours_wait_replicas=*/true},
+       "a holder slower than its TTL overlaps the next holder",
+       {.expires = true, .owner_checked_release = true, .honours_wait_replicas = true}, LuaSafeDeleteLock::create},
       // Generation 5 (docs/generations.md, "Generation 5").
       {"reentrant-watchdog", "5",
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
-       true, false, ReentrantWatchdogLock::create, /*honours_wait_replicas=*/true},
+       {.expires = true, .owner_checked_release = true, .reentrant = true, .notifies_waiters = true,
+        .honours_wait_replicas = true},
+       ReentrantWatchdogLock::create},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
        "SET NX PX with one random token on N independent masters at once; quorum N/2+1; "
        "validity = ttl - elapsed - drift",
        "a holder paused past its validity, a node restarted without persistence, or a node's clock "
        "jumping forward lets a second holder in",
-       true, true, RedlockLock::create},
+       {.expires = true, .owner_checked_release = true, .multi_node = true}, RedlockLock::create},
       {"fenced", "7",
        "SET NX PX + Lua compare-and-delete, and INCR of a per-lock counter in the same script: a "
        "fencing token that the resource checks",
        "the lease still lapses under a paused holder, but the resource refuses its stale token; the "
        "token counter lives on one node",
-       true, false, FencedLock::create},
+       {.expires = true, .owner_checked_release = true, .fencing = true}, FencedLock::create},
       // Generation 8 (docs/generations.md, "Generation 8").
       {"fair-queue", "8",
        "FIFO queue of waiters in Redis (LIST + ZSET of deadlines); release hands the lock to the head "
        "and wakes only it (per-waiter channel)",
        "the lease still lapses under a slow holder; a waiter that crashes just before its turn holds "
        "the queue up for one ttl",
-       true, false, FairQueueLock::create},
+       {.expires = true, .owner_checked_release = true, .notifies_waiters = true}, FairQueueLock::create},
   };
   return all;
 }

@@ -11,15 +11,35 @@
 
 namespace locklab {
 
+// Whom a generation keeps out while it holds the lock.
+enum class Exclusion {
+  none,              // nobody (no-lock)
+  within_process,    // other lock objects of this process only (local-mutex)
+  across_processes,  // every client that uses the same servers
+};
+
+// What a generation promises, declared once here so that the harness, the
+// benchmarks and tests/conformance_test.cpp ask "can it?" instead of "is it
+// redlock?". The conformance suite holds every generation to exactly these.
+struct Capabilities {
+  bool uses_redis = true;                          // false: needs no server at all
+  Exclusion exclusion = Exclusion::across_processes;
+  bool expires = false;                // a lease: after ttl a stopped holder's lock is free for others
+  bool owner_checked_release = false;  // release() never frees another client's hold
+  bool reentrant = false;              // the holder may acquire again; released as often
+  bool fencing = false;                // fencing_token(): increases from holder to holder
+  bool multi_node = false;             // needs N independent masters (Redlock)
+  bool notifies_waiters = false;       // a waiter wakes on release, not on its next poll
+  bool honours_wait_replicas = false;  // LockConfig::wait_replicas (the failover guard) is implemented
+};
+
 struct Generation {
   std::string name;      // CLI name
   std::string number;    // "0a", "1", "1b", ... as in docs/generations.md
   std::string summary;   // one line: how it locks
   std::string race;      // one line: what breaks it
-  bool uses_redis = true;
-  bool multi_node = false;  // needs N independent masters (Redlock)
+  Capabilities capabilities;
   std::function<LockResult(const LockConfig&)> make;
-  bool honours_wait_replicas = false;  // LockConfig::wait_replicas (the failover guard) is implemented
 };
 
 // All generations, in teaching order.

@@ -86,13 +86,13 @@ CounterSetup setup_for(const CounterSetup& base, const Servers& servers, const s
   CounterSetup setup = base;
   const Generation* generation = find_generation(lock_name);
   setup.lock.servers = servers.lock_servers;
-  if (generation == nullptr || !generation->multi_node) setup.lock.servers.resize(1);
+  if (generation == nullptr || !generation->capabilities.multi_node) setup.lock.servers.resize(1);
   return setup;
 }
 
 bool any_multi_node(const std::vector<DemoRow>& rows) {
   for (const auto& row : rows)
-    if (const Generation* g = find_generation(row.lock_name); g != nullptr && g->multi_node) return true;
+    if (const Generation* g = find_generation(row.lock_name); g != nullptr && g->capabilities.multi_node) return true;
   return false;
 }
 
@@ -122,7 +122,7 @@ int print_table(const Flags& flags) {
 int serve_http(const Flags& flags) {
   const std::string lock = flags.lock.empty() ? "no-lock" : flags.lock;
   const Generation* generation = find_generation(lock);
-  auto servers = provide_servers(flags, generation != nullptr && generation->multi_node);
+  auto servers = provide_servers(flags, generation != nullptr && generation->capabilities.multi_node);
   if (!servers) return complain(servers.error().kind == ErrorKind::usage ? kUsage : kRuntime, servers.error().message);
   ServeOptions options;
   options.setup = setup_for(base_setup(flags, *servers), *servers, lock);

@@ -15,7 +15,7 @@ std::vector<DemoRow> demo_rows(const std::string& only) {
       {"local mutex, 3 instances", "local-mutex", 3, "58", true},
   };
   for (const auto& generation : generations())
-    if (generation.uses_redis) rows.push_back({generation.name + ", 3 instances", generation.name, 3, "-", false});
+    if (generation.capabilities.uses_redis) rows.push_back({generation.name + ", 3 instances", generation.name, 3, "-", false});
   if (only.empty()) return rows;
   std::vector<DemoRow> chosen;
   for (auto& row : rows)

@@ -217,7 +217,7 @@ TEST_F(RedlockTest, RegisteredAsMultiNodeGeneration6) {
   const Generation* generation = find_generation("redlock");
   ASSERT_NE(generation, nullptr);
   EXPECT_EQ(generation->number, "6");
-  EXPECT_TRUE(generation->multi_node);
+  EXPECT_TRUE(generation->capabilities.multi_node);
   auto lock = make_lock("redlock", config());
   ASSERT_TRUE(lock) << lock.error().message;
   ASSERT_EQ((*lock)->try_acquire(0ms), Acquire::acquired);
