@@ -110,7 +110,7 @@ TEST(Validate, CrossOptionChecks) {
   options = valid_options();
   options.lock = "setnx";
   options.wait_replicas = 1;
-  EXPECT_EQ(validate(options), "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not setnx");
+  EXPECT_EQ(validate(options), "--wait-replicas applies to lua-safe-delete, reentrant-watchdog, not setnx");
   options = valid_options();
   options.clients = 2;
   options.steps.push_back(*parse_step_action("locklab:cs-enter:crash:5", nullptr));
@@ -173,7 +173,7 @@ TEST_F(Cli, OtherChecksGiveValidatesMessage) {
       {"run --lock no-lock --key ''", "--key: must not be empty"},
       {"run --lock no-lock --counter-redis 127.0.0.1:7000", "--counter-redis needs --redis"},
       {"run --lock setnx --wait-replicas 1",
-       "--wait-replicas applies to lua-safe-delete and reentrant-watchdog, not setnx"},
+       "--wait-replicas applies to lua-safe-delete, reentrant-watchdog, not setnx"},
       {"run --lock setnx --clients 2 --step locklab:cs-enter:crash:5",
        "--step locklab:cs-enter: client 5 does not exist (--clients 2)"},
   };
