@@ -1,8 +1,9 @@
 // Generation 6: Redlock (seed 004 §10; redis.io "Distributed Locks with Redis").
 //
-// N independent masters, the same random 128-bit token on every node, quorum
-// floor(N/2)+1, one parallel round trip per attempt, validity measured on the
-// monotonic clock. See g6_redlock.cpp for the exact commands and the races.
+// N independent masters, the same random 128-bit token on every node (a fresh
+// one for every attempt), quorum floor(N/2)+1, one parallel round trip per
+// attempt (redis/fanout.h), validity measured on the monotonic clock. See
+// g6_redlock.cpp for the exact commands, the races and the tests that show them.
 //
 // Step points (LockConfig::step):
 //   "after-fan-out-before-count"         every reply is in (or timed out); the
@@ -11,7 +12,10 @@
 //                                        replies are in flight): the validity
 //                                        check must reject the lock.
 //   "after-extend-fan-out-before-count"  the same window for extend().
-//   "before-release"                     release() is about to fan out.
+//   "before-release"                     release() is about to fan out; its command,
+//                                        with the token of the hold it ends, is
+//                                        already built (a pause here is a delayed
+//                                        release message).
 #pragma once
 
 #include <chrono>
@@ -22,7 +26,7 @@
 #include <vector>
 
 #include "lock.h"
-#include "redis/link.h"
+#include "redis/fanout.h"
 #include "redis/reply.h"
 
 namespace locklab {
@@ -35,9 +39,10 @@ class RedlockLock final : public DistributedLock {
   enum class Vote {
     voted_for,      // SET NX said OK (extend: PEXPIRE applied on our key)
     voted_against,  // the key is someone else's (or, extend/release: not ours)
-    errored,        // our request certainly did not take effect: no connection,
-                    // the connection dropped, or an error reply
-    timed_out,      // sent, no reply by the per-node deadline: may have taken effect
+    errored,        // our request certainly did not take effect: it was never sent
+                    // (no connection), or the node refused it with an error reply
+    timed_out,      // sent and unanswered (deadline passed, connection closed or
+                    // reset): Error::outcome_unknown(), it may have taken effect
   };
 
   struct NodeVote {
@@ -75,8 +80,9 @@ class RedlockLock final : public DistributedLock {
   std::optional<NodeTally> node_tally() const override { return tally_; }
 
   const Attempt& last_attempt() const { return last_attempt_; }
-  std::size_t quorum() const { return quorum_for(links_.size()); }
+  std::size_t quorum() const { return quorum_for(nodes_.size()); }
   std::chrono::milliseconds node_timeout() const { return node_timeout_; }
+  // The token of the last attempt (of the current hold, while acquired).
   const std::string& token() const { return token_; }
 
   // The rules, public so the docs and the tests can check them.
@@ -89,14 +95,10 @@ class RedlockLock final : public DistributedLock {
  private:
   explicit RedlockLock(const LockConfig& config);
 
-  // One command to every node: send to all, then collect the replies until the
-  // per-node deadline. One entry per node, in node order; an error reply from
-  // Redis comes back as ErrorKind::reply, a missing reply as ErrorKind::timeout.
-  using Replies = std::vector<Result<redis::Reply>>;
-  Replies fan_out(const redis::Args& command);
+  using Replies = redis::FanOut::Replies;
 
   Attempt attempt_once();
-  Replies release_everywhere();
+  Replies release_everywhere(const std::string& token);
   bool may_still_hold_quorum(const Attempt& attempt, const Replies& released) const;
   void count(const std::vector<NodeVote>& votes);
   void forget_hold();
@@ -104,9 +106,9 @@ class RedlockLock final : public DistributedLock {
 
   LockConfig config_;
   StepPoints step_;
-  std::string token_;
-  std::vector<redis::Link> links_;
+  std::string token_;  // drawn afresh by every attempt
   std::chrono::milliseconds node_timeout_;
+  redis::FanOut nodes_;
   std::chrono::microseconds drift_;
   std::minstd_rand jitter_;
 
