@@ -27,14 +27,11 @@
 //     RestartWithoutPersistenceLetsASecondHolderIn. A holder paused past its validity
 //     keeps working (common to every lease): tests/fenced_test.cpp, and the fix, fencing.
 //
-// EVAL, not EVALSHA: a node restarted without persistence has an empty script
-// cache, and a NOSCRIPT in the middle of a fan-out would leave that node
-// unreleased (or cost it a second round trip). The scripts are ~150 bytes;
-// Redis caches the compiled body by its SHA either way.
+// EVAL, not EVALSHA: a node restarted without persistence has an empty script cache, and a
+// NOSCRIPT mid-fan-out would leave that node unreleased. Redis caches the body by SHA anyway.
 #include "g6_redlock.h"
 
 #include <algorithm>
-#include <cmath>
 #include <thread>
 
 #include "g4_lua_safe_delete.h"  // kCompareAndDeleteLua
@@ -59,22 +56,17 @@ constexpr milliseconds kDefaultRetryBase{100};  // retry after U[base/2, 3*base/
 
 long long ms_count(microseconds us) { return us.count() / 1000; }
 
-// How a node's answer to a fan-out counts; `yes` is the reply that means "for".
-RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply,
-                              bool (*yes)(const redis::Reply&), bool (*no)(const redis::Reply&)) {
+// How a node's answer to SET NX PX counts.
+RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply) {
   using Vote = RedlockLock::Vote;
-  if (!reply) {
-    // Sent but unanswered (timeout, closed, reset) may have been applied; anything else was not.
-    return {node, reply.error().outcome_unknown() ? Vote::timed_out : Vote::errored, reply.error().message};
-  }
-  if (yes(*reply)) return {node, Vote::voted_for, reply->describe()};
-  if (no(*reply)) return {node, Vote::voted_against, reply->describe()};
+  // Sent but unanswered (timeout, closed, reset) may have been applied; any other failure was not.
+  if (!reply) return {node, reply.error().outcome_unknown() ? Vote::timed_out : Vote::errored, reply.error().message};
+  if (reply->is_status("OK")) return {node, Vote::voted_for, reply->describe()};
+  if (reply->is_nil()) return {node, Vote::voted_against, reply->describe()};
   return {node, Vote::errored, "unexpected reply: " + reply->describe()};
 }
 
-bool set_ok(const redis::Reply& reply) { return reply.is_status("OK"); }
-bool set_refused(const redis::Reply& reply) { return reply.is_nil(); }
-bool rearmed(const redis::Reply& reply) { return reply.is_integer() && reply.integer() == 1; }
+bool rearmed(const Result<redis::Reply>& reply) { return reply && reply->is_integer() && reply->integer() == 1; }
 
 // A dead node must cost at most the per-node timeout, connecting included.
 std::vector<redis::ConnectionOptions> node_options(std::vector<redis::ConnectionOptions> servers,
@@ -89,37 +81,13 @@ std::vector<redis::ConnectionOptions> node_options(std::vector<redis::Connection
 }  // namespace
 
 const char* to_string(RedlockLock::Vote vote) {
-  switch (vote) {
-    case RedlockLock::Vote::voted_for: return "for";
-    case RedlockLock::Vote::voted_against: return "against";
-    case RedlockLock::Vote::errored: return "errored";
-    case RedlockLock::Vote::timed_out: return "timed_out";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"for", "against", "errored", "timed_out"};  // enum order
+  return kNames[static_cast<int>(vote)];
 }
 
 const char* to_string(RedlockLock::Extend outcome) {
-  switch (outcome) {
-    case RedlockLock::Extend::extended: return "extended";
-    case RedlockLock::Extend::not_held: return "not_held";
-    case RedlockLock::Extend::limit_reached: return "limit_reached";
-    case RedlockLock::Extend::expired: return "expired";
-    case RedlockLock::Extend::lost: return "lost";
-  }
-  return "?";
-}
-
-microseconds RedlockLock::clock_drift(milliseconds ttl, double factor) {
-  const auto proportional = static_cast<long long>(std::llround(static_cast<double>(ttl.count()) * 1000.0 * factor));
-  return microseconds{proportional} + 2ms;
-}
-
-// 0.5 % of the TTL (half the default drift allowance) is the most a dead node
-// may cost an attempt; at least 5 ms so a busy loopback/LAN host is not taken
-// for dead; at most 50 ms: the redis.io page's 5-50 ms range for a 10 s TTL.
-milliseconds RedlockLock::scaled_node_timeout(milliseconds ttl) {
-  const milliseconds scaled = std::clamp(ttl / 200, milliseconds{5}, milliseconds{50});
-  return std::max(milliseconds{1}, std::min(scaled, ttl / 4));
+  static constexpr const char* kNames[] = {"extended", "not_held", "limit_reached", "expired", "lost"};
+  return kNames[static_cast<int>(outcome)];
 }
 
 RedlockLock::RedlockLock(const LockConfig& config)
@@ -155,8 +123,7 @@ LockResult RedlockLock::create(const LockConfig& config) {
 }
 
 std::optional<RedlockLock::Clock::time_point> RedlockLock::valid_until() const {
-  if (!held_) return std::nullopt;
-  return valid_until_;
+  return held_ ? valid_until_ : std::nullopt;
 }
 
 RedlockLock::Attempt RedlockLock::attempt_once() {
@@ -169,12 +136,8 @@ RedlockLock::Attempt RedlockLock::attempt_once() {
   step_("after-fan-out-before-count");
   const auto counted = Clock::now();
 
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    attempt.votes.push_back(vote_of(nodes_.name(i), replies[i], set_ok, set_refused));
-    if (attempt.votes.back().vote == Vote::voted_for) ++attempt.votes_for;
-    if (attempt.votes.back().vote == Vote::voted_against) ++attempt.votes_against;
-  }
-  count(attempt.votes);
+  for (std::size_t i = 0; i < replies.size(); ++i) attempt.votes.push_back(vote_of(nodes_.name(i), replies[i]));
+  count(attempt);
   attempt.elapsed = duration_cast<microseconds>(counted - start);
   attempt.validity = duration_cast<microseconds>(config_.ttl) - attempt.elapsed - drift_;
 
@@ -214,11 +177,11 @@ bool RedlockLock::may_still_hold_quorum(const Attempt& attempt, const Replies& r
   return maybe >= quorum();
 }
 
-void RedlockLock::count(const std::vector<NodeVote>& votes) {
-  for (const auto& vote : votes) {
+void RedlockLock::count(Attempt& attempt) {
+  for (const auto& vote : attempt.votes) {
     switch (vote.vote) {
-      case Vote::voted_for: ++tally_.voted_for; break;
-      case Vote::voted_against: ++tally_.voted_against; break;
+      case Vote::voted_for: ++attempt.votes_for, ++tally_.voted_for; break;
+      case Vote::voted_against: ++attempt.votes_against, ++tally_.voted_against; break;
       case Vote::errored: ++tally_.errored; break;
       case Vote::timed_out: ++tally_.timed_out; break;
     }
@@ -288,13 +251,12 @@ Release RedlockLock::release() {
   std::size_t deleted = 0, others = 0, unanswered = 0;
   std::string first_error;
   for (const auto& reply : replies) {
-    if (!reply || !reply->is_integer()) {
-      ++unanswered;
-      if (first_error.empty()) first_error = reply ? "unexpected reply " + reply->describe() : reply.error().message;
-      continue;
+    if (reply && reply->is_integer()) {
+      deleted += reply->integer() == 1;
+      others += reply->integer() == 0;
+    } else if (++unanswered == 1) {
+      first_error = reply ? "unexpected reply " + reply->describe() : reply.error().message;
     }
-    if (reply->integer() == 1) ++deleted;
-    if (reply->integer() == 0) ++others;
   }
   if (deleted >= quorum()) return Release::released;
   if (others >= quorum()) return Release::not_owner;
@@ -319,8 +281,7 @@ RedlockLock::Extend RedlockLock::extend() {
   const auto counted = Clock::now();
   if (counted >= *valid_until_) return Extend::expired;
 
-  const auto extended = std::count_if(replies.begin(), replies.end(),
-                                      [](const auto& reply) { return reply && rearmed(*reply); });
+  const auto extended = std::count_if(replies.begin(), replies.end(), rearmed);
   const auto validity =
       duration_cast<microseconds>(config_.ttl) - duration_cast<microseconds>(counted - start) - drift_;
   if (static_cast<std::size_t>(extended) < quorum() || validity.count() <= 0) return Extend::lost;

@@ -18,7 +18,9 @@
 //                                        release message).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -88,9 +90,18 @@ class RedlockLock final : public DistributedLock {
   // The rules, public so the docs and the tests can check them.
   static std::size_t quorum_for(std::size_t nodes) { return nodes / 2 + 1; }
   // ttl * factor + 2 ms (antirez/redlock-rb: 1 ms Redis expire precision + 1 ms minimum drift).
-  static std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double factor);
-  // LockConfig::node_timeout 0 => clamp(ttl/200, 5 ms, 50 ms), never above ttl/4.
-  static std::chrono::milliseconds scaled_node_timeout(std::chrono::milliseconds ttl);
+  static std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double factor) {
+    const double proportional_us = static_cast<double>(ttl.count()) * 1000.0 * factor;
+    return std::chrono::microseconds{std::llround(proportional_us)} + std::chrono::milliseconds{2};
+  }
+  // LockConfig::node_timeout 0 => clamp(ttl/200, 5 ms, 50 ms), never above ttl/4. 0.5 % of
+  // the TTL (half the default drift allowance) is the most a dead node may cost an attempt;
+  // at least 5 ms so a busy host is not taken for dead; at most 50 ms: the redis.io page's
+  // 5-50 ms range for a 10 s TTL.
+  static std::chrono::milliseconds scaled_node_timeout(std::chrono::milliseconds ttl) {
+    const auto scaled = std::clamp(ttl / 200, std::chrono::milliseconds{5}, std::chrono::milliseconds{50});
+    return std::max(std::chrono::milliseconds{1}, std::min(scaled, ttl / 4));
+  }
 
  private:
   explicit RedlockLock(const LockConfig& config);
@@ -100,7 +111,7 @@ class RedlockLock final : public DistributedLock {
   Attempt attempt_once();
   Replies release_everywhere(const std::string& token);
   bool may_still_hold_quorum(const Attempt& attempt, const Replies& released) const;
-  void count(const std::vector<NodeVote>& votes);
+  void count(Attempt& attempt);  // its votes_for/against, and the running tally
   void forget_hold();
   std::chrono::microseconds retry_delay();
 
