@@ -359,7 +359,7 @@ TEST_F(RedlockTest, ThreeSlowNodesMakeTheOutcomeUnknown) {
 // held too, so it cannot be confirmed. Those three could complete a quorum:
 // the outcome is unknown, not an error. (Counted as "errored", they gave error.)
 TEST_F(RedlockTest, ConnectionsClosedAfterTheSendMakeTheOutcomeUnknown) {
-  std::unique_ptr<RedlockLock> lock = make(config(10s, 1500ms));
+  std::unique_ptr<RedlockLock> lock = make(config(10s, 3000ms));  // room to see and close all three before the deadline
   ASSERT_TRUE(lock);
   std::future<Acquire> acquired;
   const std::vector<std::size_t> held = {2, 3, 4};
