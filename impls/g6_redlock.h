@@ -10,12 +10,14 @@
 //                                        votes are not counted yet. A pause here
 //                                        is Kleppmann's K3 (a GC pause while the
 //                                        replies are in flight): the validity
-//                                        check must reject the lock.
+//                                        check must reject the lock (tests/redlock_test.cpp
+//                                        ValidityCheckRejectsAnAcquisitionSlowerThanTheTtl).
 //   "after-extend-fan-out-before-count"  the same window for extend().
 //   "before-release"                     release() is about to fan out; its command,
 //                                        with the token of the hold it ends, is
 //                                        already built (a pause here is a delayed
-//                                        release message).
+//                                        release message: LateReleaseOfAnEarlierHold-
+//                                        LeavesTheNewHoldAlone).
 #pragma once
 
 #include <algorithm>
