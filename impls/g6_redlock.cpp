@@ -1,40 +1,41 @@
 // Generation 6: Redlock over N independent masters.
 //
-// Per node, sent to every node before any reply is read (one round trip):
-//   acquire  SET <key> <token> NX PX <ttl>                     OK = for, nil = against
-//   release  EVAL <kRelease> 1 <key> <token>                   1 deleted, -1 gone, 0 not ours
-//   extend   EVAL <kExtend> 1 <key> <token> <ttl>              1 re-armed, 0 not ours
+// Per node, sent to every node before any reply is read (redis::FanOut, one round trip):
+//   acquire  SET <key> <token> NX PX <ttl>                          OK = for, nil = against
+//   release  EVAL <kCompareAndDeleteLua> 1 <key> <token>            1 deleted, -1 gone, 0 not ours
+//            (generation 4's script, impls/g4_lua_safe_delete.h)
+//   extend   EVAL <kExtend> 1 <key> <token> <ttl>                   1 re-armed, 0 not ours
 //
 // Acquire (redis.io steps 1-5, with the validity check done properly):
-//   t0 = monotonic now; fan out SET NX PX; [after-fan-out-before-count]
-//   elapsed = now - t0;  drift = ttl * clock_drift_factor + 2 ms
+//   token = fresh 128 random bits (per attempt); t0 = monotonic now; fan out SET NX PX;
+//   [after-fan-out-before-count]; elapsed = now - t0;  drift = ttl * clock_drift_factor + 2 ms
 //   validity = ttl - elapsed - drift
 //   acquired  iff  votes_for >= floor(N/2)+1  and  validity > 0;  valid_until = t0 + ttl - drift
 //   otherwise release on ALL nodes at once (also those that errored or timed out:
 //   a lost reply may hide an applied SET), then retry after a random delay.
 //
-// What it fixes and what still breaks it (tests/redlock_test.cpp):
+// The races, and the tests that show them (tests/redlock_test.cpp):
 //   - a minority of nodes dead or slow: AcquiresWithTwoNodesKilled, TwoSlowNodesCostOneTimeoutNotTwo.
-//   - a pause while the replies are in flight (Kleppmann's K3): ValidityCheckRejectsSlowAcquisition.
+//   - a pause while the replies are in flight (Kleppmann's K3): the validity check rejects the
+//     lock: ValidityCheckRejectsAnAcquisitionSlowerThanTheTtl.
+//   - a delayed release of our own earlier hold: harmless, since every acquisition has its own
+//     token: LateReleaseOfAnEarlierHoldLeavesTheNewHoldAlone.
+//   - a request whose connection closed after the send may have been applied; if such nodes
+//     could complete a quorum, acquire says unknown: ConnectionsClosedAfterTheSendMakeTheOutcomeUnknown.
 //   - STILL BROKEN: a node restarted without persistence forgets its key and lets a second
 //     client reach a quorum while the first is within its validity:
 //     RestartWithoutPersistenceLetsASecondHolderIn. A holder paused past its validity
 //     keeps working (common to every lease): tests/fenced_test.cpp, and the fix, fencing.
 //
-// EVAL, not EVALSHA: a node restarted without persistence has an empty script
-// cache, and a NOSCRIPT in the middle of a fan-out would leave that node
-// unreleased (or cost it a second round trip). The scripts are ~150 bytes;
-// Redis caches the compiled body by its SHA either way.
+// EVAL, not EVALSHA: a node restarted without persistence has an empty script cache, and a
+// NOSCRIPT mid-fan-out would leave that node unreleased. Redis caches the body by SHA anyway.
 #include "g6_redlock.h"
 
-#include <poll.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
 #include <thread>
 
-#include "single_server.h"  // config_error()
+#include "g4_lua_safe_delete.h"  // kCompareAndDeleteLua
+#include "single_server.h"       // config_error()
 #include "token.h"
 
 namespace locklab {
@@ -44,14 +45,6 @@ using namespace std::chrono_literals;
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
-
-// KEYS[1] lock, ARGV[1] our token.
-constexpr const char* kRelease = R"lua(
-local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-if held == false then return -1 end
-return 0
-)lua";
 
 // KEYS[1] lock, ARGV[1] our token, ARGV[2] ttl in ms.
 constexpr const char* kExtend = R"lua(
@@ -63,75 +56,47 @@ constexpr milliseconds kDefaultRetryBase{100};  // retry after U[base/2, 3*base/
 
 long long ms_count(microseconds us) { return us.count() / 1000; }
 
-// How a node's answer to a fan-out counts; `yes` is the reply that means "for".
-RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply,
-                              bool (*yes)(const redis::Reply&), bool (*no)(const redis::Reply&)) {
+// How a node's answer to SET NX PX counts.
+RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply) {
   using Vote = RedlockLock::Vote;
-  if (!reply) {
-    // Only a missing reply leaves the node's state open; a dropped connection
-    // or an error reply means the request did not (or could not) take effect.
-    const Vote vote = reply.error().kind == ErrorKind::timeout ? Vote::timed_out : Vote::errored;
-    return {node, vote, reply.error().message};
-  }
-  if (yes(*reply)) return {node, Vote::voted_for, reply->describe()};
-  if (no(*reply)) return {node, Vote::voted_against, reply->describe()};
+  // Sent but unanswered (timeout, closed, reset) may have been applied; any other failure was not.
+  if (!reply) return {node, reply.error().outcome_unknown() ? Vote::timed_out : Vote::errored, reply.error().message};
+  if (reply->is_status("OK")) return {node, Vote::voted_for, reply->describe()};
+  if (reply->is_nil()) return {node, Vote::voted_against, reply->describe()};
   return {node, Vote::errored, "unexpected reply: " + reply->describe()};
 }
 
-bool set_ok(const redis::Reply& reply) { return reply.is_status("OK"); }
-bool set_refused(const redis::Reply& reply) { return reply.is_nil(); }
-bool rearmed(const redis::Reply& reply) { return reply.is_integer() && reply.integer() == 1; }
+bool rearmed(const Result<redis::Reply>& reply) { return reply && reply->is_integer() && reply->integer() == 1; }
+
+// A dead node must cost at most the per-node timeout, connecting included.
+std::vector<redis::ConnectionOptions> node_options(std::vector<redis::ConnectionOptions> servers,
+                                                   milliseconds node_timeout) {
+  for (auto& options : servers) {
+    options.connect_timeout = std::min(options.connect_timeout, std::max(node_timeout, 1ms));
+    options.command_timeout = node_timeout;
+  }
+  return servers;
+}
 
 }  // namespace
 
 const char* to_string(RedlockLock::Vote vote) {
-  switch (vote) {
-    case RedlockLock::Vote::voted_for: return "for";
-    case RedlockLock::Vote::voted_against: return "against";
-    case RedlockLock::Vote::errored: return "errored";
-    case RedlockLock::Vote::timed_out: return "timed_out";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"for", "against", "errored", "timed_out"};  // enum order
+  return kNames[static_cast<int>(vote)];
 }
 
 const char* to_string(RedlockLock::Extend outcome) {
-  switch (outcome) {
-    case RedlockLock::Extend::extended: return "extended";
-    case RedlockLock::Extend::not_held: return "not_held";
-    case RedlockLock::Extend::limit_reached: return "limit_reached";
-    case RedlockLock::Extend::expired: return "expired";
-    case RedlockLock::Extend::lost: return "lost";
-  }
-  return "?";
-}
-
-microseconds RedlockLock::clock_drift(milliseconds ttl, double factor) {
-  const auto proportional = static_cast<long long>(std::llround(static_cast<double>(ttl.count()) * 1000.0 * factor));
-  return microseconds{proportional} + 2ms;
-}
-
-// 0.5 % of the TTL (half the default drift allowance) is the most a dead node
-// may cost an attempt; at least 5 ms so a busy loopback/LAN host is not taken
-// for dead; at most 50 ms: the redis.io page's 5-50 ms range for a 10 s TTL.
-milliseconds RedlockLock::scaled_node_timeout(milliseconds ttl) {
-  const milliseconds scaled = std::clamp(ttl / 200, milliseconds{5}, milliseconds{50});
-  return std::max(milliseconds{1}, std::min(scaled, ttl / 4));
+  static constexpr const char* kNames[] = {"extended", "not_held", "limit_reached", "expired", "lost"};
+  return kNames[static_cast<int>(outcome)];
 }
 
 RedlockLock::RedlockLock(const LockConfig& config)
     : config_(config),
       step_(config.step),
-      token_(config.owner.empty() ? random_token_128() : config.owner),
       node_timeout_(config.node_timeout.count() > 0 ? config.node_timeout : scaled_node_timeout(config.ttl)),
+      nodes_(node_options(config.servers, node_timeout_)),
       drift_(clock_drift(config.ttl, config.clock_drift_factor)),
-      jitter_(std::random_device{}()) {
-  for (auto options : config.servers) {
-    // A dead node must cost at most the per-node timeout, connecting included.
-    options.connect_timeout = std::min(options.connect_timeout, std::max(node_timeout_, milliseconds{1}));
-    options.command_timeout = node_timeout_;
-    links_.emplace_back(std::move(options));
-  }
-}
+      jitter_(std::random_device{}()) {}
 
 LockResult RedlockLock::create(const LockConfig& config) {
   auto usage = [](const std::string& problem) { return config_error("redlock", problem); };
@@ -149,104 +114,30 @@ LockResult RedlockLock::create(const LockConfig& config) {
   // Connect now, so the first acquisition is not slowed by connects. A
   // minority may be down (that is what Redlock is for); fewer than a quorum
   // reachable is an error, like an unreachable server for one-node generations.
-  std::size_t reachable = 0;
-  std::string first_error;
-  for (auto& link : lock->links_) {
-    if (auto connection = link.get()) {
-      ++reachable;
-    } else if (first_error.empty()) {
-      first_error = connection.error().message;
-    }
-  }
-  if (reachable < lock->quorum())
-    return Error{ErrorKind::io, "redlock: only " + std::to_string(reachable) + " of " +
-                                                  std::to_string(lock->links_.size()) + " nodes reachable (quorum " +
-                                                  std::to_string(lock->quorum()) + "): " + first_error};
+  const auto reachable = lock->nodes_.connect_all();
+  if (reachable.connected < lock->quorum())
+    return Error{ErrorKind::io, "redlock: only " + std::to_string(reachable.connected) + " of " +
+                                    std::to_string(lock->nodes_.size()) + " nodes reachable (quorum " +
+                                    std::to_string(lock->quorum()) + "): " + reachable.first_error};
   return LockResult(std::unique_ptr<DistributedLock>(std::move(lock)));
 }
 
 std::optional<RedlockLock::Clock::time_point> RedlockLock::valid_until() const {
-  if (!held_) return std::nullopt;
-  return valid_until_;
-}
-
-// Send to every node, then wait for all replies together (poll over every fd)
-// until one shared deadline. Reading the nodes one by one with read_until()
-// would be wrong: once the deadline has passed behind a slow node,
-// read_until() no longer looks at the socket, so replies that did arrive from
-// the later nodes would be counted as timeouts.
-RedlockLock::Replies RedlockLock::fan_out(const redis::Args& command) {
-  const std::size_t n = links_.size();
-  std::vector<std::optional<Result<redis::Reply>>> results(n);
-  std::vector<redis::Connection*> waiting(n, nullptr);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto connection = links_[i].get();  // reconnects a node that broke last time
-    if (!connection) {
-      results[i] = connection.error();
-      continue;
-    }
-    if (auto sent = (*connection)->send(command); !sent) {
-      results[i] = sent.error();
-      continue;
-    }
-    waiting[i] = *connection;
-  }
-
-  const auto deadline = Clock::now() + node_timeout_;
-  for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<std::size_t> node_of;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (waiting[i] == nullptr) continue;
-      fds.push_back({waiting[i]->fd(), POLLIN, 0});
-      node_of.push_back(i);
-    }
-    const auto now = Clock::now();
-    if (fds.empty() || now >= deadline) break;
-    const auto left = std::chrono::ceil<milliseconds>(deadline - now);
-    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) break;  // the rest count as timed out below
-    for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k) {
-      if (fds[k].revents == 0) continue;
-      const std::size_t i = node_of[k];
-      // Readable now: a late deadline only lets a reply that is half in finish.
-      results[i] = waiting[i]->read_until(std::max(deadline, Clock::now() + 1ms));
-      waiting[i] = nullptr;
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    // Past the deadline: read_until() reports the timeout and marks the
-    // connection broken (a late reply would desync it); the Link reconnects.
-    if (waiting[i] != nullptr) results[i] = waiting[i]->read_until(deadline);
-  }
-
-  Replies replies;
-  replies.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& result = *results[i];
-    if (result && result->is_error())
-      replies.push_back(Error{ErrorKind::reply,
-                                     links_[i].options().endpoint.to_string() + ": " + std::string(result->text())});
-    else
-      replies.push_back(std::move(result));
-  }
-  return replies;
+  return held_ ? valid_until_ : std::nullopt;
 }
 
 RedlockLock::Attempt RedlockLock::attempt_once() {
+  // Unique per lock request (distlock page): a delayed release of an earlier hold cannot match it.
+  token_ = config_.owner.empty() ? random_token_128() : config_.owner + ":" + random_token_128();
   Attempt attempt;
   const auto start = Clock::now();
   const Replies replies =
-      fan_out({"SET", config_.key, token_, "NX", "PX", std::to_string(config_.ttl.count())});
+      nodes_.run({"SET", config_.key, token_, "NX", "PX", std::to_string(config_.ttl.count())}, node_timeout_);
   step_("after-fan-out-before-count");
   const auto counted = Clock::now();
 
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    attempt.votes.push_back(vote_of(links_[i].options().endpoint.to_string(), replies[i], set_ok, set_refused));
-    if (attempt.votes.back().vote == Vote::voted_for) ++attempt.votes_for;
-    if (attempt.votes.back().vote == Vote::voted_against) ++attempt.votes_against;
-  }
-  count(attempt.votes);
+  for (std::size_t i = 0; i < replies.size(); ++i) attempt.votes.push_back(vote_of(nodes_.name(i), replies[i]));
+  count(attempt);
   attempt.elapsed = duration_cast<microseconds>(counted - start);
   attempt.validity = duration_cast<microseconds>(config_.ttl) - attempt.elapsed - drift_;
 
@@ -268,8 +159,8 @@ RedlockLock::Attempt RedlockLock::attempt_once() {
   return attempt;
 }
 
-RedlockLock::Replies RedlockLock::release_everywhere() {
-  return fan_out({"EVAL", kRelease, "1", config_.key, token_});
+RedlockLock::Replies RedlockLock::release_everywhere(const std::string& token) {
+  return nodes_.run({"EVAL", kCompareAndDeleteLua, "1", config_.key, token}, node_timeout_);
 }
 
 // After a failed attempt and its release: could our key still sit on a quorum?
@@ -286,11 +177,11 @@ bool RedlockLock::may_still_hold_quorum(const Attempt& attempt, const Replies& r
   return maybe >= quorum();
 }
 
-void RedlockLock::count(const std::vector<NodeVote>& votes) {
-  for (const auto& vote : votes) {
+void RedlockLock::count(Attempt& attempt) {
+  for (const auto& vote : attempt.votes) {
     switch (vote.vote) {
-      case Vote::voted_for: ++tally_.voted_for; break;
-      case Vote::voted_against: ++tally_.voted_against; break;
+      case Vote::voted_for: ++attempt.votes_for, ++tally_.voted_for; break;
+      case Vote::voted_against: ++attempt.votes_against, ++tally_.voted_against; break;
       case Vote::errored: ++tally_.errored; break;
       case Vote::timed_out: ++tally_.timed_out; break;
     }
@@ -324,7 +215,7 @@ Acquire RedlockLock::try_acquire(milliseconds wait) {
     }
     // Release everywhere at once before anything else, so our partial keys
     // cannot block our own next attempt (or anyone else) until their TTL.
-    const Replies released = release_everywhere();
+    const Replies released = release_everywhere(token_);
     valid_until_.reset();
     if (may_still_hold_quorum(last_attempt_, released))
       return fail(Acquire::unknown, "redlock: " + last_attempt_.verdict +
@@ -352,20 +243,20 @@ Acquire RedlockLock::try_acquire(milliseconds wait) {
 // within about the per-node timeout whatever the nodes do.
 Release RedlockLock::release() {
   clear_error();
+  const std::string token = token_;  // the hold this release ends, fixed before any delay
   step_("before-release");
-  const Replies replies = release_everywhere();
-  forget_hold();
+  const Replies replies = release_everywhere(token);
+  if (token == token_) forget_hold();  // not a hold acquired while this release was delayed
 
   std::size_t deleted = 0, others = 0, unanswered = 0;
   std::string first_error;
   for (const auto& reply : replies) {
-    if (!reply || !reply->is_integer()) {
-      ++unanswered;
-      if (first_error.empty()) first_error = reply ? "unexpected reply " + reply->describe() : reply.error().message;
-      continue;
+    if (reply && reply->is_integer()) {
+      deleted += reply->integer() == 1;
+      others += reply->integer() == 0;
+    } else if (++unanswered == 1) {
+      first_error = reply ? "unexpected reply " + reply->describe() : reply.error().message;
     }
-    if (reply->integer() == 1) ++deleted;
-    if (reply->integer() == 0) ++others;
   }
   if (deleted >= quorum()) return Release::released;
   if (others >= quorum()) return Release::not_owner;
@@ -384,13 +275,13 @@ RedlockLock::Extend RedlockLock::extend() {
   // Never re-create a lapsed lock: someone else may have held it in between.
   if (start >= *valid_until_) return Extend::expired;
 
-  const Replies replies = fan_out({"EVAL", kExtend, "1", config_.key, token_, std::to_string(config_.ttl.count())});
+  const Replies replies =
+      nodes_.run({"EVAL", kExtend, "1", config_.key, token_, std::to_string(config_.ttl.count())}, node_timeout_);
   step_("after-extend-fan-out-before-count");
   const auto counted = Clock::now();
   if (counted >= *valid_until_) return Extend::expired;
 
-  const auto extended = std::count_if(replies.begin(), replies.end(),
-                                      [](const auto& reply) { return reply && rearmed(*reply); });
+  const auto extended = std::count_if(replies.begin(), replies.end(), rearmed);
   const auto validity =
       duration_cast<microseconds>(config_.ttl) - duration_cast<microseconds>(counted - start) - drift_;
   if (static_cast<std::size_t>(extended) < quorum() || validity.count() <= 0) return Extend::lost;

@@ -1,20 +1,28 @@
 // Generation 6: Redlock (seed 004 §10; redis.io "Distributed Locks with Redis").
 //
-// N independent masters, the same random 128-bit token on every node, quorum
-// floor(N/2)+1, one parallel round trip per attempt, validity measured on the
-// monotonic clock. See g6_redlock.cpp for the exact commands and the races.
+// N independent masters, the same random 128-bit token on every node (a fresh
+// one for every attempt), quorum floor(N/2)+1, one parallel round trip per
+// attempt (redis/fanout.h), validity measured on the monotonic clock. See
+// g6_redlock.cpp for the exact commands, the races and the tests that show them.
 //
 // Step points (LockConfig::step):
 //   "after-fan-out-before-count"         every reply is in (or timed out); the
 //                                        votes are not counted yet. A pause here
 //                                        is Kleppmann's K3 (a GC pause while the
 //                                        replies are in flight): the validity
-//                                        check must reject the lock.
+//                                        check must reject the lock (tests/redlock_test.cpp
+//                                        ValidityCheckRejectsAnAcquisitionSlowerThanTheTtl).
 //   "after-extend-fan-out-before-count"  the same window for extend().
-//   "before-release"                     release() is about to fan out.
+//   "before-release"                     release() is about to fan out; its command,
+//                                        with the token of the hold it ends, is
+//                                        already built (a pause here is a delayed
+//                                        release message: LateReleaseOfAnEarlierHold-
+//                                        LeavesTheNewHoldAlone).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -22,7 +30,7 @@
 #include <vector>
 
 #include "lock.h"
-#include "redis/link.h"
+#include "redis/fanout.h"
 #include "redis/reply.h"
 
 namespace locklab {
@@ -35,9 +43,10 @@ class RedlockLock final : public DistributedLock {
   enum class Vote {
     voted_for,      // SET NX said OK (extend: PEXPIRE applied on our key)
     voted_against,  // the key is someone else's (or, extend/release: not ours)
-    errored,        // our request certainly did not take effect: no connection,
-                    // the connection dropped, or an error reply
-    timed_out,      // sent, no reply by the per-node deadline: may have taken effect
+    errored,        // our request certainly did not take effect: it was never sent
+                    // (no connection), or the node refused it with an error reply
+    timed_out,      // sent and unanswered (deadline passed, connection closed or
+                    // reset): Error::outcome_unknown(), it may have taken effect
   };
 
   struct NodeVote {
@@ -75,38 +84,44 @@ class RedlockLock final : public DistributedLock {
   std::optional<NodeTally> node_tally() const override { return tally_; }
 
   const Attempt& last_attempt() const { return last_attempt_; }
-  std::size_t quorum() const { return quorum_for(links_.size()); }
+  std::size_t quorum() const { return quorum_for(nodes_.size()); }
   std::chrono::milliseconds node_timeout() const { return node_timeout_; }
+  // The token of the last attempt (of the current hold, while acquired).
   const std::string& token() const { return token_; }
 
   // The rules, public so the docs and the tests can check them.
   static std::size_t quorum_for(std::size_t nodes) { return nodes / 2 + 1; }
   // ttl * factor + 2 ms (antirez/redlock-rb: 1 ms Redis expire precision + 1 ms minimum drift).
-  static std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double factor);
-  // LockConfig::node_timeout 0 => clamp(ttl/200, 5 ms, 50 ms), never above ttl/4.
-  static std::chrono::milliseconds scaled_node_timeout(std::chrono::milliseconds ttl);
+  static std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double factor) {
+    const double proportional_us = static_cast<double>(ttl.count()) * 1000.0 * factor;
+    return std::chrono::microseconds{std::llround(proportional_us)} + std::chrono::milliseconds{2};
+  }
+  // LockConfig::node_timeout 0 => clamp(ttl/200, 5 ms, 50 ms), never above ttl/4. 0.5 % of
+  // the TTL (half the default drift allowance) is the most a dead node may cost an attempt;
+  // at least 5 ms so a busy host is not taken for dead; at most 50 ms: the redis.io page's
+  // 5-50 ms range for a 10 s TTL.
+  static std::chrono::milliseconds scaled_node_timeout(std::chrono::milliseconds ttl) {
+    const auto scaled = std::clamp(ttl / 200, std::chrono::milliseconds{5}, std::chrono::milliseconds{50});
+    return std::max(std::chrono::milliseconds{1}, std::min(scaled, ttl / 4));
+  }
 
  private:
   explicit RedlockLock(const LockConfig& config);
 
-  // One command to every node: send to all, then collect the replies until the
-  // per-node deadline. One entry per node, in node order; an error reply from
-  // Redis comes back as ErrorKind::reply, a missing reply as ErrorKind::timeout.
-  using Replies = std::vector<Result<redis::Reply>>;
-  Replies fan_out(const redis::Args& command);
+  using Replies = redis::FanOut::Replies;
 
   Attempt attempt_once();
-  Replies release_everywhere();
+  Replies release_everywhere(const std::string& token);
   bool may_still_hold_quorum(const Attempt& attempt, const Replies& released) const;
-  void count(const std::vector<NodeVote>& votes);
+  void count(Attempt& attempt);  // its votes_for/against, and the running tally
   void forget_hold();
   std::chrono::microseconds retry_delay();
 
   LockConfig config_;
   StepPoints step_;
-  std::string token_;
-  std::vector<redis::Link> links_;
+  std::string token_;  // drawn afresh by every attempt
   std::chrono::milliseconds node_timeout_;
+  redis::FanOut nodes_;
   std::chrono::microseconds drift_;
   std::minstd_rand jitter_;
 
