@@ -11,10 +11,12 @@ LockResult SetNxPxTokenLock::create(const LockConfig& config) {
 
 SetNxPxTokenLock::SetNxPxTokenLock(const LockConfig& config)
     : SingleServerLock(config),
-      token_(config.owner.empty() ? random_token_128() : config.owner),
+      owner_(config.owner),
+      token_(acquisition_token(owner_)),
       ttl_ms_(std::to_string(config.ttl.count())) {}
 
 Acquire SetNxPxTokenLock::try_acquire(std::chrono::milliseconds wait) {
+  token_ = acquisition_token(owner_);  // one token per acquisition, kept for its release
   return poll(wait, [this]() -> std::optional<Acquire> {
     auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
@@ -25,10 +27,12 @@ Acquire SetNxPxTokenLock::try_acquire(std::chrono::milliseconds wait) {
 
 Release SetNxPxTokenLock::release() {
   clear_error();
+  const std::string token = token_;  // the hold this release is for, whatever comes later
+  step_("before-release");
   auto current = call({"GET", key_});
   if (!current) return release_failed(current.error());
   if (current->is_nil()) return Release::already_expired;
-  if (current->text() != token_) return Release::not_owner;
+  if (current->text() != token) return Release::not_owner;
 
   step_("after-get-before-del");  // the key may expire and be re-taken right here
   auto deleted = call({"DEL", key_});

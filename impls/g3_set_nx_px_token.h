@@ -5,8 +5,11 @@
 //   release: GET <key>                            nil -> already_expired; other token -> not_owner
 //            DEL <key>                            a second command: the check is already stale
 //
-// token = LockConfig::owner if set, else random_token_128() (128 bits from
-// getrandom, one per lock object; the seed uses a UUID). One atomic command
+// token = acquisition_token(LockConfig::owner) (token.h): 128 fresh bits from
+// getrandom for EVERY try_acquire, prefixed "<owner>:" when an owner is set
+// (the seed uses a UUID). release() compares against the token of the
+// acquisition it ends, so a release delayed past this client's next
+// acquisition cannot take that new hold (TokenPerAcquisition tests). One atomic command
 // sets value and TTL: generation 1b's SETNX/EXPIRE gap is gone, and the
 // server counts the lease, so client clocks no longer matter (generation 2).
 // Retry: kDefaultRetryInterval (10 ms); seed 004's loop sleeps 1 s (kSeed004RetryInterval).
@@ -19,7 +22,7 @@
 // Lua script. Also: a holder slower than its TTL overlaps the next holder
 // (every lease lock does; see generation 4's test).
 //
-// Step points: "after-get-before-del".
+// Step points: "before-release" (before the GET), "after-get-before-del".
 #pragma once
 
 #include "single_server.h"
@@ -38,7 +41,8 @@ class SetNxPxTokenLock final : public SingleServerLock {
  private:
   explicit SetNxPxTokenLock(const LockConfig& config);
 
-  const std::string token_;
+  const std::string owner_;  // LockConfig::owner: the prefix of every token
+  std::string token_;        // this acquisition's
   const std::string ttl_ms_;
 };
 

@@ -29,11 +29,12 @@ LockResult LuaSafeDeleteLock::create(const LockConfig& config) {
 LuaSafeDeleteLock::LuaSafeDeleteLock(const LockConfig& config)
     : SingleServerLock(config),
       config_(config),
-      token_(config.owner.empty() ? random_token_128() : config.owner),
+      token_(acquisition_token(config.owner)),
       ttl_ms_(std::to_string(config.ttl.count())),
       compare_and_delete_(kCompareAndDeleteLua) {}
 
 Acquire LuaSafeDeleteLock::try_acquire(std::chrono::milliseconds wait) {
+  token_ = acquisition_token(config_.owner);  // one token per acquisition, kept for its release
   return poll(wait, [this]() -> std::optional<Acquire> {
     auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
@@ -46,14 +47,21 @@ Acquire LuaSafeDeleteLock::confirm_replicated() {
   if (config_.wait_replicas <= 0) return Acquire::acquired;
   const auto shortfall = replication_shortfall(call(wait_replicas_command(config_)), config_);
   if (!shortfall) return Acquire::acquired;
-  call(compare_and_delete_, {key_}, {token_});  // a lock the replicas may lack is not one we claim
+  // A lock the replicas may lack is not one we claim: undo it. Only an undo
+  // that answered lets us say "not held"; otherwise the key may still be ours.
+  step_("before-undo");
+  auto undo = call(compare_and_delete_, {key_}, {token_});
+  if (!undo || !undo->is_integer())
+    return fail(Acquire::unknown, *shortfall + "; undoing it failed too, the hold may remain: " +
+                                      (undo ? "script answered " + undo->describe() : undo.error().message));
   return fail(Acquire::error, *shortfall);
 }
 
 Release LuaSafeDeleteLock::release() {
   clear_error();
+  const std::string token = token_;  // the hold this release is for, whatever comes later
   step_("before-release");
-  auto reply = call(compare_and_delete_, {key_}, {token_});
+  auto reply = call(compare_and_delete_, {key_}, {token});
   if (!reply) return release_failed(reply.error());
   return compare_and_delete_outcome(reply->integer());
 }

@@ -29,7 +29,11 @@
 // the SET, WAIT for that many replicas; too few => release, Acquire::error.
 // Shown by tests/replica_wait_test.cpp.
 //
-// Step points: "before-release" (before the script is sent).
+// Token: a fresh one per try_acquire (token.h, acquisition_token), as in
+// generation 3, so the token names one acquisition, not one client.
+//
+// Step points: "before-release" (before the script is sent), "before-undo"
+// (the WAIT guard found too few replicas and is about to undo the hold).
 #pragma once
 
 #include "redis/script.h"
@@ -55,7 +59,7 @@ class LuaSafeDeleteLock final : public SingleServerLock {
   Acquire confirm_replicated();
 
   const LockConfig config_;
-  const std::string token_;
+  std::string token_;  // this acquisition's (token.h: acquisition_token)
   const std::string ttl_ms_;
   redis::Script compare_and_delete_;
 };

@@ -33,9 +33,19 @@ return redis.call('pttl', KEYS[1])
 
 // KEYS[1] = lock, KEYS[2] = channel, ARGV[1] = owner field, ARGV[2] = ttl ms,
 // ARGV[3] = unlock message. Returns the holds left: > 0 still held, 0 released
-// (and published), -1 nothing to release, -2 held by someone else (unchanged).
+// (and published), -1 nothing to release (published too), -2 held by someone
+// else (unchanged).
+//
+// Seed 000 (Redisson): with no key, unlock publishes and returns 1. We publish
+// as Redisson does (the key is gone, so any waiter may go: waking it beats
+// letting it sleep out a stale PTTL), but answer -1, not 1: the caller learns
+// already_expired (its lease ran out) rather than released, which the harness
+// and the conformance contract need to tell apart (docs/generations.md).
 constexpr const char* kReleaseScript = R"lua(
-if redis.call('exists', KEYS[1]) == 0 then return -1 end
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('publish', KEYS[2], ARGV[3])
+  return -1
+end
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -2 end
 local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 if left > 0 then
@@ -179,6 +189,7 @@ std::optional<ReentrantWatchdogLock::Shortfall> ReentrantWatchdogLock::replicati
   if (config_.wait_replicas <= 0) return std::nullopt;
   auto why = locklab::replication_shortfall(command(wait_replicas_command(config_)), config_);
   if (!why) return std::nullopt;
+  step_("before-undo");
   auto undo = run(release_script_, {config_.key, channel_}, {field, std::to_string(config_.ttl.count()), kUnlockMessage});
   const bool undone = undo && undo->is_integer();
   return Shortfall{*why + (undone ? "" : "; undoing it failed too, the hold may remain"), undone};
@@ -202,8 +213,15 @@ Release ReentrantWatchdogLock::release() {
   step_("before-unlock-script");
   auto reply = run(release_script_, {config_.key, channel_},
                    {field, std::to_string(config_.ttl.count()), kUnlockMessage});
-  if (!reply || !reply->is_integer())
+  if (!reply || !reply->is_integer()) {
+    // The twin of the fresh-acquire rule above: after a failed release we no
+    // longer know our count (the script may or may not have run). Forget it,
+    // so the next acquire is a fresh one (HSET 1), never a re-entry stacked on
+    // a count the server may still have: that would make every later release
+    // answer still_held while the watchdog renews the lock forever.
+    set_holds(field, 0);
     return fail(Release::error, reply ? "release script answered " + reply->describe() : reply.error().message);
+  }
   const long long left = reply->integer();
   set_holds(field, left > 0 ? static_cast<int>(left) : 0);
   if (left > 0) {
@@ -219,11 +237,16 @@ Release ReentrantWatchdogLock::release() {
 
 Release ReentrantWatchdogLock::force_unlock() {
   clear_error();
-  auto reply = run(force_script_, {config_.key, channel_}, {kUnlockMessage});
   {
+    // Redisson's cancelExpirationRenewal(null), BEFORE the script (seed 000):
+    // a renewal running after the DEL would find the key gone and count a
+    // lease as lost that we ended on purpose.
     std::lock_guard guard(mutex_);
-    stop_all_renewals();  // Redisson's cancelExpirationRenewal(null)
+    stop_all_renewals();
+    holds_.clear();
   }
+  step_("before-force-unlock-script");
+  auto reply = run(force_script_, {config_.key, channel_}, {kUnlockMessage});
   if (!reply || !reply->is_integer())
     return fail(Release::error, reply ? "force-unlock script answered " + reply->describe() : reply.error().message);
   return reply->integer() == 1 ? Release::released : Release::already_expired;

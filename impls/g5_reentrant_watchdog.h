@@ -5,7 +5,8 @@
 // re-enter and must release as many times, and another thread of the same
 // client is another owner. Scripts (in the .cpp, at the top):
 //   acquire  free or ours → HINCRBY field 1, PEXPIRE ttl, nil; else → PTTL
-//   release  decrement; > 0 → PEXPIRE, still held; 0 → DEL + PUBLISH channel
+//   release  decrement; > 0 → PEXPIRE, still held; 0 → DEL + PUBLISH channel;
+//            no key → PUBLISH, already_expired (Redisson answers 1 here)
 //   renew    (watchdog, renewal_timer.h) HEXISTS field → PEXPIRE
 //   force    DEL + PUBLISH, no owner check
 // With LockConfig::watchdog (the default, Redisson's lock() with no lease)
@@ -29,8 +30,10 @@
 // WatchdogKeepsASlowHolderAndNobodyElseGetsIn versus ExplicitLeaseExpiresWhileTheHolderWorks.
 //
 // Step points: "after-acquire-script" (acquired, watchdog not yet started),
-// "after-failed-attempt" (every attempt that got a PTTL), "before-wait" (about to
-// sleep on the channel), "before-unlock-script", and on the timer thread
+// "after-failed-attempt" (every attempt that got a PTTL), "before-undo" (the
+// WAIT guard is about to undo a hold the replicas lack), "before-wait" (about to
+// sleep on the channel), "before-unlock-script", "before-force-unlock-script" (renewals
+// already cancelled), and on the timer thread
 // "before-renewal" / "after-renewal-script" (a hook that throws there stops that renewal).
 //
 // Thread-safe: one lock object may be used by several threads, each its own owner.

@@ -52,7 +52,8 @@ LockResult FencedLock::create(const LockConfig& config) {
 
 FencedLock::FencedLock(const LockConfig& config)
     : SingleServerLock(config),
-      token_(config.owner.empty() ? random_token_128() : config.owner),
+      owner_(config.owner),
+      token_(acquisition_token(owner_)),
       ttl_ms_(std::to_string(config.ttl.count())),
       ttl_(config.ttl),
       fence_key_(fence_key_for(config.key)),
@@ -64,6 +65,7 @@ FencedLock::FencedLock(const LockConfig& config)
 Acquire FencedLock::try_acquire(std::chrono::milliseconds wait) {
   fence_.reset();
   valid_until_.reset();
+  token_ = acquisition_token(owner_);  // one token per acquisition, kept for its release
   return poll(wait, [this]() -> std::optional<Acquire> {
     const auto sent_at = Clock::now();
     auto reply = call(acquire_, {key_, fence_key_}, {token_, ttl_ms_});
@@ -79,8 +81,9 @@ Acquire FencedLock::try_acquire(std::chrono::milliseconds wait) {
 
 Release FencedLock::release() {
   clear_error();
+  const std::string token = token_;  // the hold this release is for, whatever comes later
   step_("before-release");
-  auto reply = call(compare_and_delete_, {key_}, {token_});
+  auto reply = call(compare_and_delete_, {key_}, {token});
   if (!reply) return release_failed(reply.error());
   if (!reply->is_integer()) return fail(Release::error, "fenced: unexpected release reply " + reply->describe());
   fence_.reset();

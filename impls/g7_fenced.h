@@ -39,6 +39,7 @@ class FencedLock final : public SingleServerLock {
   std::optional<Clock::time_point> valid_until() const override { return valid_until_; }
 
   const std::string& fence_key() const { return fence_key_; }
+  // The token of the latest acquisition (a fresh one per try_acquire).
   const std::string& token() const { return token_; }
 
   // "{key}:fence" (same cluster slot as the lock key), or "key:fence" when the key has a hash tag already.
@@ -47,7 +48,8 @@ class FencedLock final : public SingleServerLock {
  private:
   explicit FencedLock(const LockConfig& config);
 
-  const std::string token_;
+  const std::string owner_;  // LockConfig::owner: the prefix of every token
+  std::string token_;
   const std::string ttl_ms_;
   const std::chrono::milliseconds ttl_;
   const std::string fence_key_;

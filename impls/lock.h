@@ -53,7 +53,10 @@ struct LockConfig {
   std::optional<std::chrono::milliseconds> retry_interval;
   // One server for every generation but redlock (N independent masters).
   std::vector<redis::ConnectionOptions> servers;
-  // The client identity. Empty = a fresh random 128-bit token per lock object.
+  // The client identity. Generations 1, 1b and 5 store it as is (empty = a
+  // random 128-bit id per lock object). The token generations (3, 4, 6, 7)
+  // draw a fresh token per acquisition and use `owner` only as its prefix:
+  // "<owner>:<32 hex>" (empty = the random part alone; token.h).
   std::string owner;
   std::shared_ptr<const WallClock> clock = system_wall_clock();
   StepHook step;

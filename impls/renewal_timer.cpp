@@ -1,5 +1,6 @@
 #include "renewal_timer.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "process_local.h"
@@ -17,7 +18,18 @@ end
 return 0
 )lua";
 
+// The lock's own options, with connect and command timeouts cut to `bound`.
+redis::ConnectionOptions bounded(redis::ConnectionOptions options, std::chrono::milliseconds bound) {
+  options.connect_timeout = std::min(options.connect_timeout, bound);
+  if (options.command_timeout.count() == 0 || options.command_timeout > bound) options.command_timeout = bound;
+  return options;
+}
+
 }  // namespace
+
+std::chrono::milliseconds renewal_round_trip_bound(std::chrono::milliseconds lease) {
+  return std::max(std::chrono::milliseconds{1}, lease / 12);
+}
 
 // Only the timer thread touches these.
 struct RenewalTimer::Links {
@@ -25,11 +37,14 @@ struct RenewalTimer::Links {
     redis::Link link;
     redis::Script script{kRenewScript};
   };
-  std::map<std::string, std::unique_ptr<Server>> by_endpoint;
+  // One connection per server and bound: locks with different leases need
+  // different timeouts (hiredis sets them per context).
+  std::map<std::string, std::unique_ptr<Server>> by_endpoint_and_bound;
 
-  Server& to(const redis::ConnectionOptions& options) {
-    auto& server = by_endpoint[options.endpoint.to_string()];
-    if (!server) server.reset(new Server{redis::Link(options)});
+  Server& to(const redis::ConnectionOptions& options, std::chrono::milliseconds lease) {
+    const auto bound = renewal_round_trip_bound(lease);
+    auto& server = by_endpoint_and_bound[options.endpoint.to_string() + '/' + std::to_string(bound.count())];
+    if (!server) server.reset(new Server{redis::Link(bounded(options, bound))});
     return *server;
   }
 };
@@ -107,7 +122,7 @@ RenewalTimer::Outcome RenewalTimer::renew(const Renewal& renewal) {
   } catch (...) {
     return Outcome::abandoned;  // a hook "crashed" the watchdog: it renews no more
   }
-  auto& server = links_->to(renewal.server);
+  auto& server = links_->to(renewal.server, renewal.lease);
   auto connection = server.link.get();
   if (!connection) return Outcome::failed;
   auto reply = server.script.run(**connection, {renewal.key},

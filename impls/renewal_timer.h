@@ -9,7 +9,15 @@
 // 1 = still ours, renewed. 0 = the lock is gone (expired, deleted, taken by
 // someone else): renewal stops and the holder's `lost` counter is incremented
 // (the holder is not interrupted, exactly like Redisson). An error (server
-// unreachable) keeps the schedule and tries again next period. Renewals die
+// unreachable) keeps the schedule and tries again next period.
+//
+// One thread serves every lock, so one slow server must not starve the
+// others: each round trip of a renewal (connect, SCRIPT LOAD, EVALSHA) is cut
+// to renewal_round_trip_bound(lease) = lease/12, whatever the lock's own
+// command timeout (>= 2 s by default). A whole renewal thus takes at most
+// lease/4, under the lease/3 period: the other locks' renewals are delayed by
+// at most that much, and their leases never lapse on account of it
+// (tests/reentrant_watchdog_test.cpp, OneHungServerDoesNotLetAnotherServersLeaseLapse). Renewals die
 // with the process: that is what frees a crashed holder's lock.
 //
 // Created lazily in the process that first uses it (ProcessLocal): a fork()ed
@@ -29,6 +37,9 @@
 #include "step_points.h"
 
 namespace locklab {
+
+// The timeout of each round trip of a renewal of a `lease`-long lock (>= 1 ms).
+std::chrono::milliseconds renewal_round_trip_bound(std::chrono::milliseconds lease);
 
 struct Renewal {
   redis::ConnectionOptions server;

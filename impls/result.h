@@ -23,9 +23,14 @@ const char* to_string(ErrorKind kind);
 struct Error {
   ErrorKind kind;
   std::string message;
+  // Set by redis::Connection when the failure came after (part of) the request
+  // had been written: a timeout, a close or a reset then means "maybe applied".
+  // Failures to connect, and failures before a byte was written, leave it false.
+  bool request_sent = false;
 
-  // A request that was sent but whose reply never came may have been applied.
-  bool outcome_unknown() const { return kind == ErrorKind::timeout || kind == ErrorKind::closed; }
+  // The one answer to "was the request applied?" for every generation: a
+  // request that was sent but whose reply never came may have been applied.
+  bool outcome_unknown() const { return request_sent && kind != ErrorKind::reply && kind != ErrorKind::usage; }
 };
 
 template <class T>

@@ -31,4 +31,9 @@ std::string random_token_128() {
   return hex;
 }
 
+std::string acquisition_token(const std::string& owner) {
+  if (owner.empty()) return random_token_128();
+  return owner + ":" + random_token_128();
+}
+
 }  // namespace locklab

@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "process_local.h"
@@ -15,6 +16,17 @@ using namespace std::chrono_literals;
 
 constexpr auto kReconnectPause = 100ms;
 constexpr auto kReadRestOfMessage = 2s;  // a message half-read after poll() said readable
+
+// Heard nothing for this long => PING; no answer by kPongDeadline => the
+// connection is dead (half-open, or the server hangs): wake the waiters and
+// reconnect. A dead subscription is noticed within about 2 s.
+constexpr auto kPingWhenIdleFor = 1s;
+constexpr auto kPongDeadline = 1s;
+
+int poll_timeout_until(std::chrono::steady_clock::time_point when) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(when - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
+}
 
 struct Directory {
   std::mutex mutex;
@@ -64,6 +76,7 @@ void UnlockSubscriber::release(const std::string& channel) {
 }
 
 void UnlockSubscriber::ring() {
+  changed_.notify_all();  // a reader with no connection sleeps on changed_, not on the eventfd
   const std::uint64_t one = 1;
   if (::write(wake_fd_, &one, sizeof one) < 0) {
     // Only EAGAIN (counter saturated: the reader is due to wake anyway) can happen here.
@@ -90,16 +103,23 @@ void UnlockSubscriber::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (!connection_) {
+      // Nothing subscribed: nothing to reconnect for. Sleep until someone subscribes.
+      if (!anything_wanted()) {
+        changed_.wait(lock);
+        continue;
+      }
       connect_and_resubscribe(lock);
       continue;
     }
     reconcile();
     if (!connection_) continue;
+    if (!check_alive()) continue;
+    const auto wake_at = ping_sent_ ? pong_due_ : last_heard_ + kPingWhenIdleFor;
     bool readable = connection_->buffered();  // already read from the socket: poll() would not say so
     lock.unlock();
     if (!readable) {
       pollfd fds[2] = {{connection_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      const int ready = ::poll(fds, 2, -1);
+      const int ready = ::poll(fds, 2, poll_timeout_until(wake_at));
       if (ready > 0 && (fds[1].revents & POLLIN) != 0) {
         std::uint64_t count = 0;
         if (::read(wake_fd_, &count, sizeof count) < 0) {
@@ -112,11 +132,40 @@ void UnlockSubscriber::run() {
     if (readable) reply.emplace(connection_->read_until(std::chrono::steady_clock::now() + kReadRestOfMessage));
     lock.lock();
     if (!reply) continue;
-    if (!*reply)
+    if (!*reply) {
       lose_connection(reply->error().message);
-    else
-      handle(**reply);
+      continue;
+    }
+    last_heard_ = std::chrono::steady_clock::now();  // any reply proves the connection alive
+    ping_sent_ = false;
+    handle(**reply);
   }
+}
+
+bool UnlockSubscriber::anything_wanted() const {
+  for (const auto& [name, channel] : channels_)
+    if (channel.subscriptions > 0) return true;
+  return false;
+}
+
+// poll(-1) on a half-open connection would wait forever: when idle, PING it
+// (allowed on a subscribed connection), and give up on it past the deadline.
+bool UnlockSubscriber::check_alive() {
+  const auto now = std::chrono::steady_clock::now();
+  if (ping_sent_ && now >= pong_due_) {
+    lose_connection(server_.endpoint.to_string() + ": no answer to PING within " +
+                    std::to_string(std::chrono::milliseconds(kPongDeadline).count()) + " ms");
+    return false;
+  }
+  if (!ping_sent_ && now >= last_heard_ + kPingWhenIdleFor) {
+    if (auto sent = connection_->send({"PING"}); !sent) {
+      lose_connection(sent.error().message);
+      return false;
+    }
+    ping_sent_ = true;
+    pong_due_ = now + kPongDeadline;
+  }
+  return true;
 }
 
 void UnlockSubscriber::connect_and_resubscribe(std::unique_lock<std::mutex>& lock) {
@@ -131,6 +180,8 @@ void UnlockSubscriber::connect_and_resubscribe(std::unique_lock<std::mutex>& loc
     return;
   }
   connection_.emplace(std::move(fresh).value());
+  last_heard_ = std::chrono::steady_clock::now();
+  ping_sent_ = false;
   for (auto& [name, channel] : channels_) channel.state = State::unsubscribed;  // reconcile() subscribes again
 }
 

@@ -13,7 +13,11 @@
 // get a PTTL and sleep again).
 //
 // If the connection breaks, the reader wakes every waiter (they retry, then
-// wait again, bounded by the PTTL), reconnects and resubscribes.
+// wait again, bounded by the PTTL), reconnects and resubscribes. A connection
+// that just goes quiet (half-open, or a hung server) is found out by a PING
+// after 1 s of silence that gets no answer within 1 s: treated the same. With
+// nothing subscribed the reader does not reconnect; the next subscribe() does.
+// (tests/reentrant_watchdog_test.cpp: Subscriber*.)
 //
 // Created lazily in the process that first uses it: a fork()ed child gets its
 // own connection and thread.
@@ -89,6 +93,8 @@ class UnlockSubscriber : public std::enable_shared_from_this<UnlockSubscriber> {
   void reconcile();  // send SUBSCRIBE / UNSUBSCRIBE so the server matches `channels_`
   void handle(const redis::Reply& reply);
   void lose_connection(const std::string& why);
+  bool anything_wanted() const;  // with mutex_ held
+  bool check_alive();            // PING when idle; false = gave up on the connection
 
   redis::ConnectionOptions server_;
   int wake_fd_ = -1;
@@ -100,7 +106,11 @@ class UnlockSubscriber : public std::enable_shared_from_this<UnlockSubscriber> {
   std::uint64_t connect_failures_ = 0;
   std::string last_error_;
 
-  std::optional<redis::Connection> connection_;  // touched by the reader thread only
+  // Touched by the reader thread only:
+  std::optional<redis::Connection> connection_;
+  std::chrono::steady_clock::time_point last_heard_;  // last reply of any kind
+  bool ping_sent_ = false;
+  std::chrono::steady_clock::time_point pong_due_;
 };
 
 }  // namespace locklab

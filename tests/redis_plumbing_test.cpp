@@ -10,6 +10,7 @@
 #include "redis/link.h"
 #include "redis/script.h"
 #include "support/redis_fixture.h"
+#include "support/socket_probe.h"
 
 namespace locklab::testing {
 namespace {
@@ -75,6 +76,86 @@ TEST_F(PlumbingTest, PausedServerTimesOutWithinCommandTimeout) {
   // hiredis contexts are dead after an error: the connection says so and fails fast.
   EXPECT_TRUE(connection->broken());
   EXPECT_FALSE(connection->command({"PING"}));
+}
+
+// Polls `condition` for up to 5 s: an observable condition, not a sleep.
+template <class Condition>
+bool eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+// "Was the request applied?" One answer: once the request is on the wire, a
+// reset (ECONNRESET: the server died with the request unread) means maybe,
+// exactly like a timeout or a close. Before, only timeout/closed said so.
+TEST_F(PlumbingTest, ResetAfterTheRequestWasSentIsOutcomeUnknown) {
+  auto connection = Connection::connect(server().connection_options());
+  ASSERT_TRUE(connection);
+  server().pause();
+  ASSERT_TRUE(connection->send({"INCR", "counter"}));
+  ASSERT_TRUE(eventually([this] { return server_has_unread_request(server().endpoint().port); }));
+  server().crash();  // unread data at close: the kernel resets the connection
+  auto reply = connection->read_until(std::chrono::steady_clock::now() + 5s);
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error().kind, ErrorKind::io) << reply.error().message;
+  EXPECT_TRUE(reply.error().request_sent);
+  EXPECT_TRUE(reply.error().outcome_unknown()) << "the server might have run it before dying";
+}
+
+TEST_F(PlumbingTest, ResetDuringACommandIsOutcomeUnknown) {
+  auto connection = Connection::connect(server().connection_options());
+  ASSERT_TRUE(connection);
+  server().pause();
+  std::optional<Result<redis::Reply>> reply;
+  std::thread client([&] { reply.emplace(connection->command({"INCR", "counter"})); });
+  const bool reached = eventually([this] { return server_has_unread_request(server().endpoint().port); });
+  server().crash();
+  client.join();
+  ASSERT_TRUE(reached);
+  ASSERT_TRUE(reply && !*reply);
+  EXPECT_EQ(reply->error().kind, ErrorKind::io) << reply->error().message;
+  EXPECT_TRUE(reply->error().outcome_unknown());
+}
+
+TEST_F(PlumbingTest, CloseDuringACommandIsOutcomeUnknown) {
+  auto connection = Connection::connect(server().connection_options());
+  ASSERT_TRUE(connection);
+  std::optional<Result<redis::Reply>> reply;
+  std::thread client([&] { reply.emplace(connection->command({"BLPOP", "never", "0"})); });
+  const bool blocked = eventually([this] {
+    return run({"INFO", "clients"}).text().find("blocked_clients:1") != std::string_view::npos;
+  });
+  run({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  client.join();
+  ASSERT_TRUE(blocked);
+  ASSERT_TRUE(reply && !*reply);
+  EXPECT_TRUE(reply->error().outcome_unknown()) << reply->error().message;
+}
+
+// Nothing left the client: not applied, whatever the kind says.
+TEST_F(PlumbingTest, FailuresBeforeTheRequestWasSentAreNotOutcomeUnknown) {
+  ConnectionOptions unreachable;
+  unreachable.endpoint = {"127.0.0.1", 1};
+  auto refused = Connection::connect(unreachable);
+  ASSERT_FALSE(refused);
+  EXPECT_FALSE(refused.error().outcome_unknown());
+
+  ConnectionOptions slow = server().connection_options();
+  slow.command_timeout = 200ms;
+  auto connection = Connection::connect(slow);
+  ASSERT_TRUE(connection);
+  server().pause();
+  auto lost = connection->command({"INCR", "counter"});
+  server().resume();
+  ASSERT_FALSE(lost);
+  EXPECT_TRUE(lost.error().outcome_unknown()) << "sent, then timed out: maybe applied";
+  auto fail_fast = connection->command({"INCR", "counter"});
+  ASSERT_FALSE(fail_fast);
+  EXPECT_FALSE(fail_fast.error().outcome_unknown()) << "a broken connection sends nothing: not applied";
 }
 
 TEST_F(PlumbingTest, ReadUntilHonoursItsDeadline) {

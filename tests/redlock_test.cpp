@@ -13,7 +13,7 @@
 #include "g6_redlock.h"
 #include "redis_server.h"
 #include "registry.h"
-#include "support/step_gate.h"
+#include "step_gate.h"
 
 namespace locklab::testing {
 namespace {

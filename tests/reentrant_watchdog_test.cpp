@@ -18,6 +18,7 @@
 #include "renewal_timer.h"
 #include "support/redis_fixture.h"
 #include "step_gate.h"
+#include "unlock_subscriber.h"
 
 namespace locklab::testing {
 namespace {
@@ -319,6 +320,147 @@ TEST_F(ReentrantWatchdogTest, LostAcquireReplyIsUnknown) {
   // leave the lock held - and renewed by nobody's watchdog - until ttl.
   EXPECT_EQ(lock->release(), Release::released);
   EXPECT_EQ(run({"EXISTS", kKey}).integer(), 0) << "one acquire, one release: the key is gone";
+}
+
+// The release-side twin of LostAcquireReplyIsUnknown: a release that errors
+// (here its connection was killed first, so the script never ran) must not
+// leave this object counting a hold. Otherwise the next acquire went out as a
+// re-entry (HINCRBY), made the count 2, and every release from then on
+// answered still_held while the watchdog kept the lock forever.
+TEST_F(ReentrantWatchdogTest, FailedReleaseLeavesNoStaleCountForTheNextAcquire) {
+  auto lock = make(cfg(10s));
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+  ASSERT_TRUE(admin().command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}));
+  ASSERT_EQ(lock->release(), Release::error) << "the lock's connection is gone";
+  EXPECT_EQ(holds(*lock), 1) << "the script never ran: the server still counts our one hold";
+
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired) << lock->last_error();
+  EXPECT_EQ(holds(*lock), 1) << "a fresh acquire, not a re-entry stacked on the stale count";
+  EXPECT_EQ(lock->release(), Release::released);
+  EXPECT_EQ(pttl(), -2) << "one acquire, one release: the key is gone";
+  EXPECT_EQ(RenewalTimer::for_this_process().scheduled(), 0u) << "and nobody renews it";
+}
+
+// One timer thread renews every lock of the process. A hung server (SIGSTOP)
+// used to hold that thread for the lock's command timeout (2 s), longer than
+// another server's whole lease: that lease lapsed. Each renewal round trip is
+// now bounded by lease/12, so the healthy lease keeps being renewed.
+TEST_F(ReentrantWatchdogTest, OneHungServerDoesNotLetAnotherServersLeaseLapse) {
+  constexpr auto ttl = 1200ms;  // renewed every 400 ms; the hung server's command timeout is 2 s
+  auto healthy_server = harness::RedisServer::start();
+  ASSERT_TRUE(healthy_server) << healthy_server.error().message;
+  LockConfig healthy_config = cfg(ttl);
+  healthy_config.servers = {(*healthy_server)->connection_options()};
+  auto healthy = make(healthy_config);
+  auto on_hung = make(cfg(ttl));
+  auto observer = redis::Connection::connect((*healthy_server)->connection_options());
+  ASSERT_TRUE(healthy && on_hung && observer);
+  ASSERT_EQ(on_hung->try_acquire(0ms), Acquire::acquired);
+  ASSERT_EQ(healthy->try_acquire(0ms), Acquire::acquired);
+
+  server().pause();
+  std::optional<long long> lapsed_after;
+  const auto start = Clock::now();
+  while (Clock::now() - start < 3s && !lapsed_after) {  // longer than one hung 2 s round trip
+    auto left = observer->command({"PTTL", kKey});
+    if (!left || left->integer() <= 0) lapsed_after = ms_since(start);
+    std::this_thread::sleep_for(20ms);
+  }
+  server().resume();
+
+  EXPECT_FALSE(lapsed_after) << "the healthy lease lapsed after " << lapsed_after.value_or(0) << " ms";
+  EXPECT_EQ(healthy->leases_lost(), 0u);
+  EXPECT_EQ(healthy->release(), Release::released);
+}
+
+// Seed 000: Redisson's unlock of a missing key publishes the unlock message.
+// We publish too (waiters may go), but answer already_expired, not released
+// (documented departure, docs/generations.md).
+TEST_F(ReentrantWatchdogTest, ReleaseOfAMissingKeyPublishesLikeRedissonButSaysAlreadyExpired) {
+  auto lock = make(cfg(10s));
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+  run({"DEL", kKey});
+  auto listener = redis::Connection::connect(server().connection_options());
+  ASSERT_TRUE(listener);
+  ASSERT_TRUE(listener->send({"SUBSCRIBE", lock->channel()}));
+  ASSERT_TRUE(listener->read_until(Clock::now() + 5s)) << "SUBSCRIBE confirmed";
+
+  EXPECT_EQ(lock->release(), Release::already_expired);
+  auto message = listener->read_until(Clock::now() + 5s);
+  ASSERT_TRUE(message) << "no unlock message: " << message.error().message;
+  ASSERT_TRUE(message->is_array());
+  EXPECT_EQ(message->element(0).text(), "message");
+}
+
+// Seed 000: forceUnlockAsync() cancels the renewal BEFORE its script. Checked
+// at the step point right before the script: nothing is scheduled any more.
+TEST_F(ReentrantWatchdogTest, ForceUnlockCancelsRenewalBeforeItsScript) {
+  std::optional<std::size_t> scheduled_at_script;
+  LockConfig c = cfg(10s);
+  c.step = [&scheduled_at_script](std::string_view point) {
+    if (point == "before-force-unlock-script") scheduled_at_script = RenewalTimer::for_this_process().scheduled();
+  };
+  auto lock = make(c);
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+  ASSERT_EQ(RenewalTimer::for_this_process().scheduled(), 1u);
+  EXPECT_EQ(lock->force_unlock(), Release::released);
+  ASSERT_TRUE(scheduled_at_script) << "step point not reached";
+  EXPECT_EQ(*scheduled_at_script, 0u) << "the renewal still ran while the script deleted the key";
+  EXPECT_EQ(lock->leases_lost(), 0u);
+}
+
+long long total_connections_received(redis::Connection& admin) {
+  auto info = admin.command({"INFO", "stats"});
+  if (!info) return -1;
+  const std::string_view text = info->text();
+  const std::string_view field = "total_connections_received:";
+  const auto at = text.find(field);
+  return at == std::string_view::npos ? -1 : std::atoll(std::string(text.substr(at + field.size(), 20)).c_str());
+}
+
+// A hung server (or a half-open connection) sends nothing, and poll(-1) waited
+// for it forever: a sleeping waiter was never woken. The subscriber PINGs a
+// quiet connection and gives up on it without an answer, which wakes waiters.
+TEST_F(ReentrantWatchdogTest, SubscriberNoticesAHungServerAndWakesItsWaiters) {
+  auto subscription = UnlockSubscriber::for_server(server().connection_options())
+                          ->subscribe("locklab:quiet-channel", Clock::now() + 5s);
+  ASSERT_TRUE(subscription) << subscription.error().message;
+  server().pause();
+  const auto start = Clock::now();
+  const bool woken = (*subscription)->wait_until(start + 20s);
+  const auto took = ms_since(start);
+  server().resume();
+  EXPECT_TRUE(woken) << "the dead connection went unnoticed for 20 s";
+  EXPECT_LT(took, 10'000) << "noticed only after " << took << " ms";
+}
+
+// With nothing subscribed, a lost subscriber connection is not replaced (it
+// used to reconnect at once, and again every 100 ms while the server was
+// down); the next subscribe() connects again.
+TEST_F(ReentrantWatchdogTest, SubscriberDoesNotReconnectWithNothingSubscribed) {
+  auto subscriber = UnlockSubscriber::for_server(server().connection_options());
+  {
+    auto subscription = subscriber->subscribe("locklab:idle-channel", Clock::now() + 5s);
+    ASSERT_TRUE(subscription) << subscription.error().message;
+  }  // nothing subscribed any more
+  const auto unsubscribed_by = Clock::now() + 5s;
+  while (run({"PUBSUB", "NUMSUB", "locklab:idle-channel"}).element(1).integer() != 0 && Clock::now() < unsubscribed_by)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(run({"PUBSUB", "NUMSUB", "locklab:idle-channel"}).element(1).integer(), 0);
+
+  const long long before = total_connections_received(admin());
+  run({"CLIENT", "KILL", "TYPE", "pubsub"});
+  run({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});  // the subscriber's, unsubscribed
+  bool reconnected = false;
+  const auto start = Clock::now();
+  while (Clock::now() - start < 1s && !reconnected) {  // ten reconnect pauses
+    reconnected = total_connections_received(admin()) != before;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(reconnected) << "reconnected with nothing subscribed";
+
+  auto again = subscriber->subscribe("locklab:idle-channel", Clock::now() + 5s);
+  EXPECT_TRUE(again) << "a new subscription connects on demand: " << again.error().message;
 }
 
 TEST_F(ReentrantWatchdogTest, BadConfigIsAnErrorValue) {

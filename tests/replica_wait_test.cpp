@@ -25,8 +25,9 @@ class ReplicaWaitTest : public ::testing::TestWithParam<std::string> {
   harness::RedisServer& master() { return *servers_[0]; }
   harness::RedisServer& replica() { return *servers_[1]; }
 
-  std::unique_ptr<DistributedLock> lock(int wait_replicas) {
+  std::unique_ptr<DistributedLock> lock(int wait_replicas, StepHook step = {}) {
     LockConfig config;
+    config.step = std::move(step);
     config.key = "locklab:replicated";
     config.ttl = 5s;
     config.servers = {master().connection_options()};
@@ -63,6 +64,21 @@ TEST_P(ReplicaWaitTest, GuardRefusesAndUndoesALockTheReplicaDidNotAcknowledge) {
   EXPECT_EQ(guarded->try_acquire(0ms), Acquire::error);
   EXPECT_NE(guarded->last_error().find("only 0 of 1 replica"), std::string::npos) << guarded->last_error();
   EXPECT_FALSE(key_exists()) << "the refused lock must be released, not left to expire";
+  replica().resume();
+}
+
+// The guard's undo can fail too (here: the lock's connection is killed right
+// before it). Then the hold may still be on the master, so the outcome is
+// `unknown`, never `error` ("nothing reached the server").
+TEST_P(ReplicaWaitTest, GuardWhoseUndoFailsReportsUnknown) {
+  replica().pause();
+  auto guarded = lock(1, [this](std::string_view point) {
+    if (point != "before-undo") return;
+    ASSERT_TRUE(admin_->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}));
+  });
+  EXPECT_EQ(guarded->try_acquire(0ms), Acquire::unknown) << guarded->last_error();
+  EXPECT_NE(guarded->last_error().find("undoing it failed"), std::string::npos) << guarded->last_error();
+  EXPECT_TRUE(key_exists()) << "the undo never ran: the hold is still there, as `unknown` warns";
   replica().resume();
 }
 

@@ -109,7 +109,8 @@ static void ignore_sigpipe_once() {
 // has a known outcome: nothing was applied. A connect timeout must not look
 // like a lost reply (outcome_unknown()), or callers would report "may hold".
 static Error nothing_applied(Error error) {
-  if (error.outcome_unknown()) error.kind = ErrorKind::io;
+  if (error.kind == ErrorKind::timeout || error.kind == ErrorKind::closed) error.kind = ErrorKind::io;
+  error.request_sent = false;
   return error;
 }
 
@@ -153,9 +154,19 @@ bool Connection::buffered() const {
   return context_ && context_->reader != nullptr && context_->reader->pos < context_->reader->len;
 }
 
-Error Connection::fail_from_context() {
+Error Connection::fail_from_context(bool request_sent) {
   broken_ = error_from_context(*context_, options_.endpoint);
+  broken_->request_sent = request_sent;
   return *broken_;
+}
+
+// A broken connection fails fast with its original error, but this request
+// never left: whatever the first failure said about its own request, this
+// one was not applied.
+Error Connection::fail_fast() const {
+  Error error = *broken_;
+  error.request_sent = false;
+  return error;
 }
 
 void Connection::append(const Args& args) {
@@ -163,7 +174,7 @@ void Connection::append(const Args& args) {
   std::vector<std::size_t> lengths;
   auto argv = argv_of(args, lengths);
   if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()) != REDIS_OK) {
-    fail_from_context();
+    fail_from_context(false);
     return;
   }
   ++pending_;
@@ -171,10 +182,12 @@ void Connection::append(const Args& args) {
   observe_sent(options_.endpoint, args);
 }
 
+// Only after flush(): every pending request is on the wire, so a failure here
+// (timeout, close, reset) leaves each of them maybe applied.
 Result<Reply> Connection::read_one() {
   void* raw = nullptr;
   if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
-    const Error error = fail_from_context();
+    const Error error = fail_from_context(true);
     observe_received(options_.endpoint, nullptr, &error);
     return error;
   }
@@ -185,8 +198,9 @@ Result<Reply> Connection::read_one() {
 }
 
 Result<std::vector<Reply>> Connection::read_pending() {
-  if (broken_) return *broken_;
+  if (broken_) return fail_fast();
   g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  if (auto flushed = flush(); !flushed) return flushed.error();
   std::vector<Reply> replies;
   replies.reserve(pending_);
   while (pending_ > 0) {
@@ -205,33 +219,40 @@ Result<Reply> Connection::command(const Args& args) {
   return std::move(replies->back());
 }
 
+// A blocking context's redisBufferWrite() succeeds only after write() took
+// some bytes, so the first call failing means nothing reached the socket (not
+// applied); a later one failing means part of the requests may have.
 Status Connection::flush() {
   int done = 0;
+  bool wrote_some = false;
   while (done == 0) {
-    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) return fail_from_context();
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) return fail_from_context(wrote_some);
+    wrote_some = true;
   }
   return Done{};
 }
 
 Status Connection::send(const Args& args) {
+  if (broken_) return fail_fast();
   append(args);
-  if (broken_) return *broken_;
+  if (broken_) return fail_fast();
   return flush();
 }
 
 Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadline) {
-  if (broken_) return *broken_;
+  if (broken_) return fail_fast();
   auto reply = read_by(deadline);
   observe_received(options_.endpoint, reply ? &reply.value() : nullptr, reply ? nullptr : &reply.error());
   return reply;
 }
 
 Result<Reply> Connection::read_by(std::chrono::steady_clock::time_point deadline) {
+  const bool request_sent = pending_ > 0;  // sent by send(): a failure now leaves it maybe applied
   // With nothing pending this reads a pushed message (pub/sub): not a round trip.
   if (pending_ > 0) g_round_trips.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     void* raw = nullptr;
-    if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return fail_from_context();
+    if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return fail_from_context(request_sent);
     if (raw != nullptr) {
       if (pending_ > 0) --pending_;
       return Reply(static_cast<redisReply*>(raw));
@@ -245,17 +266,17 @@ Result<Reply> Connection::read_by(std::chrono::steady_clock::time_point deadline
     pollfd pfd{context_->fd, POLLIN, 0};
     const int ready = ::poll(&pfd, 1, last_look ? 0 : static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) {
-      broken_ = Error{ErrorKind::io, options_.endpoint.to_string() + ": poll: " + std::strerror(errno)};
+      broken_ = Error{ErrorKind::io, options_.endpoint.to_string() + ": poll: " + std::strerror(errno), request_sent};
       return *broken_;
     }
     if (ready > 0) {
-      if (redisBufferRead(context_.get()) != REDIS_OK) return fail_from_context();
+      if (redisBufferRead(context_.get()) != REDIS_OK) return fail_from_context(request_sent);
       continue;
     }
     if (last_look) {
       // The request is on the wire; its reply may still come and would desync
       // this context: mark it dead, as hiredis itself would.
-      broken_ = Error{ErrorKind::timeout, options_.endpoint.to_string() + ": timed out"};
+      broken_ = Error{ErrorKind::timeout, options_.endpoint.to_string() + ": timed out", request_sent};
       return *broken_;
     }
   }

@@ -71,6 +71,11 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
   ~Connection();
 
+  // Failures carry Error::request_sent: true once (part of) the request was
+  // written, so outcome_unknown() answers "maybe applied" for a timeout, a
+  // close AND a reset (ECONNRESET) after the send; a failure to connect or to
+  // write the first byte is a plain error (not applied).
+  //
   // One command, one round trip.
   Result<Reply> command(const Args& args);
 
@@ -103,7 +108,8 @@ class Connection {
 
   Connection(ContextPtr context, ConnectionOptions options);
   static Result<Connection> open(const ConnectionOptions& options);
-  Error fail_from_context();
+  Error fail_from_context(bool request_sent);
+  Error fail_fast() const;
   Result<Reply> read_one();
   Result<Reply> read_by(std::chrono::steady_clock::time_point deadline);
   Status flush();
