@@ -16,13 +16,17 @@ SetNxPxTokenLock::SetNxPxTokenLock(const LockConfig& config)
       ttl_ms_(std::to_string(config.ttl.count())) {}
 
 Acquire SetNxPxTokenLock::try_acquire(std::chrono::milliseconds wait) {
-  token_ = acquisition_token(owner_);  // one token per acquisition, kept for its release
-  return poll(wait, [this]() -> std::optional<Acquire> {
-    auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
+  // One token per acquisition. It becomes the hold's token only if this attempt may
+  // have taken the lock: a refused attempt must not forget the hold we may have.
+  const std::string candidate = acquisition_token(owner_);
+  const Acquire outcome = poll(wait, [this, &candidate]() -> std::optional<Acquire> {
+    auto reply = call({"SET", key_, candidate, "NX", "PX", ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
     if (reply->is_nil()) return std::nullopt;  // busy
     return Acquire::acquired;                  // +OK
   });
+  if (outcome == Acquire::acquired || outcome == Acquire::unknown) token_ = candidate;
+  return outcome;
 }
 
 Release SetNxPxTokenLock::release() {

@@ -34,23 +34,27 @@ LuaSafeDeleteLock::LuaSafeDeleteLock(const LockConfig& config)
       compare_and_delete_(kCompareAndDeleteLua) {}
 
 Acquire LuaSafeDeleteLock::try_acquire(std::chrono::milliseconds wait) {
-  token_ = acquisition_token(config_.owner);  // one token per acquisition, kept for its release
-  return poll(wait, [this]() -> std::optional<Acquire> {
-    auto reply = call({"SET", key_, token_, "NX", "PX", ttl_ms_});
+  // One token per acquisition. It becomes the hold's token only if this attempt may
+  // have taken the lock: a refused attempt must not forget the hold we may have.
+  const std::string candidate = acquisition_token(config_.owner);
+  const Acquire outcome = poll(wait, [this, &candidate]() -> std::optional<Acquire> {
+    auto reply = call({"SET", key_, candidate, "NX", "PX", ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
     if (reply->is_nil()) return std::nullopt;  // busy
-    return confirm_replicated();               // +OK
+    return confirm_replicated(candidate);      // +OK
   });
+  if (outcome == Acquire::acquired || outcome == Acquire::unknown) token_ = candidate;
+  return outcome;
 }
 
-Acquire LuaSafeDeleteLock::confirm_replicated() {
+Acquire LuaSafeDeleteLock::confirm_replicated(const std::string& token) {
   if (config_.wait_replicas <= 0) return Acquire::acquired;
   const auto shortfall = replication_shortfall(call(wait_replicas_command(config_)), config_);
   if (!shortfall) return Acquire::acquired;
   // A lock the replicas may lack is not one we claim: undo it. Only an undo
   // that answered lets us say "not held"; otherwise the key may still be ours.
   step_("before-undo");
-  auto undo = call(compare_and_delete_, {key_}, {token_});
+  auto undo = call(compare_and_delete_, {key_}, {token});
   if (!undo || !undo->is_integer())
     return fail(Acquire::unknown, *shortfall + "; undoing it failed too, the hold may remain: " +
                                       (undo ? "script answered " + undo->describe() : undo.error().message));

@@ -56,7 +56,7 @@ class LuaSafeDeleteLock final : public SingleServerLock {
 
  private:
   explicit LuaSafeDeleteLock(const LockConfig& config);
-  Acquire confirm_replicated();
+  Acquire confirm_replicated(const std::string& token);
 
   const LockConfig config_;
   std::string token_;  // this acquisition's (token.h: acquisition_token)

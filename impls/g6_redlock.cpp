@@ -128,7 +128,7 @@ std::optional<RedlockLock::Clock::time_point> RedlockLock::valid_until() const {
 
 RedlockLock::Attempt RedlockLock::attempt_once() {
   // Unique per lock request (distlock page): a delayed release of an earlier hold cannot match it.
-  token_ = config_.owner.empty() ? random_token_128() : config_.owner + ":" + random_token_128();
+  token_ = acquisition_token(config_.owner);
   Attempt attempt;
   const auto start = Clock::now();
   const Replies replies =

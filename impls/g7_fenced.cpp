@@ -63,20 +63,27 @@ FencedLock::FencedLock(const LockConfig& config)
 // A lost reply (or a lost SCRIPT LOAD before the first EVALSHA: conservative)
 // is `unknown`: the script may have run.
 Acquire FencedLock::try_acquire(std::chrono::milliseconds wait) {
-  fence_.reset();
-  valid_until_.reset();
-  token_ = acquisition_token(owner_);  // one token per acquisition, kept for its release
-  return poll(wait, [this]() -> std::optional<Acquire> {
-    const auto sent_at = Clock::now();
-    auto reply = call(acquire_, {key_, fence_key_}, {token_, ttl_ms_});
+  // One token per acquisition. It becomes the hold's token only if this attempt may
+  // have taken the lock: a refused attempt must not forget the hold we may have.
+  const std::string candidate = acquisition_token(owner_);
+  std::optional<std::uint64_t> fence;
+  Clock::time_point sent_at;
+  const Acquire outcome = poll(wait, [&]() -> std::optional<Acquire> {
+    sent_at = Clock::now();
+    auto reply = call(acquire_, {key_, fence_key_}, {candidate, ttl_ms_});
     if (!reply) return acquiring_command_failed(reply.error());
     if (!reply->is_integer() || reply->integer() < 0)
       return fail(Acquire::error, "fenced: unexpected acquire reply " + reply->describe());
     if (reply->integer() == 0) return std::nullopt;  // busy
-    fence_ = static_cast<std::uint64_t>(reply->integer());
-    valid_until_ = sent_at + ttl_;
+    fence = static_cast<std::uint64_t>(reply->integer());
     return Acquire::acquired;
   });
+  if (outcome == Acquire::acquired || outcome == Acquire::unknown) {
+    token_ = candidate;
+    fence_ = fence;  // unknown: no token we could show the resource
+    valid_until_ = fence ? std::optional(sent_at + ttl_) : std::nullopt;
+  }
+  return outcome;
 }
 
 Release FencedLock::release() {
