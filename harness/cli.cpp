@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | run | compare | report      (each with --help)
+//   locklab list | scenarios | run | compare | report      (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -18,6 +18,7 @@
 #include "report.h"
 #include "results.h"
 #include "run.h"
+#include "scenario_catalog.h"
 
 namespace {
 
@@ -205,6 +206,21 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
   return kOk;
 }
 
+// Two lines per scenario binary (harness/scenario_catalog.cpp): what it tells;
+// where the articles tell it and each lock with what the lesson expects of it
+// (race: the story's failure happens; fixed: the same story, no failure).
+int list_scenarios() {
+  for (const auto& spec : scenario_catalog()) {
+    std::printf("%-36s %s\n%-36s (%s) locks:", spec.name.c_str(), spec.story.c_str(), "", spec.source.c_str());
+    for (const auto& lock : spec.locks)
+      std::printf(" %s (%s)", lock.name.c_str(), lock.race_expected ? "race" : "fixed");
+    std::printf("\n");
+  }
+  std::printf("\nRun one: build/default/scenarios/NAME [--lock LOCK] [--json PATH]; all: "
+              "ctest --preset default -L scenario\n");
+  return kOk;
+}
+
 }  // namespace
 
 // argv as one line a reader can paste back into a shell (words with spaces quoted).
@@ -224,6 +240,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Help for every subcommand");
 
   auto* list = app.add_subcommand("list", "List the lock generations, one line each");
+  auto* scenarios = app.add_subcommand("scenarios", "List the scenario binaries: the articles' stories, one each");
 
   auto* run = app.add_subcommand("run", "Run one generation under contention and judge it");
   RunOptions run_options;
@@ -260,7 +277,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
-    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, run, compare or report; see: locklab --help)");
+    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare or report; see: locklab --help)");
 
   try {
     app.parse(argc, argv);
@@ -277,6 +294,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return list_generations();
+    if (scenarios->parsed()) return list_scenarios();
     if (run->parsed()) {
       run_options.command = command_line(argc, argv);
       for (const auto& spec : run_options.step_specs)  // each checked by its validator

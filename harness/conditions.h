@@ -32,6 +32,8 @@ class RedisProbe {
   std::optional<bool> exists(const std::string& key);
   std::optional<std::string> value(const std::string& key);  // nullopt: absent or unreadable
   std::optional<long long> pttl(const std::string& key);     // -2 absent, -1 no TTL
+  // Any other read (HGETALL, TTL): the reply, or nullopt if unreadable or an error.
+  std::optional<redis::Reply> read(const redis::Args& args) { return ask(args); }
 
   // Conditions over this probe (it must outlive them).
   Condition key_absent(std::string key);

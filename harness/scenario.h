@@ -143,6 +143,13 @@ class Scenario {
   void wait_for(const std::string& what, const Condition& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds{10});
   void say(std::string text) { narrator_->say(std::move(text)); }
+  // Runs `look` under the actor name "observer": a probe's reads (PTTL, HGETALL)
+  // are narrated like a client's commands, so the reader sees what Redis holds.
+  template <class Look>
+  auto observe(Look&& look) {
+    ActorName as("observer");
+    return look();
+  }
   // A named thread running `body` (see Actor).
   std::unique_ptr<Actor> actor(std::string name, std::function<void()> body) {
     return std::make_unique<Actor>(*narrator_, std::move(name), std::move(body));

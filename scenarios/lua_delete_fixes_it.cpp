@@ -1,0 +1,80 @@
+// Seed 004 §7 (LUA脚本保证删除的原子性): check_then_delete_race's interleaving
+// once more. index1 is parked just before its release, its key expires,
+// index2 takes the lock, index1 releases. lua-safe-delete sends the check and
+// the delete as one script: Redis runs it without interleaving another command
+// (and with time frozen), so it sees index2's token and deletes nothing.
+// set-nx-px-token, the counter-example, checks with GET and deletes with a
+// second command: parked between the two, it deletes index2's lock.
+#include <sstream>
+
+#include "g4_lua_safe_delete.h"
+#include "redis_server.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+#include "step_gate.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("lua_delete_fixes_it"), argc, argv);
+  auto server = story.must(RedisServer::start(), "redis-server");
+  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
+
+  const bool scripted = story.lock_name() == "lua-safe-delete";
+  if (scripted) {
+    story.say("release is one script, EVALSHA'd with KEYS[1] = lock, ARGV[1] = the holder's token:");
+    std::istringstream script(kCompareAndDeleteLua);
+    for (std::string line; std::getline(script, line);)
+      if (!line.empty()) story.say("  | " + line);
+    story.say("the seed's script returns 0 for both 'not yours' and 'no key'; ours answers -1 for the latter");
+  } else {
+    story.say("release is two commands: GET lock, compare with our token, then DEL lock");
+  }
+
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 100ms;
+  config.servers = {server->connection_options()};
+  StepGate gate(story.window());
+  LockConfig index1_config = config;
+  index1_config.owner = "index1";
+  index1_config.step = gate.hook();
+  LockConfig index2_config = config;
+  index2_config.owner = "index2";
+  auto index1 = story.make_lock(index1_config);
+  auto index2 = story.make_lock(index2_config);
+
+  Release index1_release = Release::error;
+  auto first = story.actor("index1", [&] {
+    if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
+    story.narrator().enter();
+    story.say("its work takes longer than the 100 ms lease");
+    story.narrator().leave();
+    index1_release = index1->release();
+    story.say("releases: " + std::string(to_string(index1_release)));
+  });
+  if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
+  story.say("index1 is parked at step point " + story.window() +
+            (scripted ? " (nothing sent yet: the whole check-and-delete is still ahead)"
+                      : " (its GET said: mine; the DEL is still ahead)"));
+  story.wait_for("index1's key expired", probe.key_absent(config.key));
+
+  bool index2_holds = false;
+  auto second = story.actor("index2", [&] {
+    index2_holds = index2->try_acquire(0ms) == Acquire::acquired;
+    if (index2_holds) story.narrator().enter();
+  });
+  second->join();
+  if (!index2_holds) story.die("index2 could not take the expired lock");
+
+  gate.open();
+  first->join();
+  const bool deleted = story.observe([&] { return probe.exists(config.key); }) == false;
+  if (scripted && !deleted)
+    story.say("the script's GET saw index2's token, so it returned 0 (not_owner) and never ran its DEL");
+  story.say(deleted ? "the lock key is gone while index2 still believes it holds it" : "index2's lock is still there");
+  return story.finish(deleted, deleted ? "the check was stale by the time the DEL ran: a third client could enter"
+                                       : "check and delete ran as one script: index2's lock survived");
+}

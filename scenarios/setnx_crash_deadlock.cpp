@@ -1,0 +1,79 @@
+// Seed 004 §4: "我们假设setnx刚好获取到锁，业务逻辑出现异常，导致锁无法释放". A takes
+// the lock with SETNX, its business logic throws before the DEL, and the key
+// stays forever (PTTL -1): B retries and never gets in. With a lease
+// (setnx-expire's EXPIRE, lua-safe-delete's PX) the server frees it and B enters.
+#include "redis_server.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+#include "step_gate.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+namespace {
+
+// B's patience: longer than any lease in this story (setnx-expire rounds the
+// 100 ms TTL up to EXPIRE 1), so only a lock without a TTL keeps B out.
+constexpr auto kPatience = 1500ms;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("setnx_crash_deadlock"), argc, argv);
+  auto server = story.must(RedisServer::start(), "redis-server");
+  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
+
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 100ms;
+  config.retry_interval = 250ms;  // the seed sleeps 1 s between SETNX; a few narrated retries suffice
+  config.servers = {server->connection_options()};
+  LockConfig a_config = config;
+  a_config.owner = "A";
+  a_config.step = crash_at(story.window());
+  LockConfig b_config = config;
+  b_config.owner = "B";
+  auto a_lock = story.make_lock(a_config);
+  auto b_lock = story.make_lock(b_config);
+
+  auto a = story.actor("A", [&] {
+    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
+    story.narrator().enter();
+    story.say("the business logic throws: A never reaches a successful release");
+    try {
+      (void)a_lock->release();  // crashes at the story's step point, before anything is sent
+    } catch (const SimulatedCrash&) {
+      story.narrator().leave();
+      throw;
+    }
+    story.die("A's release went through: it never reached " + story.window());
+  });
+  a->join();
+  const auto left_behind = story.observe([&] { return probe.pttl(config.key); });
+  story.say(left_behind == -1 ? "the key has no TTL: only a DEL can free it, and its owner is gone"
+                              : "the key carries a lease: the server will free it");
+
+  bool b_got_in = false;
+  double b_waited_ms = 0;
+  auto b = story.actor("B", [&] {
+    const double from = story.narrator().now_ms();
+    b_got_in = b_lock->try_acquire(kPatience) == Acquire::acquired;
+    b_waited_ms = story.narrator().now_ms() - from;
+    if (!b_got_in) {
+      story.say("gives up: " + std::to_string(kPatience.count()) + " ms of SETNX answered 0");
+      return;
+    }
+    story.narrator().enter();
+    story.narrator().leave();
+    story.say("releases: " + std::string(to_string(b_lock->release())));
+  });
+  b->join();
+  const auto still = story.observe([&] { return probe.pttl(config.key); });
+
+  const std::string waited = std::to_string(static_cast<long long>(b_waited_ms)) + " ms";
+  if (!b_got_in && still != -1) story.die("B stayed out although the key has a TTL");
+  return story.finish(!b_got_in, b_got_in ? "the lease freed the crashed holder's lock; B got in after " + waited
+                                          : "after " + waited + " the crashed holder's key still has PTTL -1: "
+                                                                "every client waits forever (死锁)");
+}

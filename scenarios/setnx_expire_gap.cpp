@@ -1,0 +1,75 @@
+// Seed 003 §6.1 ("假如在setnx后，redis崩溃了，expire就没有执行，结果就是死锁了") and
+// seed 004 §5 ("通过expire设置过期时间（缺乏原子性）"): A's SETNX succeeds, A
+// crashes before its EXPIRE, the key never expires and B never gets in.
+// set-nx-px-token sets value and TTL in one command: there is no gap to crash
+// in, so A crashes right after acquiring and the lease frees the key for B.
+#include "redis_server.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+#include "step_gate.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+namespace {
+
+// B's patience: longer than the EXPIRE 1 the crashed client would have set,
+// so only a key without a TTL keeps B out.
+constexpr auto kPatience = 1500ms;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("setnx_expire_gap"), argc, argv);
+  auto server = story.must(RedisServer::start(), "redis-server");
+  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
+
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 100ms;
+  config.retry_interval = 250ms;  // a few narrated retries, not hundreds
+  config.servers = {server->connection_options()};
+  LockConfig a_config = config;
+  a_config.owner = "A";
+  // An empty window: one atomic command, no gap inside acquire; A dies right after it.
+  if (!story.window().empty()) a_config.step = crash_at(story.window());
+  LockConfig b_config = config;
+  b_config.owner = "B";
+  auto a_lock = story.make_lock(a_config);
+  auto b_lock = story.make_lock(b_config);
+
+  auto a = story.actor("A", [&] {
+    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
+    if (!story.window().empty()) story.die("A acquired without reaching " + story.window());
+    story.say("acquired with one command: value and TTL are set together, A dies only now");
+    throw SimulatedCrash("after-acquire");
+  });
+  a->join();
+  const auto left_behind = story.observe([&] { return probe.pttl(config.key); });
+  if (left_behind == -2) story.die("A crashed without leaving a key");
+  story.say(left_behind == -1 ? "SETNX happened, EXPIRE never did: the key has no TTL"
+                              : "the key carries its lease from the start");
+
+  bool b_got_in = false;
+  double b_waited_ms = 0;
+  auto b = story.actor("B", [&] {
+    const double from = story.narrator().now_ms();
+    b_got_in = b_lock->try_acquire(kPatience) == Acquire::acquired;
+    b_waited_ms = story.narrator().now_ms() - from;
+    if (!b_got_in) {
+      story.say("gives up after " + std::to_string(kPatience.count()) + " ms");
+      return;
+    }
+    story.narrator().enter();
+    story.narrator().leave();
+    story.say("releases: " + std::string(to_string(b_lock->release())));
+  });
+  b->join();
+  const auto still = story.observe([&] { return probe.pttl(config.key); });
+
+  const std::string waited = std::to_string(static_cast<long long>(b_waited_ms)) + " ms";
+  if (!b_got_in && still != -1) story.die("B stayed out although the key has a TTL");
+  return story.finish(!b_got_in, b_got_in ? "the key expired on the server; B got in after " + waited
+                                          : "after " + waited + " the key still has PTTL -1: deadlock (死锁)");
+}
