@@ -4,6 +4,7 @@
 // script and index2's lock survives.
 #include "redis_server.h"
 #include "scenario.h"
+#include "scenario_catalog.h"
 #include "step_gate.h"
 
 using namespace locklab;
@@ -11,13 +12,7 @@ using namespace locklab::harness;
 using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
-  Scenario story({.name = "check_then_delete_race",
-                  .source = "seed 004 §6",
-                  .story = "index1 checks that the lock is its own, the lock expires, index2 takes it, index1 deletes",
-                  .race = "index1 deletes index2's lock (误删)",
-                  .locks = {{"set-nx-px-token", true, "after-get-before-del"},
-                            {"lua-safe-delete", false, "before-release"}}},
-                 argc, argv);
+  Scenario story(scenario_spec("check_then_delete_race"), argc, argv);
   auto server = story.must(RedisServer::start(), "redis-server");
   auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
 
