@@ -304,6 +304,7 @@ void Scenario::wait_for(const std::string& what, const Condition& condition, std
 }
 
 int Scenario::finish(bool race_happened, const std::string& detail) {
+  redis::set_traffic_observer(nullptr);  // the story is over: teardown traffic (servers stopping) is not part of it
   const bool as_expected = race_happened == lock_.race_expected;
   const std::string observed = race_happened ? "the race happened: " + spec_.race : "the race did not happen";
   const std::string verdict = as_expected ? (race_happened ? "race shown" : "fix holds") : "unexpected";
