@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
                   .source = "seed 001 §5, seed 004 §10",
                   .story = "A locks on the master, the master dies before replicating, the replica is promoted, B locks",
                   .race = "A and B both hold the lock after the failover (主从切换)",
-                  .locks = {{"lua-safe-delete", true, ""}, {"reentrant-watchdog", true, ""}},
+                  .locks = {{"reentrant-watchdog", true, ""}, {"lua-safe-delete", true, ""}},
                   .flags = {{"guard", "WAIT for 1 replica after acquiring (LockConfig::wait_replicas = 1)", false}}},
                  argc, argv);
   const bool guard = story.flag("guard");

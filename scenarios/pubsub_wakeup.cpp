@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
                   .source = "seed 000 §5",
                   .story = "W1 and W2 wait while H holds the lock; H releases",
                   .race = "the waiters learn of the release only by polling again (no unlock message)",
-                  .locks = {{"reentrant-watchdog", false, ""}, {"lua-safe-delete", true, ""}}},
+                  .locks = {{"lua-safe-delete", true, ""}, {"reentrant-watchdog", false, ""}}},
                  argc, argv);
   const bool pubsub = story.lock_name() == "reentrant-watchdog";
   auto server = story.must(RedisServer::start(), "redis-server");

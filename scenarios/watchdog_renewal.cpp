@@ -1,11 +1,11 @@
 // Seed 004 §9 and seed 000 §3 (看门狗, 锁续期): holder A's work outlasts its
-// lease. With reentrant-watchdog, A's watchdog re-arms the key every ttl/3 (its
-// PEXPIRE script in A's background lane, the PTTL rising again below), so B is
-// refused however long A works. Then A's whole process is SIGSTOPped, as a long
-// GC pause or a frozen VM would stop it: the watchdog stops with it, the lease
-// lapses, B gets in while A still believes it holds the lock. With
-// lua-safe-delete there is no watchdog at all: the lease lapses under the slow
-// holder without any pause.
+// lease. With lua-safe-delete there is no watchdog: the lease lapses under the
+// slow holder and B gets in while A still works. With reentrant-watchdog, A's
+// watchdog re-arms the key every ttl/3 (its PEXPIRE script in A's background
+// lane, the PTTL rising again below), so B is refused however long A works.
+// With --sigstop A's whole process is then SIGSTOPped, as a long GC pause or a
+// frozen VM would stop it: the watchdog stops with it, the lease lapses, and B
+// gets in while A still believes it holds the lock.
 #include <atomic>
 #include <cstdlib>
 
@@ -53,9 +53,11 @@ int main(int argc, char** argv) {
                   .source = "seed 004 §9, seed 000 §3",
                   .story = "A works longer than its lease; the watchdog renews it; then A's process is SIGSTOPped",
                   .race = "the lease lapses under A, B acquires: two holders (锁续期 stops with the process)",
-                  .locks = {{"reentrant-watchdog", true, ""}, {"lua-safe-delete", true, ""}}},
+                  .locks = {{"lua-safe-delete", true, ""}, {"reentrant-watchdog", false, ""}},
+                  .flags = {{"sigstop", "SIGSTOP A's whole process while it works (a GC pause, a frozen VM)", true}}},
                  argc, argv);
   const bool watchdog = story.lock_name() == "reentrant-watchdog";
+  const bool sigstop = story.flag("sigstop");
   auto server = story.must(RedisServer::start(), "redis-server");
   auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
 
@@ -85,18 +87,28 @@ int main(int argc, char** argv) {
 
   auto lock_b = story.make_lock(config);
   const bool renewed = watch_renewals(story, probe, config.key, 3);
-  std::optional<PausedProcess> frozen;
   if (watchdog) {
     if (!renewed) story.die("the watchdog did not keep the slow holder's lease");
-    auto refused = story.actor("B", [&] {
-      story.say("try_acquire => " + std::string(to_string(lock_b->try_acquire(0ms))) + " while A works on");
-    });
-    refused->join();
-    frozen.emplace(story.must(PausedProcess::pause(a->pid()), "SIGSTOP A"));
-    story.say("SIGSTOP A (pid " + std::to_string(a->pid()) + "): every thread of A stops, its watchdog too");
-    story.wait_for("A's key expired", probe.key_absent(config.key));
+    bool early = false;
+    story.actor("B", [&] {
+      early = lock_b->try_acquire(0ms) == Acquire::acquired;
+      story.say("try_acquire => " + std::string(early ? "acquired" : "refused") + " while A works on");
+    })->join();
+    if (early) return story.finish(true, "B got in although A's watchdog was renewing");
   } else {
     story.say("no watchdog: nothing renewed the lease while A was still working");
+  }
+  if (watchdog && !sigstop) {
+    a->tell_child();  // A's work ends
+    if (a->join() != 0) story.die("A did not finish its story");
+    return story.finish(false, "A's watchdog renewed the lease every 200 ms while A worked; B was refused");
+  }
+  std::optional<PausedProcess> frozen;
+  if (sigstop) {
+    frozen.emplace(story.must(PausedProcess::pause(a->pid()), "SIGSTOP A"));
+    story.say("SIGSTOP A (pid " + std::to_string(a->pid()) + "): every thread of A stops" +
+              (watchdog ? ", its watchdog too" : ""));
+    story.wait_for("A's key expired", probe.key_absent(config.key));
   }
 
   // B acquires and releases on one thread: generation 5's owner is client id + thread.
@@ -122,5 +134,5 @@ int main(int argc, char** argv) {
   a_finished = true;
   b->join();
   return story.finish(b_holds, watchdog ? "the watchdog renewed A's lease while A ran, and stopped when A stopped"
-                                        : "a fixed lease ran out under a slow, running holder");
+                                        : "a fixed lease ran out under a slow holder, paused or not");
 }
