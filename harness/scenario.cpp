@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <iomanip>
 #include <sstream>
 
@@ -58,6 +60,7 @@ struct ParsedArgs {
   StoryLock lock;
   std::string json_path;
   bool quiet = false;
+  std::vector<std::string> flags;  // the StoryFlags given
 };
 
 std::string lock_names(const ScenarioSpec& spec) {
@@ -76,6 +79,10 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", parsed.json_path, "write the result document here (and the timeline as PATH.svg)");
   app.add_flag("--quiet", parsed.quiet, "print only the verdict");
+  std::vector<char> given(spec.flags.size(), 0);
+  for (std::size_t i = 0; i < spec.flags.size(); ++i) {
+    app.add_flag_callback("--" + spec.flags[i].name, [&given, i] { given[i] = 1; }, spec.flags[i].help);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -91,6 +98,11 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
     std::fprintf(stderr, "%s: --lock %s: this story is told with %s\n", spec.name.c_str(), lock.c_str(),
                  lock_names(spec).c_str());
     std::exit(2);
+  }
+  for (std::size_t i = 0; i < spec.flags.size(); ++i) {
+    if (!given[i]) continue;
+    parsed.flags.push_back(spec.flags[i].name);
+    if (spec.flags[i].race_expected) parsed.lock.race_expected = *spec.flags[i].race_expected;
   }
   return parsed;
 }
@@ -108,11 +120,41 @@ Narrator::Narrator(bool print)
 
 Narrator::~Narrator() { redis::set_traffic_observer(nullptr); }
 
+std::unique_ptr<Narrator> Narrator::forwarding_to(int fd) {
+  auto narrator = std::make_unique<Narrator>(false);
+  narrator->forward_fd_ = fd;
+  return narrator;
+}
+
+// One line per step, under PIPE_BUF, so each write() is atomic: the child's
+// threads (its actor, its watchdog) never interleave inside a line.
+void Narrator::forward(char kind, const std::string& who, const std::string& text) {
+  std::string line;
+  line += kind;
+  line += '\t' + who + '\t' + text.substr(0, 1000);
+  for (std::size_t i = 1; i < line.size(); ++i)
+    if (line[i] == '\n') line[i] = ' ';
+  line += '\n';
+  for (std::size_t written = 0; written < line.size();) {
+    const ssize_t n = ::write(forward_fd_, line.data() + written, line.size() - written);
+    if (n <= 0) return;  // the parent is gone: nobody to tell
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+void Narrator::relay(char kind, const std::string& who, const std::string& text) {
+  std::lock_guard lock(mutex_);
+  if (kind == 'E') enter_as(who);
+  else if (kind == 'L') leave_as(who);
+  else emit(who, text);
+}
+
 double Narrator::now_ms() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
 }
 
 void Narrator::emit(const std::string& who, const std::string& text) {
+  if (forward_fd_ >= 0) return forward('S', who, text);
   const double at = now_ms();
   const int number = next_step_++;
   steps_.push_back({{"step", number}, {"t_ms", at}, {"who", who}, {"text", text}});
@@ -136,15 +178,23 @@ int Narrator::lane_of(const std::string& who) {
 
 void Narrator::enter() {
   std::lock_guard lock(mutex_);
-  const std::string who = who_of(current_actor());
+  enter_as(who_of(current_actor()));
+}
+
+void Narrator::leave() {
+  std::lock_guard lock(mutex_);
+  leave_as(who_of(current_actor()));
+}
+
+void Narrator::enter_as(const std::string& who) {
+  if (forward_fd_ >= 0) return forward('E', who, "");
   lane_of(who);
   open_sections_[who] = now_ms();
   emit(who, "enters the critical section");
 }
 
-void Narrator::leave() {
-  std::lock_guard lock(mutex_);
-  const std::string who = who_of(current_actor());
+void Narrator::leave_as(const std::string& who) {
+  if (forward_fd_ >= 0) return forward('L', who, "");
   const auto open = open_sections_.find(who);
   if (open == open_sections_.end()) return;
   sections_.push_back({lane_of(who), open->second, now_ms()});
@@ -223,13 +273,22 @@ Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(s
   lock_ = parsed.lock;
   json_path_ = parsed.json_path;
   quiet_ = parsed.quiet;
+  flags_given_ = parsed.flags;
   narrator_ = std::make_unique<Narrator>(!quiet_);
   if (!quiet_) {
-    std::printf("%s -- %s\n%s\nlock: %s (the lesson expects %s)\n\n", spec_.name.c_str(), spec_.source.c_str(),
-                spec_.story.c_str(), lock_.name.c_str(),
+    std::string with;
+    for (const auto& flag : flags_given_) with += " --" + flag;
+    std::printf("%s -- %s\n%s\nlock: %s%s (the lesson expects %s)\n\n", spec_.name.c_str(), spec_.source.c_str(),
+                spec_.story.c_str(), lock_.name.c_str(), with.c_str(),
                 lock_.race_expected ? ("the race: " + spec_.race).c_str() : "the race not to happen");
     std::fflush(stdout);
   }
+}
+
+bool Scenario::flag(std::string_view name) const {
+  for (const auto& given : flags_given_)
+    if (given == name) return true;
+  return false;
 }
 
 std::unique_ptr<DistributedLock> Scenario::make_lock(const LockConfig& config) { return make_lock(lock_.name, config); }
@@ -245,6 +304,7 @@ void Scenario::wait_for(const std::string& what, const Condition& condition, std
 }
 
 int Scenario::finish(bool race_happened, const std::string& detail) {
+  redis::set_traffic_observer(nullptr);  // the story is over: teardown traffic (servers stopping) is not part of it
   const bool as_expected = race_happened == lock_.race_expected;
   const std::string observed = race_happened ? "the race happened: " + spec_.race : "the race did not happen";
   const std::string verdict = as_expected ? (race_happened ? "race shown" : "fix holds") : "unexpected";
@@ -257,6 +317,7 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
                                      {"lock", lock_.name},          {"race", spec_.race},
                                      {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
                                      {"verdict", verdict},          {"detail", detail},
+                                     {"flags", flags_given_},
                                      {"steps", narrator_->steps()}, {"timeline", timeline}};
     if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
     if (auto written = write_file_atomically(json_path_ + ".svg", standalone_svg(render_timeline(timeline))); !written)

@@ -8,6 +8,8 @@
 //              redis::TrafficObserver), plus the story's own lines; the
 //              critical sections for the timeline picture
 //   Actor      a named thread ("A", "B"): its commands are narrated under its name
+//   ProcessActor (process_actor.h) a named fork()ed child, for stories that
+//              stop a whole process (SIGSTOP stops its watchdog too)
 //
 // Waiting is by polled conditions (conditions.h) and step gates (step_gate.h),
 // never by sleeps, so a story replays the same way on every run.
@@ -23,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,12 +48,21 @@ struct StoryLock {
   std::string window;         // the step point where the story parks this generation (if it parks one)
 };
 
+// A switch of the story (--guard, --delayed-restart): given on the command
+// line, it may change what the lesson expects of every lock.
+struct StoryFlag {
+  std::string name;                   // without the dashes: "guard" is --guard
+  std::string help;                   // one line for --help
+  std::optional<bool> race_expected;  // set: with the flag, the lesson expects this instead
+};
+
 struct ScenarioSpec {
   std::string name;    // binary name, "check_then_delete_race"
   std::string source;  // where the story is told: "seed 004 §6"
   std::string story;   // one line: what happens
   std::string race;    // the race, in the articles' terms: "index1 deletes index2's lock (误删)"
   std::vector<StoryLock> locks;  // the first is the default of --lock
+  std::vector<StoryFlag> flags = {};  // optional switches of the story
 };
 
 // Names the calling thread for the narrator while in scope.
@@ -69,6 +81,9 @@ const std::string& current_actor();  // "" on an unnamed thread (a watchdog time
 class Narrator final : public redis::TrafficObserver {
  public:
   explicit Narrator(bool print);
+  // The narrator of a fork()ed child (ProcessActor): it records and prints
+  // nothing, every step goes down `fd` as one line for the parent to relay().
+  static std::unique_ptr<Narrator> forwarding_to(int fd);
   ~Narrator() override;  // stops watching
   Narrator(const Narrator&) = delete;
   Narrator& operator=(const Narrator&) = delete;
@@ -84,15 +99,22 @@ class Narrator final : public redis::TrafficObserver {
   nlohmann::json steps() const;
   double now_ms() const;
 
+  // The parent's side of a forwarded line: kind 'S' a step, 'E' enter, 'L' leave.
+  void relay(char kind, const std::string& who, const std::string& text);
+
   void sent(const redis::Endpoint& to, const redis::Args& request) override;
   void received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) override;
 
  private:
-  void emit(const std::string& who, const std::string& text);
+  void emit(const std::string& who, const std::string& text);  // callers hold mutex_
+  void enter_as(const std::string& who);                         // callers hold mutex_
+  void leave_as(const std::string& who);                         // callers hold mutex_
+  void forward(char kind, const std::string& who, const std::string& text);
   bool watched() const;
   int lane_of(const std::string& who);  // callers hold mutex_
 
   bool print_;
+  int forward_fd_ = -1;  // >= 0: a child's narrator (forwarding_to)
   std::chrono::steady_clock::time_point start_;
   std::thread::id director_;  // the main thread: its unnamed traffic is stagecraft, not story
   mutable std::mutex mutex_;
@@ -127,6 +149,8 @@ class Scenario {
 
   const std::string& lock_name() const { return lock_.name; }
   bool race_expected() const { return lock_.race_expected; }
+  // True when --<name> was given (a StoryFlag of the spec).
+  bool flag(std::string_view name) const;
   const std::string& window() const { return lock_.window; }
   Narrator& narrator() { return *narrator_; }
 
@@ -166,6 +190,7 @@ class Scenario {
   StoryLock lock_;
   std::string json_path_;
   bool quiet_ = false;
+  std::vector<std::string> flags_given_;
   std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
 };
 

@@ -1,0 +1,70 @@
+// Seed 001 §5 and seed 004 §10 (主从切换): client A's lock is written on the
+// master and acknowledged, the master dies before replicating it, the replica
+// is promoted without the key, and client B acquires too: two holders. With
+// --guard (LockConfig::wait_replicas = 1, Redisson's WAIT after the acquire)
+// A's acquire is refused, because no replica acknowledged it, so nobody ends
+// up holding a lock the new master has never heard of.
+#include "failover.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("failover_loses_lock"), argc, argv);
+  const bool guard = story.flag("guard");
+  auto pair = story.must(ProxiedReplication::start(), "master and replica");
+  story.say("master " + pair->master().endpoint().to_string() + ", replica " + pair->replica().endpoint().to_string() +
+            " replicating through a proxy; the link is in sync");
+
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 5s;  // long: no lease runs out in this story, only the key is lost
+  config.servers = {pair->master().connection_options()};
+  if (guard) {
+    config.wait_replicas = 1;
+    config.wait_replicas_timeout = 100ms;
+  }
+  auto lock_a = story.make_lock(config);
+
+  pair->hold_replication();
+  story.say("the replication stream is held in the proxy: writes reach the master only");
+
+  Acquire a_outcome = Acquire::error;
+  auto a = story.actor("A", [&] {
+    a_outcome = lock_a->try_acquire(0ms);
+    story.say("try_acquire => " + std::string(to_string(a_outcome)) +
+              (lock_a->last_error().empty() ? "" : " (" + lock_a->last_error() + ")"));
+    if (a_outcome == Acquire::acquired) story.narrator().enter();
+  });
+  a->join();
+  if (!guard && a_outcome != Acquire::acquired) story.die("A could not acquire on the master");
+  if (guard && a_outcome == Acquire::acquired) story.die("the guard let A acquire though no replica acknowledged");
+  story.say(std::to_string(pair->held_bytes()) + " bytes of replication stream held: the replica has not seen them");
+
+  const auto promoted = story.must(pair->fail_over(), "fail over");
+  story.say("the master is SIGKILLed, the held bytes die with it, the replica is promoted (REPLICAOF NO ONE)");
+
+  LockConfig on_new_master = config;
+  on_new_master.servers = {promoted};
+  on_new_master.wait_replicas = 0;  // the promoted master has no replica yet: WAIT could never succeed
+  if (guard) story.say("B acquires without the guard: the promoted master has no replica to wait for");
+  auto lock_b = story.make_lock(on_new_master);
+  Acquire b_outcome = Acquire::error;
+  auto b = story.actor("B", [&] {
+    b_outcome = lock_b->try_acquire(0ms);
+    story.say("try_acquire on the new master => " + std::string(to_string(b_outcome)));
+    if (b_outcome == Acquire::acquired) story.narrator().enter();
+  });
+  b->join();
+  if (b_outcome != Acquire::acquired) story.die("B could not acquire on the promoted replica");
+
+  const bool two_holders = a_outcome == Acquire::acquired && b_outcome == Acquire::acquired;
+  story.say(two_holders ? "A still believes it holds the lock, and so does B"
+                        : "only B holds the lock: A was told at once that its acquire did not count");
+  return story.finish(two_holders, two_holders
+                                       ? "the acknowledged write was lost with the master"
+                                       : "WAIT 1 got no acknowledgement, so A's hold was undone and refused");
+}

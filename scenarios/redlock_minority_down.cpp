@@ -1,0 +1,52 @@
+// Redlock (seed 004 §10, redis.io "Distributed Locks with Redis"): with 5
+// independent masters and 2 of them dead, a client still gets 3 votes -- a
+// majority -- and holds the lock; a second client gets at most the other
+// votes that are left, none, and is refused. A minority of failures costs
+// neither availability nor mutual exclusion.
+#include "g6_redlock.h"
+#include "redis_server.h"
+#include "redlock_votes.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("redlock_minority_down"), argc, argv);
+  auto masters = story.must(start_masters(5), "5 masters");
+  const NodeNames names = name_nodes(masters);
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 5s;
+  for (const auto& master : masters) config.servers.push_back(master->connection_options());
+  masters[3]->crash();
+  masters[4]->crash();
+  story.say("masters D " + masters[3]->endpoint().to_string() + " and E " + masters[4]->endpoint().to_string() +
+            " are SIGKILLed: 3 of 5 remain");
+
+  auto lock_a = story.make_lock(config);
+  auto lock_b = story.make_lock(config);
+  auto& redlock_a = dynamic_cast<RedlockLock&>(*lock_a);
+  auto& redlock_b = dynamic_cast<RedlockLock&>(*lock_b);
+
+  bool a_holds = false;
+  auto a = story.actor("A", [&] {
+    a_holds = lock_a->try_acquire(0ms) == Acquire::acquired;
+    narrate_votes(story, redlock_a, names);
+    if (a_holds) story.narrator().enter();
+  });
+  a->join();
+  if (!a_holds) story.die("A did not get the 3 votes of the live masters");
+
+  bool b_holds = false;
+  auto b = story.actor("B", [&] {
+    b_holds = lock_b->try_acquire(0ms) == Acquire::acquired;
+    narrate_votes(story, redlock_b, names);
+    if (b_holds) story.narrator().enter();
+  });
+  b->join();
+  return story.finish(b_holds, b_holds ? "B counted a majority though A holds 3 of 5"
+                                       : "A holds with 3 of 5 votes; B got 0 for, 3 against, 2 unreachable");
+}

@@ -1,0 +1,133 @@
+// Seed 004 §9 and seed 000 §3 (看门狗, 锁续期): holder A's work outlasts its
+// lease. With lua-safe-delete there is no watchdog: the lease lapses under the
+// slow holder and B gets in while A still works. With reentrant-watchdog, A's
+// watchdog re-arms the key every ttl/3 (its PEXPIRE script in A's background
+// lane, the PTTL rising again below), so B is refused however long A works.
+// With --sigstop A's whole process is then SIGSTOPped, as a long GC pause or a
+// frozen VM would stop it: the watchdog stops with it, the lease lapses, and B
+// gets in while A still believes it holds the lock.
+#include <atomic>
+#include <cstdlib>
+
+#include "process_actor.h"
+#include "process_control.h"
+#include "redis_server.h"
+#include "scenario.h"
+#include "scenario_catalog.h"
+
+using namespace locklab;
+using namespace locklab::harness;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kLease = 600ms;  // the watchdog renews every 200 ms
+
+// Polls the key's PTTL and narrates every renewal (the PTTL rising again)
+// until `renewals` were seen or the key is gone. True = the renewals were seen.
+bool watch_renewals(Scenario& story, RedisProbe& probe, const std::string& key, int renewals) {
+  long long previous = -2;
+  int seen = 0;
+  bool gone = false;
+  wait_until(
+      [&] {
+        const auto pttl = probe.pttl(key);
+        if (!pttl) return false;
+        if (*pttl == -2) return gone = true;
+        if (previous >= 0 && *pttl > previous + kLease.count() / 6) {
+          ++seen;
+          story.say("PTTL lock rose from " + std::to_string(previous) + " to " + std::to_string(*pttl) +
+                    " ms: the lease was renewed");
+        }
+        previous = *pttl;
+        return seen >= renewals;
+      },
+      10s, 5ms);
+  if (gone) story.say("PTTL lock => -2: the key expired, last seen with " + std::to_string(previous) + " ms left");
+  return seen >= renewals;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Scenario story(scenario_spec("watchdog_renewal"), argc, argv);
+  const bool watchdog = story.lock_name() == "reentrant-watchdog";
+  const bool sigstop = story.flag("sigstop");
+  auto server = story.must(RedisServer::start(), "redis-server");
+  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
+
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = kLease;
+  config.servers = {server->connection_options()};
+
+  // A is a process of its own: SIGSTOP must freeze its watchdog too.
+  auto a = story.must(ProcessActor::start(story.narrator(), "A",
+                                          [&](ProcessActor::Child& me) {
+                                            auto lock = story.make_lock(config);
+                                            if (lock->try_acquire(0ms) != Acquire::acquired) std::_Exit(3);
+                                            me.enter();
+                                            me.say("works; the work takes longer than the 600 ms lease");
+                                            me.tell_parent();
+                                            me.wait_for_parent();
+                                            me.leave();
+                                            const Release released = lock->release();
+                                            me.say("releases => " + std::string(to_string(released)) +
+                                                   (watchdog ? "; its watchdog found the lease lost " +
+                                                                   std::to_string(lock->leases_lost()) + " time(s)"
+                                                             : ""));
+                                          }),
+                      "fork A");
+  if (!a->wait_for_child()) story.die("A never acquired the free lock");
+
+  auto lock_b = story.make_lock(config);
+  const bool renewed = watch_renewals(story, probe, config.key, 3);
+  if (watchdog) {
+    if (!renewed) story.die("the watchdog did not keep the slow holder's lease");
+    bool early = false;
+    story.actor("B", [&] {
+      early = lock_b->try_acquire(0ms) == Acquire::acquired;
+      story.say("try_acquire => " + std::string(early ? "acquired" : "refused") + " while A works on");
+    })->join();
+    if (early) return story.finish(true, "B got in although A's watchdog was renewing");
+  } else {
+    story.say("no watchdog: nothing renewed the lease while A was still working");
+  }
+  if (watchdog && !sigstop) {
+    a->tell_child();  // A's work ends
+    if (a->join() != 0) story.die("A did not finish its story");
+    return story.finish(false, "A's watchdog renewed the lease every 200 ms while A worked; B was refused");
+  }
+  std::optional<PausedProcess> frozen;
+  if (sigstop) {
+    frozen.emplace(story.must(PausedProcess::pause(a->pid()), "SIGSTOP A"));
+    story.say("SIGSTOP A (pid " + std::to_string(a->pid()) + "): every thread of A stops" +
+              (watchdog ? ", its watchdog too" : ""));
+    story.wait_for("A's key expired", probe.key_absent(config.key));
+  }
+
+  // B acquires and releases on one thread: generation 5's owner is client id + thread.
+  std::atomic<bool> b_tried{false}, b_holds{false}, a_finished{false};
+  auto b = story.actor("B", [&] {
+    b_holds = lock_b->try_acquire(0ms) == Acquire::acquired;
+    if (b_holds) story.narrator().enter();
+    b_tried = true;
+    if (!b_holds) return;
+    wait_until([&] { return a_finished.load(); }, 20s);
+    story.narrator().leave();
+    story.say("releases => " + std::string(to_string(lock_b->release())));
+  });
+  if (!wait_until([&] { return b_tried.load(); }, 10s) || !b_holds) story.die("B could not take the expired lock");
+  story.say("A is still inside its critical section: two holders");
+
+  if (frozen) {
+    story.say("SIGCONT A: it carries on as if nothing happened");
+    frozen->resume();
+  }
+  a->tell_child();  // A's work ends
+  if (a->join() != 0) story.die("A did not finish its story");
+  a_finished = true;
+  b->join();
+  return story.finish(b_holds, watchdog ? "the watchdog renewed A's lease while A ran, and stopped when A stopped"
+                                        : "a fixed lease ran out under a slow holder, paused or not");
+}
