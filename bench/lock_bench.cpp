@@ -125,8 +125,11 @@ void acquire_release(benchmark::State& state, const locklab::Generation& generat
   ServerCommands served(config.servers);
   const auto before = locklab::redis::traffic();
   for (auto _ : state) {
-    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "uncontended acquire")) return;
-    if (!expect_outcome(state, lock.release(), locklab::Release::released, "release of our own hold")) return;
+    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "uncontended acquire") ||
+        !expect_outcome(state, lock.release(), locklab::Release::released, "release of our own hold")) {
+      std::fprintf(stderr, "lock_bench: %s: %s\n", generation.name.c_str(), lock.last_error().c_str());
+      return;
+    }
   }
   const auto after = locklab::redis::traffic();
   const double cycles = static_cast<double>(state.iterations());
@@ -198,6 +201,9 @@ int main(int argc, char** argv) {
     locklab::LockConfig config;
     config.key = "locklab:bench:" + generation.name;
     config.ttl = 10s;  // a watchdog renews every ttl/3: none inside a short benchmark
+    // Redlock's per-node timeout, scaled from the ttl, is short; a loaded 2-core
+    // machine can stall a node longer than that, which would end the benchmark.
+    config.node_timeout = 1s;
     std::vector<std::size_t> node_counts{1};
     if (generation.capabilities.multi_node) node_counts = {1, 3, 5};
     for (std::size_t n : node_counts) {
