@@ -90,6 +90,10 @@ const ScalePoint* find_point(const std::vector<ScalePoint>& points, const std::s
     if (point.lock == lock && point.clients == clients) return &point;
   return nullptr;
 }
+std::string verdict_of(const json& run, const std::string& otherwise) {
+  return run.is_object() && run.contains("verdict") && run["verdict"].is_string() ? run["verdict"].get<std::string>()
+                                                                                 : otherwise;
+}
 double throughput(const ScalePoint& point) { return number(point.run, "/throughput/acquisitions_per_s"); }
 
 // "redlock: 32 clients keep 83 % of its 8-client throughput" (issue 11's target: >= 70 %).
@@ -226,7 +230,7 @@ std::vector<Row> detail_rows(const std::vector<ScalePoint>& points) {
       const ScalePoint* p = find_point(points, lock, clients);
       if (p == nullptr) continue;
       const json& r = p->run;
-      rows.push_back({{lock, std::to_string(clients), r.value("verdict", std::string("(no run)")),
+      rows.push_back({{lock, std::to_string(clients), verdict_of(r, "(no run)"),
                        fixed(throughput(*p), 0), fixed(number(r, "/fairness/jain"), 2),
                        fixed(number(r, "/latency/wait_us/p99") / 1000.0, 1),
                        fixed(number(r, "/fairness/max_wait_us") / 1000.0, 1), fixed(number(r, "/totals/abandoned"), 0),
@@ -240,12 +244,13 @@ std::vector<Row> detail_rows(const std::vector<ScalePoint>& points) {
 
 std::string config_line(const std::vector<ScalePoint>& points) {
   for (const auto& point : points) {
-    if (!point.run.is_object()) continue;
+    if (!point.run.is_object() || !point.run.contains("config") || !point.run["config"].is_object()) continue;
     const json& c = point.run["config"];
+    const json redis = point.run.contains("redis") && point.run["redis"].is_object() ? point.run["redis"] : json::object();
     std::ostringstream out;
     out << c.value("mode", std::string("?")) << " clients, " << c.value("duration_s", 0.0) << " s per point, hold "
         << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait " << c.value("wait_ms", 0)
-        << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis " << point.run["redis"].value("version", std::string("?"))
+        << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis " << redis.value("version", std::string("?"))
         << ", " << point.cpu.cores << " cores";
     return out.str();
   }
@@ -285,7 +290,7 @@ json scale_document(const std::vector<ScalePoint>& points) {
   for (const auto& p : points) {
     rows.push_back({{"lock", p.lock},
                     {"clients", p.clients},
-                    {"verdict", p.run.value("verdict", std::string("error"))},
+                    {"verdict", verdict_of(p.run, "error")},
                     {"acquisitions_per_s", throughput(p)},
                     {"jain", number(p.run, "/fairness/jain")},
                     {"wait_p99_us", number(p.run, "/latency/wait_us/p99")},
@@ -406,7 +411,7 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
       std::fprintf(stderr, "locklab scale: %-20s %3d clients %8.0f acq/s  Jain %.2f  max wait %.1f ms  %s\n",
                    lock.c_str(), clients, throughput(point), number(point.run, "/fairness/jain"),
                    number(point.run, "/fairness/max_wait_us") / 1000.0,
-                   point.run.value("verdict", std::string()).c_str());
+                   verdict_of(point.run, "").c_str());
       summary.points.push_back(std::move(point));
     }
   }
