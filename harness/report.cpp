@@ -342,7 +342,9 @@ std::string html_report(const RunDocuments& runs) {
   }
   out << "</table>\n<p class=\"note\">RT/acq: round trips the clients made per acquisition (failed attempts, "
          "critical-section GET/SET, pub/sub and release included). srv cmds/acq: commands the lock servers executed "
-         "per acquisition (INFO commandstats delta; counts commands a Lua script calls).</p>\n";
+         "per acquisition (INFO commandstats delta; counts commands a Lua script calls). wait: first attempt → "
+         "acquired, p99 and the longest (one still open at the end included). abandoned: acquire attempts that gave "
+         "up (timed out or failed).</p>\n";
   out << bar_chart(runs, "Throughput (acquisitions/s)", throughput_of, "#1f77b4", 0);
   out << bar_chart(runs, "Longest acquire wait (ms): a fast lock that starves a client is not fast for that client",
                    max_wait_ms_of, "#8c564b", 1);
