@@ -2,9 +2,9 @@
 // generation 5 wakes a blocked waiter by PUBLISH, generation 4 makes it poll
 // every retry_interval (its default). Two figures per generation:
 //
-//   handoff/<gen>     from the holder's release() call to the blocked waiter's
+//   BM_Handoff/<gen>/clients:2     from the holder's release() call to the blocked waiter's
 //                     try_acquire returning (manual time: only that stretch)
-//   contention/<gen>  4 threads x 25 acquisitions, 1 ms hold; counters: round
+//   BM_Contention/<gen>/clients:4  4 threads x 25 acquisitions, 1 ms hold; counters: round
 //                     trips and commands per acquisition (release included)
 //
 //   build/default/bench/handoff_bench --benchmark_min_time=0.5
@@ -101,15 +101,15 @@ void contention(benchmark::State& state, const std::string& generation, locklab:
 int main(int argc, char** argv) {
   auto servers = locklab::bench::start(&argc, argv, 1, "handoff_bench");
   if (!servers) return 1;
-  for (const std::string generation : {"reentrant-watchdog", "lua-safe-delete"}) {
+  for (const std::string generation : {"lua-safe-delete", "reentrant-watchdog", "fair-queue"}) {
     locklab::LockConfig config;
     config.key = "locklab:bench:handoff:" + generation;
     config.ttl = 10s;
     config.servers = locklab::bench::endpoints(*servers);
-    benchmark::RegisterBenchmark(("handoff/" + generation).c_str(), handoff, generation, config)
+    benchmark::RegisterBenchmark(("BM_Handoff/" + generation + "/clients:2").c_str(), handoff, generation, config)
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("contention/" + generation).c_str(), contention, generation, config)
+    benchmark::RegisterBenchmark(("BM_Contention/" + generation + "/clients:4").c_str(), contention, generation, config)
         ->Unit(benchmark::kMillisecond);
   }
   return locklab::bench::run_all();

@@ -1,55 +1,227 @@
-// Uncontended acquire + release, per generation, against real redis-server
-// processes this binary starts (1 master; 5 for multi-node generations).
-// (It also holds what was fenced_test's DISABLED_MeasureLatency: fenced on one
-// node against lua-safe-delete, the lock it wraps.)
+// Uncontended acquire + release, per generation, against the physical floor
+// measured in the same binary and the same run (bench/raw_floor.h), on real
+// redis-server processes this binary starts (5 masters).
 //
-// Speed is noisy on small machines; the counters that noise does not move are
-// reported beside it: round trips and commands per acquire+release pair.
+// Names line up for Google Benchmark's compare.py (`filters` mode replaces the
+// filter's match in each name, so what is left must be equal):
+//
+//   BM_Cycle/floor/nodes:1             raw hiredis: SET NX PX + DEL, blocking (2 round trips)
+//   BM_Cycle/fanout-floor/nodes:N      raw hiredis: SET NX PX to N nodes at once, poll all
+//                                      fds; then DEL the same way (2 round trips, 2N commands)
+//   BM_Cycle/<generation>/nodes:1      every registry generation (multi-node ones: nodes:5)
+//   BM_Cycle/redlock/nodes:N           Redlock on 1, 3 and 5 nodes
+//   BM_Harness/raw-get-set/clients:1   raw hiredis GET + SET: the critical section's wire work
+//   BM_Harness/client-loop/clients:1   the harness's own client loop (locklab run, thread
+//                                      mode, no-lock) per acquisition: its overhead over the floor
+//
+//   compare.py filters results/bench/lock_bench.json BM_Cycle/floor/ BM_Cycle/lua-safe-delete/
+//   compare.py filters results/bench/lock_bench.json BM_Cycle/fanout-floor/ BM_Cycle/redlock/
+//   compare.py filters results/bench/lock_bench.json BM_Harness/raw-get-set/clients:1
+//                                                    BM_Harness/client-loop/clients:1/iterations:1  (one line)
+//
+// Counters (counts, which machine noise does not move): round_trips and
+// commands per cycle as the client counted them (redis::traffic(); a fan-out to
+// N nodes is one round trip and N commands), and server_commands per cycle
+// (INFO commandstats over the servers; Lua-called commands included).
 //
 //   build/default/bench/lock_bench --benchmark_min_time=0.2
-//   build/default/bench/lock_bench --benchmark_filter=redlock
+//   scripts/bench   (builds, runs, writes results/bench/*.json)
+#include <cstdio>
+#include <functional>
+
 #include "bench_support.h"
+#include "raw_floor.h"
 #include "registry.h"
+#include "run.h"
+#include "server_stats.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using locklab::bench::expect_outcome;
+using locklab::bench::fail;
+using locklab::redis::ConnectionOptions;
+
+constexpr std::size_t kMasters = 5;
+const std::string kTtlMs = "10000";
+
+// Server commands (INFO commandstats) on `nodes` between construction and per_cycle().
+class ServerCommands {
+ public:
+  explicit ServerCommands(std::vector<ConnectionOptions> nodes) : nodes_(std::move(nodes)), before_(served()) {}
+  double per_cycle(std::int64_t cycles) const {
+    if (!before_ || cycles <= 0) return 0;
+    const auto after = served();
+    return after ? static_cast<double>(*after - *before_) / static_cast<double>(cycles) : 0;
+  }
+
+ private:
+  std::optional<std::int64_t> served() const {
+    auto total = locklab::harness::commands_served(nodes_);
+    return total ? std::optional(*total) : std::nullopt;
+  }
+  std::vector<ConnectionOptions> nodes_;
+  std::optional<std::int64_t> before_;
+};
+
+void set_counters(benchmark::State& state, double round_trips, double commands, double server_commands) {
+  state.counters["round_trips"] = round_trips;
+  state.counters["commands"] = commands;
+  state.counters["server_commands"] = server_commands;
+}
+
+std::vector<ConnectionOptions> first(const std::vector<ConnectionOptions>& all, std::size_t n) {
+  return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+// ---- the floors ---------------------------------------------------------------
+
+void floor_cycle(benchmark::State& state, ConnectionOptions node) {
+  std::string why;
+  auto context = locklab::bench::raw_connect(node.endpoint, why);
+  if (!context) return fail(state, why);
+  const std::string key = "locklab:bench:floor";
+  ServerCommands served({node});
+  for (auto _ : state) {
+    auto set = locklab::bench::raw_command(context.get(), {"SET", key, "t", "NX", "PX", kTtlMs});
+    if (!set || set->type != REDIS_REPLY_STATUS) return fail(state, "raw SET NX PX was not OK");
+    auto del = locklab::bench::raw_command(context.get(), {"DEL", key});
+    if (!del || del->type != REDIS_REPLY_INTEGER || del->integer != 1) return fail(state, "raw DEL did not delete");
+  }
+  set_counters(state, 2, 2, served.per_cycle(state.iterations()));
+}
+
+void fanout_floor(benchmark::State& state, std::vector<ConnectionOptions> nodes) {
+  std::vector<locklab::bench::RawContext> contexts;
+  for (const auto& node : nodes) {
+    std::string why;
+    contexts.push_back(locklab::bench::raw_connect(node.endpoint, why));
+    if (!contexts.back()) return fail(state, why);
+  }
+  const std::string key = "locklab:bench:fanout-floor";
+  ServerCommands served(nodes);
+  for (auto _ : state) {
+    auto set = locklab::bench::raw_fan_out(contexts, {"SET", key, "t", "NX", "PX", kTtlMs});
+    if (!set) return fail(state, "raw fan-out SET NX PX failed");
+    for (const auto& reply : *set)
+      if (reply->type != REDIS_REPLY_STATUS) return fail(state, "a node refused SET NX PX");
+    auto del = locklab::bench::raw_fan_out(contexts, {"DEL", key});
+    if (!del) return fail(state, "raw fan-out DEL failed");
+  }
+  const auto n = static_cast<double>(nodes.size());
+  set_counters(state, 2, 2 * n, served.per_cycle(state.iterations()));
+}
+
+// ---- the locks ----------------------------------------------------------------
 
 void acquire_release(benchmark::State& state, const locklab::Generation& generation, locklab::LockConfig config) {
   auto made = generation.make(config);
-  if (!made) {
-    locklab::bench::fail(state, made.error().message);
-    return;
-  }
+  if (!made) return fail(state, made.error().message);
   auto& lock = *made.value();
+  // Warm-up outside the count: connect, load scripts (once per connection).
+  if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "warm-up acquire")) return;
+  if (!expect_outcome(state, lock.release(), locklab::Release::released, "warm-up release")) return;
+
+  ServerCommands served(config.servers);
   const auto before = locklab::redis::traffic();
   for (auto _ : state) {
-    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "uncontended acquire")) return;
-    if (!expect_outcome(state, lock.release(), locklab::Release::released, "release of our own hold")) return;
+    if (!expect_outcome(state, lock.try_acquire(0ms), locklab::Acquire::acquired, "uncontended acquire") ||
+        !expect_outcome(state, lock.release(), locklab::Release::released, "release of our own hold")) {
+      std::fprintf(stderr, "lock_bench: %s: %s\n", generation.name.c_str(), lock.last_error().c_str());
+      return;
+    }
   }
   const auto after = locklab::redis::traffic();
-  const double pairs = static_cast<double>(state.iterations());
-  state.counters["round_trips"] = static_cast<double>(after.round_trips - before.round_trips) / pairs;
-  state.counters["commands"] = static_cast<double>(after.commands - before.commands) / pairs;
+  const double cycles = static_cast<double>(state.iterations());
+  set_counters(state, static_cast<double>(after.round_trips - before.round_trips) / cycles,
+               static_cast<double>(after.commands - before.commands) / cycles, served.per_cycle(state.iterations()));
+}
+
+// ---- the harness's own overhead -------------------------------------------------
+
+void raw_get_set(benchmark::State& state, ConnectionOptions node) {
+  std::string why;
+  auto context = locklab::bench::raw_connect(node.endpoint, why);
+  if (!context) return fail(state, why);
+  const std::string key = "locklab:bench:raw-counter";
+  long long value = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();  // manual time, like client-loop's
+    auto got = locklab::bench::raw_command(context.get(), {"GET", key});
+    if (!got) return fail(state, "raw GET failed");
+    auto set = locklab::bench::raw_command(context.get(), {"SET", key, std::to_string(++value)});
+    if (!set || set->type != REDIS_REPLY_STATUS) return fail(state, "raw SET failed");
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  set_counters(state, 2, 2, 2);
+}
+
+// One `locklab run` (1 client, thread mode, no-lock, hold 0) of `ops` attempts;
+// the iteration's time is the run's time per acquisition (barrier to the last
+// client done), so it lines up with raw-get-set's time per GET + SET.
+void client_loop(benchmark::State& state, ConnectionOptions node, std::int64_t ops) {
+  locklab::harness::RunOptions options;
+  options.lock = "no-lock";
+  options.clients = 1;
+  options.mode = locklab::harness::ClientMode::thread;
+  options.ops = ops;
+  options.hold_ms = 0;
+  options.redis = {node.endpoint};
+  options.key = "locklab:bench:client-loop";
+  for (auto _ : state) {
+    auto document = locklab::harness::measure(options);
+    if (!document) return fail(state, document.error().message);
+    const double acquired = (*document)["totals"]["acquired"].get<double>();
+    if (acquired <= 0) return fail(state, "the no-lock client loop acquired nothing");
+    state.SetIterationTime((*document)["duration_s"].get<double>() / acquired);
+    set_counters(state, (*document)["cost"]["round_trips_per_acquisition"].get<double>(),
+                 (*document)["cost"]["commands_sent_per_acquisition"].get<double>(),
+                 (*document)["cost"]["server_commands_per_acquisition"].is_number()
+                     ? (*document)["cost"]["server_commands_per_acquisition"].get<double>()
+                     : 0.0);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto servers = locklab::bench::start(&argc, argv, 5, "lock_bench");
+  auto servers = locklab::bench::start(&argc, argv, kMasters, "lock_bench");
   if (!servers) return 1;
   const auto all = locklab::bench::endpoints(*servers);
+  auto name = [](const std::string& what, std::size_t nodes) {
+    return "BM_Cycle/" + what + "/nodes:" + std::to_string(nodes);
+  };
+
+  benchmark::RegisterBenchmark(name("floor", 1).c_str(), floor_cycle, all.front())->Unit(benchmark::kMicrosecond);
+  for (std::size_t n : {1, 3, 5})
+    benchmark::RegisterBenchmark(name("fanout-floor", n).c_str(), fanout_floor, first(all, n))
+        ->Unit(benchmark::kMicrosecond);
 
   for (const auto& generation : locklab::generations()) {
     locklab::LockConfig config;
     config.key = "locklab:bench:" + generation.name;
-    config.ttl = 10s;
-    if (generation.capabilities.uses_redis)
-      config.servers = generation.capabilities.multi_node ? all : std::vector{all.front()};
-    benchmark::RegisterBenchmark(("acquire_release/" + generation.name).c_str(), acquire_release,
-                                 std::cref(generation), config)
-        ->Unit(benchmark::kMicrosecond);
+    config.ttl = 10s;  // a watchdog renews every ttl/3: none inside a short benchmark
+    // Redlock's per-node timeout, scaled from the ttl, is short; a loaded 2-core
+    // machine can stall a node longer than that, which would end the benchmark.
+    config.node_timeout = 1s;
+    std::vector<std::size_t> node_counts{1};
+    if (generation.capabilities.multi_node) node_counts = {1, 3, 5};
+    for (std::size_t n : node_counts) {
+      config.servers = generation.capabilities.uses_redis ? first(all, n) : std::vector<ConnectionOptions>{};
+      benchmark::RegisterBenchmark(name(generation.name, generation.capabilities.uses_redis ? n : 0).c_str(),
+                                   acquire_release, std::cref(generation), config)
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
+
+  // Both on manual time; Google Benchmark names them .../clients:1/manual_time and
+  // .../clients:1/iterations:1/manual_time (one run of 2000 attempts).
+  benchmark::RegisterBenchmark("BM_Harness/raw-get-set/clients:1", raw_get_set, all.front())
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_Harness/client-loop/clients:1", client_loop, all.front(), std::int64_t{2000})
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
   return locklab::bench::run_all();
 }

@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | report      (each with --help)
+//   locklab list | scenarios | run | compare | report | scale      (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -18,6 +18,7 @@
 #include "report.h"
 #include "results.h"
 #include "run.h"
+#include "scale.h"
 #include "scenario_catalog.h"
 
 namespace {
@@ -190,6 +191,19 @@ int compare_all(const CompareOptions& options) {
   return summary->failed_runs > 0 ? kRuntime : kOk;
 }
 
+int scale_sweep(const ScaleOptions& options) {
+  auto summary = scale(options);
+  if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
+  std::printf("%s\nScale: %s/scale.md, %s/scale.html, %s/scale.svg\n", scale_markdown(summary->points).c_str(),
+              summary->dir.c_str(), summary->dir.c_str(), summary->dir.c_str());
+  return summary->failed_runs > 0 ? kRuntime : kOk;
+}
+
+std::optional<std::string> client_counts_problem(const std::string& text) {
+  std::string why;
+  return parse_client_counts(text, &why) ? std::nullopt : std::optional(why);
+}
+
 int report_files(const std::vector<std::string>& files, const std::string& out) {
   RunDocuments runs;
   for (const auto& file : files) {
@@ -271,13 +285,46 @@ int main(int argc, char** argv) {
   rep->add_option("results", files, "Run result JSON files")->required()->check(CLI::ExistingFile);
   rep->add_option("--out", report_out, "Output directory")->required();
 
-  const auto is_command = [&app](const std::string& word) {
-    for (const auto* sub : app.get_subcommands({}))
-      if (sub->get_name() == word) return true;
-    return false;
-  };
-  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
-    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare or report; see: locklab --help)");
+  auto* scl = app.add_subcommand("scale", "Acquisitions/s against clients per generation, with the harness's CPU share");
+  ScaleOptions scale_options;
+  scale_options.base.duration_s = 1.0;
+  scl->add_option("--lock", scale_options.locks, "Only these generations (repeatable; default: every one that uses Redis)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  scl->add_option_function<std::string>(
+         "--clients", [&](const std::string& text) { scale_options.clients = parse_client_counts(text, nullptr).value(); },
+         "Client counts, comma-separated")
+      ->check(checked_by(client_counts_problem, "N[,N...]"))
+      ->default_str("1,2,4,8,16,32,64");
+  scl->add_option("--duration", scale_options.base.duration_s, "Seconds per point")
+      ->check(within(bounds::duration_s))
+      ->capture_default_str();
+  scl->add_option("--hold", scale_options.base.hold_ms, "Milliseconds between GET counter and SET counter")
+      ->check(within(bounds::hold_ms))
+      ->capture_default_str();
+  scl->add_option("--ttl", scale_options.base.ttl_ms, "Lock lease in ms")->check(within(bounds::ttl_ms))->capture_default_str();
+  scl->add_option("--wait", scale_options.base.wait_ms, "Bound of each acquire attempt in ms")
+      ->check(within(bounds::wait_ms))
+      ->capture_default_str();
+  scl->add_option("--retry", scale_options.base.retry_ms, "Polling interval in ms")
+      ->check(within(bounds::retry_ms))
+      ->capture_default_str();
+  scl->add_option_function<std::string>(
+         "--mode", [&](const std::string& name) { scale_options.base.mode = parse_mode(name).value(); },
+         "Clients as processes (fork) or threads")
+      ->check(CLI::IsMember({mode_name(ClientMode::process), mode_name(ClientMode::thread)}))
+      ->default_str(mode_name(scale_options.base.mode));
+  scl->add_option("--out", scale_options.out, "Output directory (default results/scale/<run-id>)");
+
+  // The commands, from the subcommands themselves: one list to keep.
+  std::string commands;
+  bool known = false;
+  for (const auto* sub : app.get_subcommands({})) {
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    if (argc > 1 && sub->get_name() == argv[1]) known = true;
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known)
+    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected one of " + commands +
+                                "; see: locklab --help)");
 
   try {
     app.parse(argc, argv);
@@ -309,6 +356,10 @@ int main(int argc, char** argv) {
       return compare_all(compare_options);
     }
     if (rep->parsed()) return report_files(files, report_out);
+    if (scl->parsed()) {
+      scale_options.base.command = command_line(argc, argv);
+      return scale_sweep(scale_options);
+    }
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash
     return complain(kRuntime, std::string("internal error: ") + e.what());
   }

@@ -48,6 +48,15 @@ std::string escape(const std::string& raw) {
 }
 
 
+// Acquire attempts that gave up (timed out, failed, unknown outcome); older
+// documents without totals.abandoned: attempts - acquired, the same figure.
+double abandoned(const json& r) {
+  if (r.contains(json::json_pointer("/totals/abandoned"))) return number(r, "/totals/abandoned");
+  return std::max(0.0, number(r, "/totals/attempts") - number(r, "/totals/acquired"));
+}
+
+std::string milliseconds(double us) { return fixed(us / 1000.0, us < 10'000 ? 2 : 1); }
+
 struct Column {
   const char* title;
   std::string (*cell)(const json&);
@@ -61,8 +70,12 @@ const std::vector<Column>& columns() {
       {"acquire p50/p99 µs", [](const json& r) {
          return integer(number(r, "/latency/acquire_us/p50")) + " / " + integer(number(r, "/latency/acquire_us/p99"));
        }},
-      {"handoff p50 µs", [](const json& r) { return integer(number(r, "/handoff_us/p50")); }},
       {"Jain", [](const json& r) { return fixed(number(r, "/fairness/jain"), 2); }},
+      {"wait p99/max ms", [](const json& r) {
+         return milliseconds(number(r, "/latency/wait_us/p99")) + " / " + milliseconds(number(r, "/fairness/max_wait_us"));
+       }},
+      {"abandoned", [](const json& r) { return integer(abandoned(r)); }},
+      {"handoff p50 µs", [](const json& r) { return integer(number(r, "/handoff_us/p50")); }},
       {"RT/acq", [](const json& r) { return fixed(number(r, "/cost/round_trips_per_acquisition"), 1); }},
       {"srv cmds/acq", [](const json& r) { return fixed(number(r, "/cost/server_commands_per_acquisition"), 1); }},
       {"overlaps", [](const json& r) { return integer(number(r, "/safety/overlaps")); }},
@@ -158,6 +171,43 @@ std::string violations_chart(const RunDocuments& runs) {
 }
 
 double throughput_of(const json& run) { return number(run, "/throughput/acquisitions_per_s"); }
+double max_wait_ms_of(const json& run) { return number(run, "/fairness/max_wait_us") / 1000.0; }
+
+int clients_of(const json& run) {
+  const json::json_pointer at("/config/clients");
+  return run.contains(at) && run[at].is_number() ? run[at].get<int>() : 0;
+}
+
+// Per lock: its cost uncontended (a 1-client run) and under contention (its
+// run with the most clients), when the runs include them.
+struct CostRow {
+  std::string lock;
+  const json* uncontended = nullptr;
+  const json* contended = nullptr;
+};
+
+std::vector<CostRow> cost_rows(const RunDocuments& runs) {
+  std::vector<CostRow> rows;
+  for (const auto& run : runs) {
+    const std::string lock = text(run, "/lock");
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const CostRow& r) { return r.lock == lock; });
+    if (row == rows.end()) row = rows.insert(rows.end(), CostRow{lock});
+    const int clients = clients_of(run);
+    if (clients == 1 && row->uncontended == nullptr) row->uncontended = &run;
+    if (clients > 1 && (row->contended == nullptr || clients > clients_of(*row->contended))) row->contended = &run;
+  }
+  return rows;
+}
+
+std::string cost_cell(const json* run) {
+  if (run == nullptr) return "—";
+  return fixed(number(*run, "/cost/round_trips_per_acquisition"), 1) + " / " +
+         fixed(number(*run, "/cost/server_commands_per_acquisition"), 1);
+}
+
+std::string contended_title(const CostRow& row) {
+  return row.contended == nullptr ? "—" : std::to_string(clients_of(*row.contended));
+}
 double round_trips_of(const json& run) { return number(run, "/cost/round_trips_per_acquisition"); }
 
 }  // namespace
@@ -232,7 +282,15 @@ std::string markdown_report(const RunDocuments& runs) {
   }
   out << "\nRT/acq = client round trips per acquisition (acquire attempts, critical-section GET/SET and release "
          "included); srv cmds/acq = commands the lock servers executed (INFO commandstats delta, Lua-called commands "
-         "included). Verdict reasons:\n\n";
+         "included); wait = first attempt → acquired (p99) and the longest wait (max, including one still open at "
+         "the end); abandoned = acquire attempts that gave up (timed out or failed).\n\n"
+      << "## Cost per acquisition: uncontended and under contention\n\n"
+      << "| lock | 1 client: RT / srv cmds | contended: clients | contended: RT / srv cmds |\n|---|---:|---:|---:|\n";
+  for (const auto& row : cost_rows(runs))
+    out << "| " << row.lock << " | " << cost_cell(row.uncontended) << " | " << contended_title(row) << " | "
+        << cost_cell(row.contended) << " |\n";
+  out << "\nA 1-client run (or `bench/lock_bench`) gives the uncontended cost; the contended one adds failed "
+         "attempts, wake-ups and the critical section's GET and SET. Verdict reasons:\n\n";
   for (const auto& run : runs) {
     const auto reasons = run.value("verdict_reasons", json::array());
     if (reasons.empty()) continue;
@@ -284,10 +342,20 @@ std::string html_report(const RunDocuments& runs) {
   }
   out << "</table>\n<p class=\"note\">RT/acq: round trips the clients made per acquisition (failed attempts, "
          "critical-section GET/SET, pub/sub and release included). srv cmds/acq: commands the lock servers executed "
-         "per acquisition (INFO commandstats delta; counts commands a Lua script calls).</p>\n";
+         "per acquisition (INFO commandstats delta; counts commands a Lua script calls). wait: first attempt → "
+         "acquired, p99 and the longest (one still open at the end included). abandoned: acquire attempts that gave "
+         "up (timed out or failed).</p>\n";
   out << bar_chart(runs, "Throughput (acquisitions/s)", throughput_of, "#1f77b4", 0);
+  out << bar_chart(runs, "Longest acquire wait (ms): a fast lock that starves a client is not fast for that client",
+                   max_wait_ms_of, "#8c564b", 1);
   out << violations_chart(runs);
   out << bar_chart(runs, "Cost: client round trips per acquisition", round_trips_of, "#2ca02c", 1);
+  out << "<h2>Cost per acquisition: uncontended and under contention</h2>\n<table><tr><th>lock</th><th>1 client: RT / "
+         "srv cmds</th><th>contended: clients</th><th>contended: RT / srv cmds</th></tr>\n";
+  for (const auto& row : cost_rows(runs))
+    out << "<tr><td>" << escape(row.lock) << "</td><td>" << escape(cost_cell(row.uncontended)) << "</td><td>"
+        << escape(contended_title(row)) << "</td><td>" << escape(cost_cell(row.contended)) << "</td></tr>\n";
+  out << "</table>\n";
   out << "<h2>Timelines</h2>\n<p class=\"note\">Each bar is one critical section (GET counter … SET counter); red "
          "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
          "there is one.</p>\n";

@@ -118,7 +118,9 @@ json run_document(const RunOptions& options, const Findings& f) {
       {"totals", {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},
                   {"unknown", t.unknown}, {"release_errors", t.release_errors}, {"counter_errors", t.counter_errors},
                   {"crashed_clients", f.outcome.crashed_clients}, {"killed_clients", f.outcome.killed_clients},
-                  {"history_truncated", t.truncated}}},
+                  {"history_truncated", t.truncated},
+                  // Acquire attempts that ended without the lock (timed out, failed, unknown): gave up.
+                  {"abandoned", t.attempts - t.acquired}}},
       {"throughput", {{"acquisitions_per_s", f.metrics.acquisitions_per_s}}},
       {"latency", {{"acquire_us", quantiles_json(f.metrics.acquire_us)}, {"wait_us", quantiles_json(f.metrics.wait_us)},
                    {"hold_us", quantiles_json(f.metrics.hold_us)}}},

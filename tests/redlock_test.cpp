@@ -192,6 +192,7 @@ TEST_F(RedlockTest, AcquiresOnEveryNodeWithOneTokenAndReleasesEverywhere) {
   const auto done = Clock::now();
   EXPECT_EQ(lock->token().size(), 32u) << "128 random bits as hex";
   EXPECT_EQ(redis::traffic().commands - before.commands, 5u) << "one SET NX PX per node, nothing else";
+  EXPECT_EQ(redis::traffic().round_trips - before.round_trips, 1u) << "one fan-out: one round trip for all nodes";
 
   EXPECT_EQ(nodes_holding(lock->token()), 5u);
   for (std::size_t i = 0; i < 5; ++i) {
@@ -210,6 +211,7 @@ TEST_F(RedlockTest, AcquiresOnEveryNodeWithOneTokenAndReleasesEverywhere) {
   const auto before_release = redis::traffic();
   EXPECT_EQ(lock->release(), Release::released) << lock->last_error();
   EXPECT_EQ(redis::traffic().commands - before_release.commands, 5u) << "one compare-and-delete per node";
+  EXPECT_EQ(redis::traffic().round_trips - before_release.round_trips, 1u) << "one fan-out: one round trip";
   EXPECT_EQ(nodes_with_key(), 0u);
   EXPECT_FALSE(lock->valid_until());
 }

@@ -15,6 +15,22 @@ namespace {
 
 std::atomic<std::uint64_t> g_commands{0};
 std::atomic<std::uint64_t> g_round_trips{0};
+std::atomic<std::uint64_t> g_exchanges{0};
+
+// OneRoundTrip's state: inside a scope, and whether its one round trip was counted.
+thread_local int t_round_depth = 0;
+thread_local bool t_round_counted = false;
+
+// One request batch answered by one server: an exchange, and a round trip
+// unless it is part of a round already counted.
+void count_exchange() {
+  g_exchanges.fetch_add(1, std::memory_order_relaxed);
+  if (t_round_depth > 0) {
+    if (t_round_counted) return;
+    t_round_counted = true;
+  }
+  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+}
 
 timeval to_timeval(std::chrono::milliseconds ms) {
   timeval tv{};
@@ -66,7 +82,12 @@ void observe_received(const Endpoint& from, const Reply* reply, const Error* err
 
 void set_traffic_observer(TrafficObserver* observer) { g_observer.store(observer, std::memory_order_release); }
 
-Traffic traffic() { return {g_commands.load(), g_round_trips.load()}; }
+Traffic traffic() { return {g_commands.load(), g_round_trips.load(), g_exchanges.load()}; }
+
+OneRoundTrip::OneRoundTrip() {
+  if (t_round_depth++ == 0) t_round_counted = false;
+}
+OneRoundTrip::~OneRoundTrip() { --t_round_depth; }
 
 std::string Endpoint::to_string() const { return host + ":" + std::to_string(port); }
 
@@ -199,7 +220,7 @@ Result<Reply> Connection::read_one() {
 
 Result<std::vector<Reply>> Connection::read_pending() {
   if (broken_) return fail_fast();
-  g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  count_exchange();
   if (auto flushed = flush(); !flushed) return flushed.error();
   std::vector<Reply> replies;
   replies.reserve(pending_);
@@ -249,7 +270,7 @@ Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadl
 Result<Reply> Connection::read_by(std::chrono::steady_clock::time_point deadline) {
   const bool request_sent = pending_ > 0;  // sent by send(): a failure now leaves it maybe applied
   // With nothing pending this reads a pushed message (pub/sub): not a round trip.
-  if (pending_ > 0) g_round_trips.fetch_add(1, std::memory_order_relaxed);
+  if (pending_ > 0) count_exchange();
   for (;;) {
     void* raw = nullptr;
     if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return fail_from_context(request_sent);

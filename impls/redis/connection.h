@@ -39,11 +39,28 @@ struct ConnectionOptions {
 
 // Process-wide traffic counters: the harness divides them by acquisitions to get
 // "round trips per acquisition" and "commands per acquisition" client-side.
+//
+// A round trip is one wait for replies: a pipeline is one, and so is a fan-out
+// to N servers (FanOut waits once for all of them: it costs one round trip of
+// latency, while `commands` counts its N requests). `exchanges` counts
+// request batches per server (a fan-out to N is N): what the servers see.
 struct Traffic {
   std::uint64_t commands = 0;     // requests written to any server
-  std::uint64_t round_trips = 0;  // request batches the client waited on (a pipeline is one)
+  std::uint64_t round_trips = 0;  // waits for replies (a pipeline is one, a fan-out to N is one)
+  std::uint64_t exchanges = 0;    // request batches answered, per server (a fan-out to N is N)
 };
 Traffic traffic();
+
+// While one is alive on this thread, every reply wait counts together as ONE
+// round trip (the first wait counts, the rest only as exchanges): FanOut::run
+// holds one for its round. Scopes do not nest meaningfully; the outer one wins.
+class OneRoundTrip {
+ public:
+  OneRoundTrip();
+  ~OneRoundTrip();
+  OneRoundTrip(const OneRoundTrip&) = delete;
+  OneRoundTrip& operator=(const OneRoundTrip&) = delete;
+};
 
 using Args = std::vector<std::string>;
 

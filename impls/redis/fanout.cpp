@@ -77,6 +77,9 @@ FanOut::Replies FanOut::run(const Args& command, std::chrono::milliseconds timeo
   }
 
   // 2. Poll every fd still waiting until the one deadline; read whichever is ready.
+  // The client waits once for every server: one round trip (a reconnect's AUTH,
+  // above, was a wait of its own).
+  const OneRoundTrip one_round;
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     Waiting waiting = waiting_for(sent);

@@ -17,8 +17,9 @@
 // died or restarted between rounds) is replaced before the send: the server
 // then fails before the send, a known outcome, instead of after it.
 //
-// Cost, as everywhere in redis::traffic(): one command and one round trip per
-// server the request was sent to; a fan-out to 5 counts 5 (docs/harness.md).
+// Cost, in redis::traffic(): one command (and one exchange) per server the
+// request was sent to, and ONE round trip for the whole round, however many
+// servers: the client waits once (docs/harness.md).
 #pragma once
 
 #include <chrono>
