@@ -70,10 +70,6 @@ struct LockConfig {
   // Redisson clients. false = waiters queue and a release wakes one of them.
   bool redisson_compatible = false;
 
-  // Generation 4 only: waiters sleep on pub/sub instead of polling; the
-  // release script publishes to the oldest waiter (docs/generations.md).
-  bool notify = false;
-
   // Generations 4 and 5: after acquiring, WAIT for this many replicas
   // (Redisson's guard against failover); fewer acks => release, report error.
   int wait_replicas = 0;
