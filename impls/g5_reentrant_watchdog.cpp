@@ -10,14 +10,45 @@
 namespace locklab {
 namespace {
 
-// KEYS[1] = lock, ARGV[1] = owner field, ARGV[2] = ttl ms, ARGV[3] = "1" for a
-// re-entry (we already hold it), "0" for a fresh acquire.
+// Shared by the acquire, release and force-unlock scripts. How a release wakes
+// waiters (KEYS[2] = the waiters' ZSET, KEYS[3] = the channel, or in the
+// queued mode the prefix of every waiter's own channel; ARGV[3] = the unlock
+// message, ARGV[4] = '1' broadcast, '0' wake one):
+//   broadcast (Redisson, LockConfig::redisson_compatible): PUBLISH the one
+//     channel every waiter subscribes to; each of them wakes and retries.
+//   wake one (the default): the oldest registered waiter is PUBLISHed to on its
+//     own channel. PUBLISH answers how many subscribers got the message: 0 = that
+//     waiter is gone (crashed, or its wait ended) => drop it and try the next.
+//     The woken waiter stays queued (it may lose the race to a newcomer) until
+//     its acquire script succeeds or it leaves.
+constexpr const char* kWakePrelude = R"lua(
+local function wake_waiters()
+  if ARGV[4] == '1' then
+    redis.call('publish', KEYS[3], ARGV[3])
+    return
+  end
+  while true do
+    local head = redis.call('zrange', KEYS[2], 0, 0)[1]
+    if not head then return end
+    if redis.call('publish', KEYS[3] .. head, ARGV[3]) > 0 then return end
+    redis.call('zrem', KEYS[2], head)
+  end
+end
+)lua";
+
+// KEYS[1] = lock, KEYS[2] = waiters ZSET; ARGV[1] = owner field, ARGV[2] = ttl
+// ms, ARGV[3] = "1" for a re-entry (we already hold it), "0" for a fresh
+// acquire, ARGV[4] = "1" to queue up as a waiter when busy.
 // nil = acquired (or re-entered); an integer = the holder's PTTL (-1: no expiry).
 //
 // One departure from Redisson: a *fresh* acquire sets our count to 1 instead of
 // incrementing it. An earlier acquire whose reply was lost (Acquire::unknown)
 // may have left our field at 1; incrementing on top of it would make one
 // release leave the lock held until ttl. (tests: LostAcquireReplyIsUnknown)
+//
+// A waiter queues with the server's time as its score, once (ZADD NX: a retry
+// keeps its place). A live waiter retries at least every PTTL <= ttl, and each
+// retry keeps the ZSET alive for 2 ttl: it vanishes once nobody waits.
 constexpr const char* kAcquireScript = R"lua(
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   if ARGV[3] == '1' then
@@ -26,24 +57,31 @@ if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1])
     redis.call('hset', KEYS[1], ARGV[1], 1)
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('zrem', KEYS[2], ARGV[1])
   return nil
+end
+if ARGV[4] == '1' then
+  local t = redis.call('time')
+  redis.call('zadd', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  local keep = 2 * tonumber(ARGV[2])
+  if redis.call('pttl', KEYS[2]) < keep then redis.call('pexpire', KEYS[2], keep) end
 end
 return redis.call('pttl', KEYS[1])
 )lua";
 
-// KEYS[1] = lock, KEYS[2] = channel, ARGV[1] = owner field, ARGV[2] = ttl ms,
-// ARGV[3] = unlock message. Returns the holds left: > 0 still held, 0 released
-// (and published), -1 nothing to release (published too), -2 held by someone
-// else (unchanged).
+// KEYS as kWakePrelude; ARGV[1] = owner field, ARGV[2] = ttl ms, ARGV[3] =
+// unlock message, ARGV[4] = broadcast. Returns the holds left: > 0 still held,
+// 0 released (and waiters woken), -1 nothing to release (woken too), -2 held by
+// someone else (unchanged).
 //
-// Seed 000 (Redisson): with no key, unlock publishes and returns 1. We publish
+// Seed 000 (Redisson): with no key, unlock publishes and returns 1. We wake
 // as Redisson does (the key is gone, so any waiter may go: waking it beats
 // letting it sleep out a stale PTTL), but answer -1, not 1: the caller learns
 // already_expired (its lease ran out) rather than released, which the harness
 // and the conformance contract need to tell apart (docs/generations.md).
-constexpr const char* kReleaseScript = R"lua(
+constexpr const char* kReleaseBody = R"lua(
 if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('publish', KEYS[2], ARGV[3])
+  wake_waiters()
   return -1
 end
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -2 end
@@ -53,25 +91,48 @@ if left > 0 then
   return left
 end
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[3])
+wake_waiters()
 return 0
 )lua";
 
-// KEYS[1] = lock, KEYS[2] = channel, ARGV[1] = unlock message. No owner check.
-constexpr const char* kForceUnlockScript = R"lua(
+// KEYS as kWakePrelude; ARGV[3] = unlock message, ARGV[4] = broadcast. No owner check.
+constexpr const char* kForceUnlockBody = R"lua(
 if redis.call('del', KEYS[1]) == 1 then
-  redis.call('publish', KEYS[2], ARGV[1])
+  wake_waiters()
   return 1
 end
 return 0
 )lua";
 
-constexpr const char* kUnlockMessage = "0";
+// A wait ran out (queued mode only): leave the queue. If the lock is free we
+// may have been woken for it and not taken it: pass the wake-up on.
+// KEYS as kWakePrelude; ARGV[1] = owner field, ARGV[3], ARGV[4] as above.
+constexpr const char* kLeaveBody = R"lua(
+redis.call('zrem', KEYS[2], ARGV[1])
+if redis.call('exists', KEYS[1]) == 0 then wake_waiters() end
+return 0
+)lua";
 
-// Redisson's prefixName(): the channel shares the key's hash slot in a cluster.
-std::string channel_for(const std::string& key) {
-  if (key.find('{') != std::string::npos) return "locklab_lock__channel:" + key;
-  return "locklab_lock__channel:{" + key + "}";
+constexpr const char* kUnlockMessage = "0";  // Redisson's LockPubSub.UNLOCK_MESSAGE
+
+std::string with_wake(const char* body) { return std::string(kWakePrelude) + body; }
+
+// Redisson's prefixName(prefix, name): "prefix:{name}" unless the name already
+// has a hash tag, so the channel and the ZSET share the key's cluster slot.
+std::string prefixed(const std::string& prefix, const std::string& key) {
+  if (key.find('{') != std::string::npos) return prefix + ":" + key;
+  return prefix + ":{" + key + "}";
+}
+
+// Redisson's client id is a java.util.UUID: 8-4-4-4-12 hex digits.
+std::string uuid_text(const std::string& hex32) {
+  return hex32.substr(0, 8) + "-" + hex32.substr(8, 4) + "-" + hex32.substr(12, 4) + "-" + hex32.substr(16, 4) + "-" +
+         hex32.substr(20);
+}
+
+std::string default_client_id(const LockConfig& config) {
+  if (!config.owner.empty()) return config.owner;
+  return config.redisson_compatible ? uuid_text(random_token_128()) : random_token_128();
 }
 
 }  // namespace
@@ -88,18 +149,23 @@ LockResult ReentrantWatchdogLock::create(const LockConfig& config) {
 ReentrantWatchdogLock::ReentrantWatchdogLock(const LockConfig& config)
     : config_(config),
       step_(config.step),
-      client_id_(config.owner.empty() ? random_token_128() : config.owner),
-      channel_(channel_for(config.key)),
+      client_id_(default_client_id(config)),
+      channel_(config.redisson_compatible ? prefixed("redisson_lock__channel", config.key)
+                                          : prefixed("locklab_lock__channel", config.key) + ":w:"),
+      waiters_key_(prefixed("locklab_lock__waiters", config.key)),
+      broadcast_(config.redisson_compatible ? "1" : "0"),
       creator_(::getpid()),
       link_(std::make_unique<redis::Link>(config.servers.front())),
       acquire_script_(kAcquireScript),
-      release_script_(kReleaseScript),
-      force_script_(kForceUnlockScript) {}
+      release_script_(with_wake(kReleaseBody)),
+      force_script_(with_wake(kForceUnlockBody)),
+      leave_script_(with_wake(kLeaveBody)) {}
 
 ReentrantWatchdogLock::~ReentrantWatchdogLock() {
   // The client "dies": its watchdog stops, its lock (if any) expires after ttl.
   std::lock_guard guard(mutex_);
   if (creator_ == ::getpid()) stop_all_renewals();
+  else forget_inherited_doorbells();
 }
 
 void ReentrantWatchdogLock::stop_all_renewals() {
@@ -109,45 +175,115 @@ void ReentrantWatchdogLock::stop_all_renewals() {
   renewing_.clear();
 }
 
+// A fork()ed child must not unsubscribe through its parent's subscriber (a copy
+// of the parent's state, whose reader thread does not exist here): leak them.
+void ReentrantWatchdogLock::forget_inherited_doorbells() {
+  for (auto& [field, subscription] : doorbells_) static_cast<void>(subscription.release());
+  doorbells_.clear();
+}
+
 std::string ReentrantWatchdogLock::owner_field() const { return client_id_ + ":" + std::to_string(::gettid()); }
+
+std::string ReentrantWatchdogLock::waiter_channel(const std::string& field) const {
+  return queued() ? channel_ + field : channel_;
+}
 
 Acquire ReentrantWatchdogLock::try_acquire(std::chrono::milliseconds wait) {
   clear_error();
   const auto deadline = std::chrono::steady_clock::now() + std::max(wait, std::chrono::milliseconds{0});
   const std::string field = owner_field();
-  const Attempt first = attempt(field);
+  // Queued mode, already subscribed (an earlier wait of this thread): the first
+  // attempt queues us too, and we go straight to sleep if it fails.
+  const bool queue_now = wait > std::chrono::milliseconds{0} && has_doorbell(field);
+  const Attempt first = attempt(field, queue_now);
   if (first.acquired) return acquired(field);
-  if (first.failure) return *first.failure;
-  if (std::chrono::steady_clock::now() >= deadline) return Acquire::timed_out;
-  return wait_and_retry(field, deadline);
+  if (first.failure) return queue_now ? stop_waiting(field, *first.failure) : *first.failure;
+  if (std::chrono::steady_clock::now() >= deadline) return queue_now ? stop_waiting(field, Acquire::timed_out)
+                                                                      : Acquire::timed_out;
+  return wait_and_retry(field, deadline, queue_now ? first.pttl : std::nullopt);
 }
 
-// Subscribe first, then retry: an unlock published before the SUBSCRIBE took
-// effect is seen by the retry, one published after it wakes the subscription
-// (even while we are busy retrying). Never a lost wake-up, never a poll loop.
+// Subscribe first, then retry (queued: the retry queues us): an unlock before
+// the SUBSCRIBE took effect is seen by the retry, one after it wakes the
+// subscription (even while we are busy retrying). Never a lost wake-up, never
+// a poll loop. `queued_pttl`: the attempt that queued us already ran.
 Acquire ReentrantWatchdogLock::wait_and_retry(const std::string& field,
-                                              std::chrono::steady_clock::time_point deadline) {
-  auto subscription = UnlockSubscriber::for_server(config_.servers.front())->subscribe(channel_, deadline);
+                                              std::chrono::steady_clock::time_point deadline,
+                                              std::optional<long long> queued_pttl) {
+  std::unique_ptr<Subscription> per_wait;
+  auto subscription = subscription_for_wait(field, deadline, per_wait);
   if (!subscription) {
-    if (subscription.error().kind == ErrorKind::timeout) return Acquire::timed_out;
-    return fail(Acquire::error, subscription.error().message);
+    const Acquire outcome = subscription.error().kind == ErrorKind::timeout
+                                ? Acquire::timed_out
+                                : fail(Acquire::error, subscription.error().message);
+    return queued_pttl ? stop_waiting(field, outcome) : outcome;
   }
+  bool attempt_first = !queued_pttl;
+  long long pttl = queued_pttl.value_or(-1);
   for (;;) {
-    const Attempt next = attempt(field);
-    if (next.acquired) return acquired(field);
-    if (next.failure) return *next.failure;
+    if (attempt_first) {
+      const Attempt next = attempt(field, queued());
+      if (next.acquired) return acquired(field);
+      if (next.failure) return stop_waiting(field, *next.failure);
+      pttl = next.pttl.value_or(-1);
+    }
+    attempt_first = true;
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return Acquire::timed_out;
+    if (now >= deadline) return stop_waiting(field, Acquire::timed_out);
     auto until = deadline;
-    if (*next.pttl >= 0) until = std::min(deadline, now + std::chrono::milliseconds{*next.pttl});
+    if (pttl >= 0) until = std::min(deadline, now + std::chrono::milliseconds{pttl});
     step_("before-wait");
     (*subscription)->wait_until(until);
   }
 }
 
-ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string& field) {
+// Queued mode: this thread's own channel, kept between acquisitions (no
+// SUBSCRIBE per wait). Broadcast mode: the shared channel for this wait only,
+// like Redisson: kept, it would count every unlock while we are not waiting
+// and send us retrying for nothing.
+Result<Subscription*> ReentrantWatchdogLock::subscription_for_wait(const std::string& field,
+                                                                   std::chrono::steady_clock::time_point deadline,
+                                                                   std::unique_ptr<Subscription>& per_wait) {
+  if (queued()) {
+    std::lock_guard guard(mutex_);
+    if (auto found = doorbells_.find(field); found != doorbells_.end()) return found->second.get();
+  }
+  auto fresh = UnlockSubscriber::for_server(config_.servers.front())->subscribe(waiter_channel(field), deadline);
+  if (!fresh) return fresh.error();
+  if (!queued()) {
+    per_wait = std::move(*fresh);
+    return per_wait.get();
+  }
+  std::lock_guard guard(mutex_);
+  auto& kept = doorbells_[field];
+  kept = std::move(*fresh);
+  return kept.get();
+}
+
+bool ReentrantWatchdogLock::has_doorbell(const std::string& field) {
+  if (!queued()) return false;
+  std::lock_guard guard(mutex_);
+  return doorbells_.count(field) > 0;
+}
+
+// Leaving a wait without the lock (queued mode): out of the queue, and if we
+// were woken for a free lock we did not take, the next waiter is woken. If
+// that fails we may still be queued: unsubscribe, so a release that reaches us
+// finds nobody listening, drops us and wakes the next (no stuck head).
+Acquire ReentrantWatchdogLock::stop_waiting(const std::string& field, Acquire outcome) {
+  if (!queued()) return outcome;
+  auto left = run(leave_script_, {config_.key, waiters_key_, channel_}, {field, "0", kUnlockMessage, broadcast_});
+  if (!left || !left->is_integer()) {
+    std::lock_guard guard(mutex_);
+    doorbells_.erase(field);
+  }
+  return outcome;
+}
+
+ReentrantWatchdogLock::Attempt ReentrantWatchdogLock::attempt(const std::string& field, bool queue_up) {
   const char* reentry = holds(field) > 0 ? "1" : "0";
-  auto reply = run(acquire_script_, {config_.key}, {field, std::to_string(config_.ttl.count()), reentry});
+  auto reply = run(acquire_script_, {config_.key, waiters_key_},
+                   {field, std::to_string(config_.ttl.count()), reentry, queue_up ? "1" : "0"});
   if (!reply) {
     // The script may have run and only its reply was lost: we may hold the lock.
     if (reply.error().outcome_unknown()) return Attempt::failed(fail(Acquire::unknown, reply.error().message));
@@ -190,7 +326,8 @@ std::optional<ReentrantWatchdogLock::Shortfall> ReentrantWatchdogLock::replicati
   auto why = locklab::replication_shortfall(command(wait_replicas_command(config_)), config_);
   if (!why) return std::nullopt;
   step_("before-undo");
-  auto undo = run(release_script_, {config_.key, channel_}, {field, std::to_string(config_.ttl.count()), kUnlockMessage});
+  auto undo = run(release_script_, {config_.key, waiters_key_, channel_},
+                  {field, std::to_string(config_.ttl.count()), kUnlockMessage, broadcast_});
   const bool undone = undo && undo->is_integer();
   return Shortfall{*why + (undone ? "" : "; undoing it failed too, the hold may remain"), undone};
 }
@@ -211,8 +348,8 @@ Release ReentrantWatchdogLock::release() {
   // error it stays stopped, like Redisson: at worst the key expires after ttl.
   const bool was_renewing = stop_renewal(field);
   step_("before-unlock-script");
-  auto reply = run(release_script_, {config_.key, channel_},
-                   {field, std::to_string(config_.ttl.count()), kUnlockMessage});
+  auto reply = run(release_script_, {config_.key, waiters_key_, channel_},
+                   {field, std::to_string(config_.ttl.count()), kUnlockMessage, broadcast_});
   if (!reply || !reply->is_integer()) {
     // The twin of the fresh-acquire rule above: after a failed release we no
     // longer know our count (the script may or may not have run). Forget it,
@@ -246,7 +383,7 @@ Release ReentrantWatchdogLock::force_unlock() {
     holds_.clear();
   }
   step_("before-force-unlock-script");
-  auto reply = run(force_script_, {config_.key, channel_}, {kUnlockMessage});
+  auto reply = run(force_script_, {config_.key, waiters_key_, channel_}, {"", "0", kUnlockMessage, broadcast_});
   if (!reply || !reply->is_integer())
     return fail(Release::error, reply ? "force-unlock script answered " + reply->describe() : reply.error().message);
   return reply->integer() == 1 ? Release::released : Release::already_expired;
@@ -279,6 +416,7 @@ Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() 
     link_ = std::make_unique<redis::Link>(config_.servers.front());
     renewing_.clear();
     holds_.clear();
+    forget_inherited_doorbells();
     creator_ = ::getpid();
   }
   return link_->get();

@@ -13,8 +13,29 @@
 // ttl is the watchdog timeout and the process's renewal timer re-PEXPIREs the
 // key every ttl/3 while we hold it. watchdog = false is Redisson's
 // tryLock(wait, leaseTime): the key expires after ttl whatever the holder does.
-// A waiter subscribes to "locklab_lock__channel:{key}" (unlock_subscriber.h)
-// and sleeps until the unlock message or the PTTL the script returned.
+// A waiter sleeps on pub/sub (unlock_subscriber.h) until an unlock message or
+// the PTTL the script returned, then retries. Two ways to wake waiters:
+//
+//   queued (the default; a departure from Redisson). A waiter subscribes to its
+//   own channel "locklab_lock__channel:{key}:w:<owner field>" (kept between
+//   acquisitions) and its retries queue it in the ZSET
+//   "locklab_lock__waiters:{key}" (oldest first). A release PUBLISHes to the
+//   oldest waiter only; PUBLISH answering 0 (that waiter is gone) drops it and
+//   tries the next. One release wakes one waiter: no thundering herd
+//   (ReleaseWakesOneWaiterNotTheHerd). The woken waiter is not handed the lock:
+//   a newcomer (or the releaser itself) may still take it first, as in
+//   Redisson's non-fair RLock; the loser keeps its place and is woken again.
+//   A wait that ends without the lock leaves the queue (one more round trip)
+//   and passes the wake-up on if the lock is free.
+//   Round trips under contention: the attempt that queues us, the one after the
+//   wake-up; uncontended: 1 (the acquire script), + 1 for the release.
+//
+//   broadcast (LockConfig::redisson_compatible: Redisson's wire protocol).
+//   Every waiter subscribes to "redisson_lock__channel:{key}" for the length of
+//   its wait; a release publishes "0" there and every waiter wakes and retries,
+//   the losers get a PTTL and sleep again. The owner field is "<UUID>:<thread
+//   id>". A locklab client and a Redisson client then share the lock and wake
+//   each other (tests/redisson_compat_test.cpp, docs/peers.md).
 //
 // Optional WAIT guard (LockConfig::wait_replicas > 0, Redisson's syncedEval):
 // after the acquire script, WAIT for that many replicas; fewer acks => undo the
@@ -51,6 +72,7 @@
 #include "lock.h"
 #include "redis/link.h"
 #include "redis/script.h"
+#include "unlock_subscriber.h"
 
 namespace locklab {
 
@@ -67,9 +89,14 @@ class ReentrantWatchdogLock final : public DistributedLock {
   // waiters. released = there was a key; already_expired = there was none.
   Release force_unlock();
 
-  // The hash field this thread owns ("<owner>:<thread id>") and the channel.
+  // The hash field this thread owns ("<owner>:<thread id>").
   std::string owner_field() const;
+  // Broadcast mode: the channel every waiter listens on. Queued: the prefix of
+  // every waiter's own channel.
   const std::string& channel() const { return channel_; }
+  // The channel the waiting thread owning `field` listens on.
+  std::string waiter_channel(const std::string& field) const;
+  const std::string& waiters_key() const { return waiters_key_; }
 
   explicit ReentrantWatchdogLock(const LockConfig& config);  // use make()
 
@@ -83,8 +110,15 @@ class ReentrantWatchdogLock final : public DistributedLock {
     static Attempt held(long long pttl) { return {false, pttl, std::nullopt}; }
     static Attempt failed(Acquire why) { return {false, std::nullopt, why}; }
   };
-  Attempt attempt(const std::string& field);
-  Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline);
+  bool queued() const { return !config_.redisson_compatible; }
+  Attempt attempt(const std::string& field, bool queue_up);
+  Acquire wait_and_retry(const std::string& field, std::chrono::steady_clock::time_point deadline,
+                         std::optional<long long> queued_pttl);
+  Result<Subscription*> subscription_for_wait(const std::string& field, std::chrono::steady_clock::time_point deadline,
+                                              std::unique_ptr<Subscription>& per_wait);
+  bool has_doorbell(const std::string& field);
+  Acquire stop_waiting(const std::string& field, Acquire outcome);
+  void forget_inherited_doorbells();  // with mutex_ held
   Acquire acquired(const std::string& field);
   struct Shortfall {
     std::string why;
@@ -104,6 +138,8 @@ class ReentrantWatchdogLock final : public DistributedLock {
   StepPoints step_;
   std::string client_id_;
   std::string channel_;
+  std::string waiters_key_;
+  const char* broadcast_;  // "1" = Redisson's one channel for all, "0" = wake one waiter
   std::shared_ptr<std::atomic<std::uint64_t>> lost_ = std::make_shared<std::atomic<std::uint64_t>>(0);
 
   std::mutex mutex_;  // guards everything below: one round trip at a time
@@ -112,6 +148,8 @@ class ReentrantWatchdogLock final : public DistributedLock {
   redis::Script acquire_script_;
   redis::Script release_script_;
   redis::Script force_script_;
+  redis::Script leave_script_;
+  std::map<std::string, std::unique_ptr<Subscription>> doorbells_;  // queued mode: field -> its own channel
   std::set<std::string> renewing_;  // fields this object asked the timer to renew
   std::map<std::string, int> holds_;  // field -> holds we know we have (0 = absent)
 };

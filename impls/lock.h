@@ -64,6 +64,11 @@ struct LockConfig {
   // Generation 5 only: false = ttl is a fixed lease and no watchdog runs
   // (Redisson's tryLock(wait, leaseTime, unit)).
   bool watchdog = true;
+  // Generation 5 only: true = Redisson's wire protocol (channel
+  // "redisson_lock__channel:{key}", unlock message "0" waking every waiter,
+  // owner field "<UUID>:<thread id>"), so a locklab client shares the lock with
+  // Redisson clients. false = waiters queue and a release wakes one of them.
+  bool redisson_compatible = false;
 
   // Generations 4 and 5: after acquiring, WAIT for this many replicas
   // (Redisson's guard against failover); fewer acks => release, report error.

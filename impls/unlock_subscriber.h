@@ -10,7 +10,9 @@
 // a message that arrives while its waiter is busy retrying is not lost: the
 // next wait returns at once. Every waiter of the channel in this process wakes
 // on a message (they race for the lock through the acquire script; the losers
-// get a PTTL and sleep again).
+// get a PTTL and sleep again). Generation 5 gives each waiting thread a channel
+// of its own by default, so one message wakes one waiter; only its
+// Redisson-compatible mode shares one channel among all waiters.
 //
 // If the connection breaks, the reader wakes every waiter (they retry, then
 // wait again, bounded by the PTTL), reconnects and resubscribes. A connection

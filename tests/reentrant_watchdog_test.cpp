@@ -255,6 +255,132 @@ TEST_F(ReentrantWatchdogTest, UnlockBetweenFailedRetryAndSleepIsNotLost) {
   EXPECT_LT(took, 2000) << "the missed-while-busy unlock must still wake it (PTTL was 10 s)";
 }
 
+// The thundering herd, counted. Four waiters sleep on a held lock; the holder
+// releases, and each winner holds until the test lets it go, then releases in
+// turn. A waiter woken for nothing retries, finds the lock held and fails: the
+// failed attempts after everyone slept are the wake-ups wasted.
+class HerdTest : public ReentrantWatchdogTest {
+ protected:
+  static constexpr int kWaiters = 4;
+
+  struct Counts {
+    std::atomic<int> waits{0};
+    std::atomic<int> failed{0};
+  };
+
+  // Runs the chain; `before_letting_go(round, counts)` runs while the round's
+  // winner holds the lock. Returns the failed attempts after all four slept.
+  template <typename WhileWinnerHolds>
+  int wasted_wakeups(bool redisson_compatible, WhileWinnerHolds before_letting_go) {
+    Counts counts;
+    LockConfig base = cfg(30s);  // PTTL 30 s: a waiter wakes only by a message
+    base.redisson_compatible = redisson_compatible;
+    auto holder = make(base);
+    EXPECT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    int acquired = 0, let_go = 0;
+    std::vector<Lock> waiters;
+    LockConfig waiter_config = base;
+    waiter_config.step = [&counts](std::string_view point) {
+      if (point == "before-wait") ++counts.waits;
+      if (point == "after-failed-attempt") ++counts.failed;
+    };
+    for (int i = 0; i < kWaiters; ++i) waiters.push_back(make(waiter_config));
+    std::vector<std::thread> threads;
+    for (auto& waiter : waiters) {
+      threads.emplace_back([&, lock = waiter.get()] {
+        EXPECT_EQ(lock->try_acquire(20s), Acquire::acquired) << lock->last_error();
+        std::unique_lock guard(mutex);
+        const int my_round = ++acquired;
+        changed.notify_all();
+        changed.wait(guard, [&] { return let_go >= my_round; });
+        guard.unlock();
+        EXPECT_EQ(lock->release(), Release::released);
+      });
+    }
+    for (auto until = Clock::now() + 10s; counts.waits < kWaiters && Clock::now() < until;)
+      std::this_thread::sleep_for(2ms);
+    EXPECT_EQ(counts.waits.load(), kWaiters) << "every waiter must be asleep before the first release";
+    const int failed_before = counts.failed;
+    EXPECT_EQ(holder->release(), Release::released);
+    for (int round = 1; round <= kWaiters; ++round) {
+      {
+        std::unique_lock guard(mutex);
+        EXPECT_TRUE(changed.wait_for(guard, 10s, [&] { return acquired >= round; })) << "round " << round;
+      }
+      before_letting_go(round, counts, failed_before);
+      std::lock_guard guard(mutex);
+      let_go = round;
+      changed.notify_all();
+    }
+    for (auto& thread : threads) thread.join();
+    return counts.failed - failed_before;
+  }
+};
+
+TEST_F(HerdTest, ReleaseWakesOneWaiterNotTheHerd) {
+  const int wasted = wasted_wakeups(false, [](int, Counts& counts, int failed_before) {
+    // A herd shows within this window as failed attempts (the winner holds).
+    for (auto until = Clock::now() + 50ms; counts.failed == failed_before && Clock::now() < until;)
+      std::this_thread::sleep_for(1ms);
+  });
+  EXPECT_EQ(wasted, 0) << "each release woke exactly the next waiter, who took the lock";
+  EXPECT_EQ(run({"EXISTS", "locklab_lock__waiters:{locklab:g5}"}).integer(), 0) << "the queue empties";
+}
+
+// The same chain in Redisson's broadcast mode: every release wakes every
+// remaining waiter; all but the winner retry for nothing (3 + 2 + 1).
+TEST_F(HerdTest, RedissonBroadcastWakesEveryWaiterOnEachRelease) {
+  int expected = 0;
+  const int wasted = wasted_wakeups(true, [&](int round, Counts& counts, int failed_before) {
+    expected += kWaiters - round;  // the losers of this round, while the winner holds
+    for (auto until = Clock::now() + 10s; counts.failed - failed_before < expected && Clock::now() < until;)
+      std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(counts.failed - failed_before, expected) << "round " << round;
+  });
+  EXPECT_EQ(wasted, 3 + 2 + 1);
+}
+
+// A queued waiter that is gone (crashed: nobody listens on its channel) is
+// skipped: PUBLISH answers 0, the release drops it and wakes the next one.
+TEST_F(ReentrantWatchdogTest, ReleaseSkipsAQueuedWaiterNobodyListensFor) {
+  auto holder = make(cfg(30s));
+  Arrivals waiting("before-wait");
+  LockConfig waiter_config = cfg(30s);
+  waiter_config.step = waiting.hook();
+  auto waiter = make(waiter_config);
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  run({"ZADD", holder->waiters_key(), "0", "crashed-client:1"});  // oldest: ahead of everyone
+
+  std::atomic<long long> took{-1};
+  std::thread blocked([&] {
+    const auto start = Clock::now();
+    EXPECT_EQ(waiter->try_acquire(10s), Acquire::acquired) << waiter->last_error();
+    took = ms_since(start);
+    EXPECT_EQ(waiter->release(), Release::released);
+  });
+  ASSERT_TRUE(waiting.wait_for(1));
+  EXPECT_EQ(run({"ZCARD", holder->waiters_key()}).integer(), 2);
+  ASSERT_EQ(holder->release(), Release::released);
+  blocked.join();
+  EXPECT_GE(took, 0);
+  EXPECT_LT(took, 5000) << "woken by the release (the crashed head skipped), not by the 30 s PTTL";
+  EXPECT_EQ(run({"ZSCORE", holder->waiters_key(), "crashed-client:1"}).string(), std::nullopt);
+}
+
+// A wait that runs out leaves the queue: a later release must not spend its
+// one wake-up on a thread that stopped waiting.
+TEST_F(ReentrantWatchdogTest, TimedOutWaiterLeavesTheQueue) {
+  auto holder = make(cfg(30s));
+  auto waiter = make(cfg(30s));
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  std::thread([&] { EXPECT_EQ(waiter->try_acquire(100ms), Acquire::timed_out); }).join();
+  EXPECT_EQ(run({"ZCARD", holder->waiters_key()}).integer(), 0);
+  EXPECT_EQ(holder->release(), Release::released);
+}
+
 TEST_F(ReentrantWatchdogTest, RenewalFindingTheKeyGoneCountsALostLease) {
   auto holder = make(cfg(300ms));
   auto admin_lock = make(cfg(300ms));
@@ -376,20 +502,30 @@ TEST_F(ReentrantWatchdogTest, OneHungServerDoesNotLetAnotherServersLeaseLapse) {
 // Seed 000: Redisson's unlock of a missing key publishes the unlock message.
 // We publish too (waiters may go), but answer already_expired, not released
 // (documented departure, docs/generations.md).
+// Both wake-up modes: broadcast (Redisson's channel) and queued (the oldest
+// waiter's own channel; here a bare listener queued by hand).
 TEST_F(ReentrantWatchdogTest, ReleaseOfAMissingKeyPublishesLikeRedissonButSaysAlreadyExpired) {
-  auto lock = make(cfg(10s));
-  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
-  run({"DEL", kKey});
-  auto listener = redis::Connection::connect(server().connection_options());
-  ASSERT_TRUE(listener);
-  ASSERT_TRUE(listener->send({"SUBSCRIBE", lock->channel()}));
-  ASSERT_TRUE(listener->read_until(Clock::now() + 5s)) << "SUBSCRIBE confirmed";
+  for (const bool redisson_compatible : {true, false}) {
+    SCOPED_TRACE(redisson_compatible ? "broadcast" : "queued");
+    LockConfig c = cfg(10s);
+    c.redisson_compatible = redisson_compatible;
+    auto lock = make(c);
+    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
+    run({"DEL", kKey});
+    auto listener = redis::Connection::connect(server().connection_options());
+    ASSERT_TRUE(listener);
+    const std::string channel = redisson_compatible ? lock->channel() : lock->waiter_channel("listener:1");
+    if (!redisson_compatible) run({"ZADD", lock->waiters_key(), "0", "listener:1"});
+    ASSERT_TRUE(listener->send({"SUBSCRIBE", channel}));
+    ASSERT_TRUE(listener->read_until(Clock::now() + 5s)) << "SUBSCRIBE confirmed";
 
-  EXPECT_EQ(lock->release(), Release::already_expired);
-  auto message = listener->read_until(Clock::now() + 5s);
-  ASSERT_TRUE(message) << "no unlock message: " << message.error().message;
-  ASSERT_TRUE(message->is_array());
-  EXPECT_EQ(message->element(0).text(), "message");
+    EXPECT_EQ(lock->release(), Release::already_expired);
+    auto message = listener->read_until(Clock::now() + 5s);
+    ASSERT_TRUE(message) << "no unlock message: " << message.error().message;
+    ASSERT_TRUE(message->is_array());
+    EXPECT_EQ(message->element(0).text(), "message");
+    EXPECT_EQ(message->element(2).text(), "0");
+  }
 }
 
 // Seed 000: forceUnlockAsync() cancels the renewal BEFORE its script. Checked
