@@ -249,11 +249,15 @@ TEST(SlowHolder, WithoutAWatchdogTheLeaseRunsOut) {
 }
 
 TEST(ClockSkew, AContenderAheadStealsAGetsetTimestampLock) {
+  // The skewed client 1 steals whenever client 0 holds. Client 0 must get the
+  // lock at all: client 1 re-acquires right after its own release, so client 0
+  // polls every ms (a ~1-in-10 chance per handoff, over ~100 handoffs).
   RunOptions options = small_run("getset-timestamp", {"clock-skew:client=1:offset=5000"});
   options.clients = 2;
-  options.ops = 100;
+  options.ops = 200;
   options.hold_ms = 5;
   options.wait_ms = 200;
+  options.retry_ms = 1;
   const json d = measured(options);
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
   EXPECT_GT(d["safety"]["overlaps"].get<int>(), 0);
