@@ -128,6 +128,14 @@ TEST(StepActions, PauseNeedsALengthOrACondition) {
   ASSERT_TRUE(until) << why;
   EXPECT_EQ(until->pause.until, PauseRule::Until::expired);
   EXPECT_FALSE(parse_step_action("p:pause-until=soon", &why));
+
+  RunOptions options;
+  options.lock = "setnx";
+  options.mode = ClientMode::thread;
+  options.steps = {*timed};
+  const auto problem = validate(options);
+  ASSERT_TRUE(problem) << "stopping a thread would stop the coordinator with it";
+  EXPECT_NE(problem->find("--mode process"), std::string::npos) << *problem;
 }
 
 // --- faults against real servers --------------------------------------------------------
