@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | report      (each with --help)
+//   locklab list | scenarios | run | compare | merge | report      (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compare.h"
+#include "multihost.h"
 #include "registry.h"
 #include "report.h"
 #include "results.h"
@@ -206,6 +207,39 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
   return kOk;
 }
 
+// `locklab merge`: the hosts' documents of one --run-id run, combined (multihost.h).
+int merge_files(const std::vector<std::string>& files, const std::string& out) {
+  RunDocuments runs;
+  for (const auto& file : files) {
+    auto document = load_run(file);
+    if (!document) return complain(kUsage, document.error().message);
+    runs.push_back(std::move(*document));
+  }
+  Result<nlohmann::json> merged = Error{ErrorKind::usage, "not merged"};
+  try {
+    merged = merge_runs(runs);
+  } catch (const nlohmann::json::exception& e) {
+    return complain(kUsage, std::string("not a multi-host run document: ") + e.what());
+  }
+  if (!merged) return complain(kUsage, merged.error().message);
+  const auto& m = *merged;
+  std::printf("run %s, %s on %zu hosts: %s - %lld acquisitions, counter %lld of %lld confirmed, oracle max occupancy %lld\n",
+              m["run_id"].get<std::string>().c_str(), m["lock"].get<std::string>().c_str(), m["hosts"].size(),
+              m["verdict"].get<std::string>().c_str(), m["acquired"].get<long long>(),
+              m["counter"]["final"].get<long long>(), m["counter"]["confirmed"].get<long long>(),
+              m["oracle"]["max_occupancy"].get<long long>());
+  for (const auto& reason : m["verdict_reasons"]) std::printf("  - %s\n", reason.get<std::string>().c_str());
+  if (!out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (auto written = write_json_atomically(out + "/merged.json", m); !written)
+      return complain(kRuntime, written.error().message);
+    if (auto written = write_report(runs, out); !written) return complain(kRuntime, written.error().message);
+    std::printf("Merged: %s/merged.json; per-host report: %s/report.md\n", out.c_str(), out.c_str());
+  }
+  return m["verdict"] == "error" ? kRuntime : kOk;
+}
+
 // Two lines per scenario binary (harness/scenario_catalog.cpp): what it tells;
 // where the articles tell it and each lock with what the lesson expects of it
 // (race: the story's failure happens; fixed: the same story, no failure).
@@ -256,6 +290,17 @@ int main(int argc, char** argv) {
                   "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
       ->check(checked_by(step_problem, ""));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
+  run->add_option("--run-id", run_options.run_id, "Several client hosts: the run id every host shares (with --oracle)");
+  run->add_option_function<std::string>(
+         "--oracle", [&run_options](const std::string& text) { run_options.oracle = parse_endpoints(text, nullptr).value().front(); },
+         "With --run-id: the oracle Redis HOST:PORT (barriers, cross-host occupancy; never faulted)")
+      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));
+  run->add_option("--hosts", run_options.hosts, "With --run-id: how many hosts take part (the start barrier waits for all)")
+      ->check(within(bounds::hosts))
+      ->capture_default_str();
+  run->add_option("--barrier-timeout", run_options.barrier_timeout_ms, "With --run-id: ms a host waits for the others")
+      ->check(within(bounds::barrier_timeout_ms))
+      ->capture_default_str();
 
   auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");
   CompareOptions compare_options;
@@ -264,6 +309,12 @@ int main(int argc, char** argv) {
   cmp->add_option("--lock", compare_options.locks, "Only these generations (repeatable)")
       ->check(checked_by(unknown_lock, "NAME"));
   auto* compare_duration = add_workload_flags(*cmp, compare_options.base);
+
+  auto* mrg = app.add_subcommand("merge", "Combine the per-host result JSON files of one --run-id run");
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+  mrg->add_option("results", merge_inputs, "Per-host run result JSON files")->required()->check(CLI::ExistingFile);
+  mrg->add_option("--out", merge_out, "Write merged.json and the per-host report here");
 
   auto* rep = app.add_subcommand("report", "Render run result JSON files into report.md + report.html");
   std::vector<std::string> files;
@@ -277,7 +328,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
-    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare or report; see: locklab --help)");
+    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare, merge or report; see: locklab --help)");
 
   try {
     app.parse(argc, argv);
@@ -309,6 +360,7 @@ int main(int argc, char** argv) {
       return compare_all(compare_options);
     }
     if (rep->parsed()) return report_files(files, report_out);
+    if (mrg->parsed()) return merge_files(merge_inputs, merge_out);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash
     return complain(kRuntime, std::string("internal error: ") + e.what());
   }

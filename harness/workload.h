@@ -23,6 +23,7 @@
 
 #include "history.h"
 #include "lock.h"
+#include "multihost.h"
 #include "nemesis.h"
 
 namespace locklab::harness {
@@ -44,6 +45,9 @@ struct WorkloadConfig {
   std::chrono::milliseconds wait{0};  // bound of each try_acquire()
   std::chrono::milliseconds setup_timeout{15'000};
   bool progress = false;  // a progress line on stderr
+  // Multi-host runs: every critical section also enters/leaves the cross-host
+  // occupancy oracle (multihost.h).
+  std::optional<OracleConfig> oracle;
 };
 
 struct WorkloadOutcome {
