@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | merge | report      (each with --help)
+//   locklab list | scenarios | run | compare | merge | failover | report      (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include "results.h"
 #include "run.h"
 #include "scenario_catalog.h"
+#include "sentinel.h"
 
 namespace {
 
@@ -240,6 +241,30 @@ int merge_files(const std::vector<std::string>& files, const std::string& out) {
   return m["verdict"] == "error" ? kRuntime : kOk;
 }
 
+// `locklab failover`: the Sentinel failover trial (sentinel.h), `runs` times,
+// with the double grants counted.
+int failover_trials(const FailoverTrial& trial, int runs) {
+  const Generation* generation = find_generation(trial.lock);
+  if (!generation->capabilities.uses_redis || generation->capabilities.multi_node)
+    return complain(kUsage, "--lock: failover needs a single-master lock, not " + trial.lock);
+  if (trial.wait_replicas > 0 && !generation->capabilities.honours_wait_replicas)
+    return complain(kUsage, "--wait-replicas: " + trial.lock + " has no WAIT guard");
+  int double_grants = 0;
+  for (int run = 1; run <= runs; ++run) {
+    auto outcome = run_failover_trial(trial);
+    if (!outcome) return complain(kRuntime, "run " + std::to_string(run) + ": " + outcome.error().message);
+    double_grants += outcome->double_grants;
+    std::printf("run %d: A %s (%llu replication bytes held); master %s killed, Sentinel promoted %s; B %s: %s\n", run,
+                outcome->first_acquire.c_str(), static_cast<unsigned long long>(outcome->held_bytes),
+                outcome->old_master.to_string().c_str(), outcome->new_master.to_string().c_str(),
+                outcome->second_acquire.c_str(), outcome->verdict.verdict.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("%s, --wait-replicas %d: %d double grant(s) in %d run(s)\n", trial.lock.c_str(), trial.wait_replicas,
+              double_grants, runs);
+  return kOk;
+}
+
 // Two lines per scenario binary (harness/scenario_catalog.cpp): what it tells;
 // where the articles tell it and each lock with what the lesson expects of it
 // (race: the story's failure happens; fixed: the same story, no failure).
@@ -290,6 +315,12 @@ int main(int argc, char** argv) {
                   "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
       ->check(checked_by(step_problem, ""));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
+  run->add_option_function<std::string>(
+         "--sentinel", [&run_options](const std::string& text) { run_options.sentinels = parse_endpoints(text, nullptr).value(); },
+         "Sentinels HOST:PORT[,...]: lock on the master they name (instead of --redis)")
+      ->check(checked_by(endpoints_problem, "HOST:PORT[,...]"));
+  run->add_option("--sentinel-master", run_options.sentinel_master, "With --sentinel: the monitored master's name")
+      ->capture_default_str();
   run->add_option("--run-id", run_options.run_id, "Several client hosts: the run id every host shares (with --oracle)");
   run->add_option_function<std::string>(
          "--oracle", [&run_options](const std::string& text) { run_options.oracle = parse_endpoints(text, nullptr).value().front(); },
@@ -316,6 +347,19 @@ int main(int argc, char** argv) {
   mrg->add_option("results", merge_inputs, "Per-host run result JSON files")->required()->check(CLI::ExistingFile);
   mrg->add_option("--out", merge_out, "Write merged.json and the per-host report here");
 
+  auto* fo = app.add_subcommand("failover", "Sentinel failover: the master dies holding a lock its replica never got");
+  FailoverTrial failover_trial;
+  int failover_runs = 1;
+  fo->add_option("--lock", failover_trial.lock, "Generation (single master)")
+      ->check(checked_by(unknown_lock, "NAME"))
+      ->capture_default_str();
+  fo->add_option("--wait-replicas", failover_trial.wait_replicas, "The WAIT guard: replicas to wait for after acquiring")
+      ->check(within(bounds::wait_replicas))
+      ->capture_default_str();
+  fo->add_option("--runs", failover_runs, "Trials (each starts its own master, replica and 3 sentinels)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+
   auto* rep = app.add_subcommand("report", "Render run result JSON files into report.md + report.html");
   std::vector<std::string> files;
   std::string report_out;
@@ -328,7 +372,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
-    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare, merge or report; see: locklab --help)");
+    return complain(kUsage, std::string("unknown command '") + argv[1] + "' (expected list, scenarios, run, compare, merge, failover or report; see: locklab --help)");
 
   try {
     app.parse(argc, argv);
@@ -361,6 +405,7 @@ int main(int argc, char** argv) {
     }
     if (rep->parsed()) return report_files(files, report_out);
     if (mrg->parsed()) return merge_files(merge_inputs, merge_out);
+    if (fo->parsed()) return failover_trials(failover_trial, failover_runs);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash
     return complain(kRuntime, std::string("internal error: ") + e.what());
   }

@@ -48,6 +48,10 @@ struct RunOptions {
   std::optional<redis::Endpoint> oracle;  // with run_id
   int hosts = 1;
   int barrier_timeout_ms = 60'000;        // how long a host waits for the others
+  // An existing Sentinel deployment: the lock server is the master these
+  // sentinels name (SENTINEL get-master-addr-by-name), asked once at the start.
+  std::vector<redis::Endpoint> sentinels;
+  std::string sentinel_master = "mymaster";
 };
 
 // `compare --quick`: about one second per generation (CI). Every other value of

@@ -6,6 +6,7 @@
 #include "counter_resource.h"
 #include "metrics.h"
 #include "multihost.h"
+#include "redis/sentinel.h"
 #include "redis_server.h"
 #include "registry.h"
 #include "results.h"
@@ -170,8 +171,22 @@ nlohmann::json multihost_block(const RunOptions& options, const Result<OracleRea
 
 }  // namespace
 
-Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
-  if (auto problem = validate(options)) return Error{ErrorKind::usage, *problem};
+// --sentinel: the run uses the master the sentinels name now, as if given with --redis.
+Result<RunOptions> resolve_sentinel_master(RunOptions options) {
+  if (options.sentinels.empty()) return options;
+  std::vector<redis::ConnectionOptions> sentinels;
+  for (const auto& endpoint : options.sentinels) sentinels.push_back(coordinator_options(endpoint));
+  auto master = redis::discover_master(sentinels, options.sentinel_master);
+  if (!master) return Error{ErrorKind::io, "--sentinel: " + master.error().message};
+  options.redis = {*master};
+  return options;
+}
+
+Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
+  if (auto problem = validate(given)) return Error{ErrorKind::usage, *problem};
+  auto resolved = resolve_sentinel_master(given);
+  if (!resolved) return resolved.error();
+  const RunOptions& options = *resolved;
   const Generation& generation = *find_generation(options.lock);
 
   auto servers = provide_servers(options, generation);
