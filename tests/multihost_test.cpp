@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "options.h"
 #include "redis_server.h"
 
 #ifndef LOCKLAB_BINARY
@@ -133,6 +134,25 @@ TEST_F(MultiHost, RunIdNeedsAnOracleAndMergeNeedsMultiHostDocuments) {
   const Outcome merged = locklab("merge " + path("single.json"), "merge");
   EXPECT_EQ(merged.exit_code, 2);
   EXPECT_NE(merged.err.find("not a --run-id run"), std::string::npos) << merged.err;
+}
+
+TEST(MultiHostOptions, EachTopologyOptionNeedsItsPartners) {
+  harness::RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.run_id = "r";
+  EXPECT_EQ(harness::validate(options), "--run-id needs --oracle (the barrier and the occupancy oracle)");
+  options.oracle = redis::Endpoint{};
+  EXPECT_EQ(harness::validate(options), "--run-id needs --redis or --sentinel (every host must use the same servers)");
+  options.sentinels = {redis::Endpoint{}};
+  EXPECT_EQ(harness::validate(options), std::nullopt);
+  options.redis = {redis::Endpoint{}};
+  EXPECT_EQ(harness::validate(options), "--sentinel and --redis exclude each other");
+  options.sentinels.clear();
+  options.run_id.clear();
+  EXPECT_EQ(harness::validate(options), "--oracle needs --run-id");
+  options.oracle.reset();
+  options.hosts = 2;
+  EXPECT_EQ(harness::validate(options), "--hosts needs --run-id");
 }
 
 }  // namespace

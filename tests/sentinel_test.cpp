@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "redis/sentinel.h"
+#include "run.h"
 #include "sentinel.h"
 
 namespace locklab::testing {
@@ -41,6 +42,32 @@ TEST(SentinelDiscovery, RediscoveryIsForLostConnectionsAndReadonlyReplies) {
   EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::reply, "READONLY You can't write against a read only replica."}));
   EXPECT_FALSE(redis::needs_rediscovery(Error{ErrorKind::reply, "ERR wrong number of arguments"}));
   EXPECT_FALSE(redis::needs_rediscovery(Error{ErrorKind::usage, "empty key"}));
+}
+
+// `locklab run --sentinel`: measure() locks on the master the sentinels name,
+// before the failover and, asked again, on the promoted replica after it.
+TEST(SentinelDiscovery, RunLocksOnTheMasterTheSentinelsName) {
+  auto topology = harness::SentinelTopology::start();
+  ASSERT_TRUE(topology) << topology.error().message;
+  harness::RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.ops = 20;
+  options.mode = harness::ClientMode::thread;
+  options.sentinel_master = "m";
+  for (const auto& sentinel : (*topology)->sentinels()) options.sentinels.push_back(sentinel.endpoint);
+
+  auto before = harness::measure(options);
+  ASSERT_TRUE(before) << before.error().message;
+  EXPECT_EQ((*before)["verdict"], "safe");
+  EXPECT_EQ((*before)["config"]["redis"][0], (*topology)->replication().master().endpoint().to_string());
+
+  auto promoted = (*topology)->kill_master();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  auto after = harness::measure(options);
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ((*after)["verdict"], "safe");
+  EXPECT_EQ((*after)["config"]["redis"][0], promoted->to_string());
 }
 
 TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
