@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | report | scale      (each with --help)
+//   locklab list | scenarios | run | compare | report | scale | merge | failover      (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -15,12 +15,14 @@
 
 #include "compare.h"
 #include "faults.h"
+#include "multihost.h"
 #include "registry.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
 #include "scale.h"
 #include "scenario_catalog.h"
+#include "sentinel.h"
 
 namespace {
 
@@ -221,6 +223,63 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
   return kOk;
 }
 
+// `locklab merge`: the hosts' documents of one --run-id run, combined (multihost.h).
+int merge_files(const std::vector<std::string>& files, const std::string& out) {
+  RunDocuments runs;
+  for (const auto& file : files) {
+    auto document = load_run(file);
+    if (!document) return complain(kUsage, document.error().message);
+    runs.push_back(std::move(*document));
+  }
+  Result<nlohmann::json> merged = Error{ErrorKind::usage, "not merged"};
+  try {
+    merged = merge_runs(runs);
+  } catch (const nlohmann::json::exception& e) {
+    return complain(kUsage, std::string("not a multi-host run document: ") + e.what());
+  }
+  if (!merged) return complain(kUsage, merged.error().message);
+  const auto& m = *merged;
+  std::printf("run %s, %s on %zu hosts: %s - %lld acquisitions, counter %lld of %lld confirmed, oracle max occupancy %lld\n",
+              m["run_id"].get<std::string>().c_str(), m["lock"].get<std::string>().c_str(), m["hosts"].size(),
+              m["verdict"].get<std::string>().c_str(), m["acquired"].get<long long>(),
+              m["counter"]["final"].get<long long>(), m["counter"]["confirmed"].get<long long>(),
+              m["oracle"]["max_occupancy"].get<long long>());
+  for (const auto& reason : m["verdict_reasons"]) std::printf("  - %s\n", reason.get<std::string>().c_str());
+  if (!out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (auto written = write_json_atomically(out + "/merged.json", m); !written)
+      return complain(kRuntime, written.error().message);
+    if (auto written = write_report(runs, out); !written) return complain(kRuntime, written.error().message);
+    std::printf("Merged: %s/merged.json; per-host report: %s/report.md\n", out.c_str(), out.c_str());
+  }
+  return m["verdict"] == "error" ? kRuntime : kOk;
+}
+
+// `locklab failover`: the Sentinel failover trial (sentinel.h), `runs` times,
+// with the double grants counted.
+int failover_trials(const FailoverTrial& trial, int runs) {
+  const Generation* generation = find_generation(trial.lock);
+  if (!generation->capabilities.uses_redis || generation->capabilities.multi_node)
+    return complain(kUsage, "--lock: failover needs a single-master lock, not " + trial.lock);
+  if (trial.wait_replicas > 0 && !generation->capabilities.honours_wait_replicas)
+    return complain(kUsage, "--wait-replicas: " + trial.lock + " has no WAIT guard");
+  int double_grants = 0;
+  for (int run = 1; run <= runs; ++run) {
+    auto outcome = run_failover_trial(trial);
+    if (!outcome) return complain(kRuntime, "run " + std::to_string(run) + ": " + outcome.error().message);
+    double_grants += outcome->double_grants;
+    std::printf("run %d: A %s (%llu replication bytes held); master %s killed, Sentinel promoted %s; B %s: %s\n", run,
+                outcome->first_acquire.c_str(), static_cast<unsigned long long>(outcome->held_bytes),
+                outcome->old_master.to_string().c_str(), outcome->new_master.to_string().c_str(),
+                outcome->second_acquire.c_str(), outcome->verdict.verdict.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("%s, --wait-replicas %d: %d double grant(s) in %d run(s)\n", trial.lock.c_str(), trial.wait_replicas,
+              double_grants, runs);
+  return kOk;
+}
+
 // Two lines per scenario binary (harness/scenario_catalog.cpp): what it tells;
 // where the articles tell it and each lock with what the lesson expects of it
 // (race: the story's failure happens; fixed: the same story, no failure).
@@ -276,6 +335,23 @@ int main(int argc, char** argv) {
   run->add_option("--fault", run_options.faults, fault_help)
       ->check(checked_by([](const std::string& spec) { return fault_spec_problem(spec); }, "SPEC"));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
+  run->add_option_function<std::string>(
+         "--sentinel", [&run_options](const std::string& text) { run_options.sentinels = parse_endpoints(text, nullptr).value(); },
+         "Sentinels HOST:PORT[,...]: lock on the master they name (instead of --redis)")
+      ->check(checked_by(endpoints_problem, "HOST:PORT[,...]"));
+  run->add_option("--sentinel-master", run_options.sentinel_master, "With --sentinel: the monitored master's name")
+      ->capture_default_str();
+  run->add_option("--run-id", run_options.run_id, "Several client hosts: the run id every host shares (with --oracle)");
+  run->add_option_function<std::string>(
+         "--oracle", [&run_options](const std::string& text) { run_options.oracle = parse_endpoints(text, nullptr).value().front(); },
+         "With --run-id: the oracle Redis HOST:PORT (barriers, cross-host occupancy; never faulted)")
+      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));
+  run->add_option("--hosts", run_options.hosts, "With --run-id: how many hosts take part (the start barrier waits for all)")
+      ->check(within(bounds::hosts))
+      ->capture_default_str();
+  run->add_option("--barrier-timeout", run_options.barrier_timeout_ms, "With --run-id: ms a host waits for the others")
+      ->check(within(bounds::barrier_timeout_ms))
+      ->capture_default_str();
 
   auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");
   CompareOptions compare_options;
@@ -284,6 +360,25 @@ int main(int argc, char** argv) {
   cmp->add_option("--lock", compare_options.locks, "Only these generations (repeatable)")
       ->check(checked_by(unknown_lock, "NAME"));
   auto* compare_duration = add_workload_flags(*cmp, compare_options.base);
+
+  auto* mrg = app.add_subcommand("merge", "Combine the per-host result JSON files of one --run-id run");
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+  mrg->add_option("results", merge_inputs, "Per-host run result JSON files")->required()->check(CLI::ExistingFile);
+  mrg->add_option("--out", merge_out, "Write merged.json and the per-host report here");
+
+  auto* fo = app.add_subcommand("failover", "Sentinel failover: the master dies holding a lock its replica never got");
+  FailoverTrial failover_trial;
+  int failover_runs = 1;
+  fo->add_option("--lock", failover_trial.lock, "Generation (single master)")
+      ->check(checked_by(unknown_lock, "NAME"))
+      ->capture_default_str();
+  fo->add_option("--wait-replicas", failover_trial.wait_replicas, "The WAIT guard: replicas to wait for after acquiring")
+      ->check(within(bounds::wait_replicas))
+      ->capture_default_str();
+  fo->add_option("--runs", failover_runs, "Trials (each starts its own master, replica and 3 sentinels)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
 
   auto* rep = app.add_subcommand("report", "Render run result JSON files into report.md + report.html");
   std::vector<std::string> files;
@@ -366,6 +461,8 @@ int main(int argc, char** argv) {
       scale_options.base.command = command_line(argc, argv);
       return scale_sweep(scale_options);
     }
+    if (mrg->parsed()) return merge_files(merge_inputs, merge_out);
+    if (fo->parsed()) return failover_trials(failover_trial, failover_runs);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash
     return complain(kRuntime, std::string("internal error: ") + e.what());
   }

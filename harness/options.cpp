@@ -88,6 +88,8 @@ std::optional<std::string> validate(const RunOptions& options) {
       {bounds::stall_ms, options.stall_ms},
       {bounds::wait_replicas, options.wait_replicas},
       {bounds::wait_replicas_timeout_ms, options.wait_replicas_timeout_ms},
+      {bounds::hosts, options.hosts},
+      {bounds::barrier_timeout_ms, options.barrier_timeout_ms},
   });
   for (const auto& [bound, value] : numbers)
     if (auto problem = out_of_bounds(bound, value)) return problem;
@@ -95,6 +97,14 @@ std::optional<std::string> validate(const RunOptions& options) {
   for (const auto& endpoint : options.redis)
     if (endpoint.port <= 0 || endpoint.port > 65535) return "--redis: bad port in " + endpoint.to_string();
   if (options.counter_redis && options.redis.empty()) return "--counter-redis needs --redis";
+  if (!options.sentinels.empty() && !options.redis.empty()) return "--sentinel and --redis exclude each other";
+  if (!options.sentinels.empty() && generation.capabilities.multi_node)
+    return "--sentinel names one master; " + options.lock + " needs several (--redis)";
+  if (options.oracle && options.run_id.empty()) return "--oracle needs --run-id";
+  if (!options.run_id.empty() && !options.oracle) return "--run-id needs --oracle (the barrier and the occupancy oracle)";
+  if (!options.run_id.empty() && options.redis.empty() && options.sentinels.empty())
+    return "--run-id needs --redis or --sentinel (every host must use the same servers)";
+  if (options.hosts > 1 && options.run_id.empty()) return "--hosts needs --run-id";
   for (const auto& step : options.steps) {
     if (step.client >= options.clients)
       return "--step " + step.point + ": client " + std::to_string(step.client) + " does not exist (--clients " +

@@ -43,6 +43,16 @@ struct RunOptions {
   std::string json_path;  // recorded in config only; the caller writes
   std::string command;    // the command line that asked for this run, recorded for reproduction
   bool expect_safe = false;  // recorded in config only; the CLI decides the exit code
+  // Several client hosts (multihost.h): the same run id on every host, the
+  // oracle Redis for the barriers and the occupancy oracle, and how many hosts.
+  std::string run_id;                     // empty: a single-host run
+  std::optional<redis::Endpoint> oracle;  // with run_id
+  int hosts = 1;
+  int barrier_timeout_ms = 60'000;        // how long a host waits for the others
+  // An existing Sentinel deployment: the lock server is the master these
+  // sentinels name (SENTINEL get-master-addr-by-name), asked once at the start.
+  std::vector<redis::Endpoint> sentinels;
+  std::string sentinel_master = "mymaster";
 };
 
 // `compare --quick`: about one second per generation (CI). Every other value of
@@ -73,6 +83,8 @@ inline constexpr Bound nodes{"--nodes", 1, 15, ""};
 inline constexpr Bound stall_ms{"--stall", 0, 86'400'000, " ms"};
 inline constexpr Bound wait_replicas{"--wait-replicas", 0, 5, ""};
 inline constexpr Bound wait_replicas_timeout_ms{"--wait-replicas-timeout", 1, kNone, " ms"};
+inline constexpr Bound hosts{"--hosts", 1, 1024, ""};
+inline constexpr Bound barrier_timeout_ms{"--barrier-timeout", 1, 86'400'000, " ms"};
 }  // namespace bounds
 
 // What the bound asks for, without the flag: "must be between 1 and 256".

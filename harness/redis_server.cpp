@@ -210,6 +210,7 @@ Status RedisServer::launch(int port) {
                                 "--save", "", "--appendonly", "no", "--enable-debug-command", "local",
                                 // a replica would otherwise wait 5 s before its first sync
                                 "--repl-diskless-sync-delay", "0"};
+  if (!options_.config_file.empty()) args.insert(args.begin() + 1, options_.config_file);
   if (options_.replica_of) {
     args.insert(args.end(), {"--replicaof", options_.replica_of->host, std::to_string(options_.replica_of->port)});
     if (!options_.password.empty()) args.insert(args.end(), {"--masterauth", options_.password});

@@ -23,6 +23,9 @@ namespace locklab::harness {
 
 struct ServerOptions {
   std::string binary;                        // empty = $LOCKLAB_REDIS_SERVER, then PATH, then /usr/bin
+  // A config file given as the first argument (absolute path). Sentinel needs
+  // one it can rewrite: {"--sentinel"} in extra_args + this = a sentinel.
+  std::string config_file;
   std::optional<redis::Endpoint> replica_of;  // start as a replica of this master
   std::string password;                      // --requirepass
   std::vector<std::string> extra_args;       // e.g. {"--appendonly", "yes"}

@@ -6,6 +6,8 @@
 #include "counter_resource.h"
 #include "faults.h"
 #include "metrics.h"
+#include "multihost.h"
+#include "redis/sentinel.h"
 #include "redis_server.h"
 #include "registry.h"
 #include "results.h"
@@ -173,10 +175,41 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   return errors;
 }
 
+OracleConfig oracle_config(const RunOptions& options) {
+  return OracleConfig{coordinator_options(*options.oracle), options.run_id};
+}
+
+// The document's "multihost" block: what this host and the oracle saw.
+nlohmann::json multihost_block(const RunOptions& options, const Result<OracleReading>& reading,
+                               const std::optional<std::int64_t>& counter_final, std::int64_t confirmed) {
+  return {{"run_id", options.run_id},
+          {"host", host_label()},
+          {"hosts", options.hosts},
+          {"oracle", options.oracle->to_string()},
+          {"max_occupancy", reading ? reading->max_occupancy : -1},
+          {"overlapped_entries", reading ? reading->overlapped_entries : -1},
+          {"counter_final", counter_final ? nlohmann::json(*counter_final) : nlohmann::json(nullptr)},
+          {"confirmed_increments", confirmed}};
+}
+
 }  // namespace
 
-Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
-  if (auto problem = validate(options)) return Error{ErrorKind::usage, *problem};
+// --sentinel: the run uses the master the sentinels name now, as if given with --redis.
+Result<RunOptions> resolve_sentinel_master(RunOptions options) {
+  if (options.sentinels.empty()) return options;
+  std::vector<redis::ConnectionOptions> sentinels;
+  for (const auto& endpoint : options.sentinels) sentinels.push_back(coordinator_options(endpoint));
+  auto master = redis::discover_master(sentinels, options.sentinel_master);
+  if (!master) return Error{ErrorKind::io, "--sentinel: " + master.error().message};
+  options.redis = {*master};
+  return options;
+}
+
+Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
+  if (auto problem = validate(given)) return Error{ErrorKind::usage, *problem};
+  auto resolved = resolve_sentinel_master(given);
+  if (!resolved) return resolved.error();
+  const RunOptions& options = *resolved;
   const Generation& generation = *find_generation(options.lock);
 
   // Every nemesis of the run in one set: the --fault specs, the --step
@@ -190,10 +223,25 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
     if (auto ok = reachable(server); !ok) return ok.error();
   if (auto ok = reachable(servers->counter); !ok) return ok.error();
 
-  // A clean slate: no lock left from an earlier run, counter from zero.
-  for (const auto& server : servers->lock) (void)ask(server, {"DEL", options.key});
+  // Several hosts: join the run on the oracle (multihost.h).
+  const milliseconds barrier_timeout{options.barrier_timeout_ms};
+  std::optional<HostCoordinator> coordinator;
+  if (!options.run_id.empty()) {
+    auto joined = HostCoordinator::join(oracle_config(options), options.hosts);
+    if (!joined) return joined.error();
+    coordinator.emplace(std::move(joined).value());
+  }
+
+  // A clean slate: no lock left from an earlier run, counter from zero (once
+  // per run: with several hosts, the first to arrive does it).
   CounterResource counter(servers->counter);
-  if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
+  auto clean_slate = [&]() -> Status {
+    for (const auto& server : servers->lock) (void)ask(server, {"DEL", options.key});
+    if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
+    return Done{};
+  };
+  if (auto clean = coordinator ? coordinator->arrive(clean_slate, barrier_timeout) : clean_slate(); !clean)
+    return clean.error();
 
   std::string why;
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
@@ -216,14 +264,21 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
 
   // Server commands are counted from the moment every client is set up.
   Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
-  auto snapshot = [&] { before = commands_served(servers->lock); };
+  Status started_together = Done{};
+  auto snapshot = [&] {
+    if (coordinator) started_together = coordinator->start_barrier(barrier_timeout);  // every host's clients are ready
+    before = commands_served(servers->lock);
+  };
   WorkloadConfig workload = workload_config(options, *servers);
   workload.fault_allowance = active.allowance(context.ttl) + steps.allowance(context.ttl);
+  if (coordinator) workload.oracle = oracle_config(options);
   auto outcome = run_workload(workload, *history, active, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
                                                                  : outcome.error();
 
   // --- judge ------------------------------------------------------------------
+  // Several hosts: the counter is final once every host is done.
+  const Status finished_together = coordinator ? coordinator->end_barrier(barrier_timeout) : Status{Done{}};
   const auto records = history->records();
   const Tally tally = tally_clients(*history, *outcome, options.mode);
   auto after = commands_served(servers->lock);
@@ -239,6 +294,8 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   safety_input.confirmed_increments = confirmed;
   // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
   safety_input.counter_growth = counter_final ? *counter_final : confirmed;
+  // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
+  if (coordinator) safety_input.counter_growth = confirmed;
   safety_input.lock_has_keys = generation.capabilities.uses_redis;
   safety_input.keys_left = keys_left(servers->lock, options.key);
   safety_input.stale_writes_rejected = tally.stale;
@@ -248,6 +305,24 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   if (const auto errors = measurement_errors(tally, *outcome, counter_final); !errors.empty()) {
     verdict.verdict = "error";
     verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
+  }
+
+  Result<OracleReading> reading = Error{ErrorKind::io, "not a multi-host run"};
+  if (coordinator) {
+    reading = coordinator->reading();
+    for (const Status* barrier : {static_cast<const Status*>(&started_together), &finished_together})
+      if (!*barrier) {
+        verdict.verdict = "error";
+        verdict.reasons.insert(verdict.reasons.begin(), "barrier: " + barrier->error().message);
+      }
+    if (!reading) {
+      verdict.verdict = "error";
+      verdict.reasons.insert(verdict.reasons.begin(), "cannot read the oracle: " + reading.error().message);
+    } else if (reading->max_occupancy > 1) {
+      if (verdict.verdict != "error") verdict.verdict = "violation";
+      verdict.reasons.push_back("the oracle saw " + std::to_string(reading->max_occupancy) +
+                                " holders at once across the hosts of run " + options.run_id);
+    }
   }
 
   MetricsInput metrics_input;
@@ -265,7 +340,9 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   Findings findings{generation, facts,   *outcome,  tally,       records, safety,
                     verdict,    metrics, confirmed, final_value, served,  active.name(),
                     active.record(), unavailability_after_crashes(outcome->crashed_ns, records, outcome->end_ns)};
-  return run_document(options, findings);
+  auto document = run_document(options, findings);
+  if (coordinator) document["multihost"] = multihost_block(options, reading, final_value, confirmed);
+  return document;
 }
 
 }  // namespace locklab::harness

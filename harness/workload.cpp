@@ -47,6 +47,15 @@ class Client {
     }
     lock_ = std::move(lock).value();
     counter_.emplace(config_.counter, config_.counter_key);
+    if (config_.oracle) {
+      auto oracle = OccupancyOracle::connect(*config_.oracle);
+      if (!oracle) {
+        history_.set_error(index_, "client " + std::to_string(index_) + ": " + oracle.error().message);
+        history_.header().failed.fetch_add(1);
+        return 1;
+      }
+      oracle_.emplace(std::move(oracle).value());
+    }
     slot_.pid.store(static_cast<std::int32_t>(::getpid()));
 
     history_.header().ready.fetch_add(1);
@@ -114,6 +123,10 @@ class Client {
       return false;
     }
     history_.enter(index_);
+    // A failed oracle command is noted, not fatal: the oracle then undercounts,
+    // and the merged verdict still has the shared counter.
+    if (oracle_)
+      if (auto seen = oracle_->enter(); !seen) history_.set_error(index_, "oracle: " + seen.error().message);
     if (hook_) hook_(kCsEnter);
 
     const auto token = lock_->fencing_token();
@@ -124,6 +137,8 @@ class Client {
     record->write = increment(token, *record);
 
     if (hook_) hook_(kCsExit);
+    if (oracle_)
+      if (auto left = oracle_->leave(); !left) history_.set_error(index_, "oracle: " + left.error().message);
     history_.exit(index_);
     // Stamped after leaving the occupancy count: every recorded interval covers
     // the time the live counter counted it, so the counter never sees a holder
@@ -197,6 +212,7 @@ class Client {
   std::shared_ptr<const WallClock> clock_;
   std::unique_ptr<DistributedLock> lock_;
   std::optional<CounterResource> counter_;
+  std::optional<OccupancyOracle> oracle_;
   std::int64_t want_ns_ = 0;
 };
 

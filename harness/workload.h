@@ -23,6 +23,7 @@
 
 #include "history.h"
 #include "lock.h"
+#include "multihost.h"
 #include "nemesis.h"
 
 namespace locklab::harness {
@@ -48,6 +49,9 @@ struct WorkloadConfig {
   std::chrono::milliseconds setup_timeout{15'000};
   std::chrono::milliseconds fault_allowance{0};  // added to the hard deadline: the longest a fault may stop a client
   bool progress = false;  // a progress line on stderr
+  // Multi-host runs: every critical section also enters/leaves the cross-host
+  // occupancy oracle (multihost.h).
+  std::optional<OracleConfig> oracle;
 };
 
 struct WorkloadOutcome {

@@ -1,0 +1,96 @@
+// Replicated + Sentinel, for real: a master, one replica whose replication
+// stream runs through a TcpProxy (ProxiedReplication: the stream can be held),
+// and three `redis-server --sentinel` processes monitoring the master (quorum 2).
+//
+//   auto topology = SentinelTopology::start();     // every sentinel sees the master, the replica and the others
+//   topology->replication().hold_replication();    // the next write stays in the proxy
+//   ... a client acquires on the master ...
+//   auto promoted = topology->kill_master();       // SIGKILL, held bytes lost, wait for Sentinel's promotion
+//   ... a client that asks the sentinels now finds the replica, without the lock ...
+//
+// Sentinel itself promotes the replica (no REPLICAOF NO ONE from us): the time
+// from the crash to the new address is Sentinel's (down-after-milliseconds,
+// election, promotion).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checker.h"
+#include "failover.h"
+#include "redis/connection.h"
+#include "redis_server.h"
+#include "result.h"
+
+namespace locklab::harness {
+
+struct SentinelSettings {
+  std::string master_name = "m";
+  int sentinels = 3;
+  int quorum = 2;
+  std::chrono::milliseconds down_after{500};
+  // Long on purpose: after failover-timeout a sentinel "fixes" a replica whose
+  // master address differs from the monitored one (+fix-slave-config) and would
+  // point ours past the proxy. One replica is promoted well within it anyway.
+  std::chrono::milliseconds failover_timeout{60'000};
+  std::chrono::milliseconds ready_timeout{15'000};
+};
+
+class SentinelTopology {
+ public:
+  static Result<std::unique_ptr<SentinelTopology>> start(SentinelSettings settings = {});
+  ~SentinelTopology();
+  SentinelTopology(const SentinelTopology&) = delete;
+  SentinelTopology& operator=(const SentinelTopology&) = delete;
+
+  ProxiedReplication& replication() { return *replication_; }
+  const std::string& master_name() const { return settings_.master_name; }
+  // How clients reach the sentinels (for redis::discover_master).
+  std::vector<redis::ConnectionOptions> sentinels() const;
+
+  // The master as the sentinels report it now.
+  Result<redis::Endpoint> current_master() const;
+
+  // SIGKILL the master (it never comes back), drop whatever replication bytes
+  // the proxy held, and wait until the sentinels name another master.
+  Result<redis::Endpoint> kill_master(std::chrono::milliseconds timeout = std::chrono::milliseconds{15'000});
+
+ private:
+  SentinelTopology() = default;
+  Status wait_until_ready();
+
+  SentinelSettings settings_;
+  std::unique_ptr<ProxiedReplication> replication_;
+  std::string config_dir_;
+  ServerList sentinels_;
+};
+
+// One run of the failover fault (seed 004 §10, seed 001 §二.5): client A
+// acquires while the replication stream is held, the master dies, Sentinel
+// promotes the replica, client B discovers the new master and acquires the
+// same lock. A's and B's sections are recorded in a SharedHistory and judged
+// by the checker.
+struct FailoverTrial {
+  std::string lock = "lua-safe-delete";
+  int wait_replicas = 0;  // 1 = the WAIT guard
+  std::chrono::milliseconds ttl{10'000};
+  SentinelSettings sentinel;
+};
+
+struct FailoverOutcome {
+  std::string first_acquire;   // A's try_acquire outcome ("acquired", "error" ...)
+  std::string first_error;     // why, when not acquired
+  std::string second_acquire;  // B's, on the promoted master
+  std::string second_error;
+  redis::Endpoint old_master, new_master;
+  std::uint64_t held_bytes = 0;  // replication bytes the proxy held when the master died
+  int double_grants = 0;         // 1 when A and B held the lock at the same time
+  Verdict verdict;               // the checker's
+};
+
+Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial);
+
+}  // namespace locklab::harness

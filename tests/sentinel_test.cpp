@@ -1,0 +1,101 @@
+// Replicated + Sentinel, for real (seed 004 §10, seed 001 §二.5): three
+// `redis-server --sentinel` processes, a master and a replica whose
+// replication stream the TcpProxy holds. The master dies holding a lock the
+// replica never got; Sentinel promotes the replica; a client that asks the
+// sentinels where the master is now gets the same lock: two holders, and the
+// checker says so. The WAIT guard refuses the first acquire instead (and,
+// with no replica left, the second too: safety bought with availability).
+#include <gtest/gtest.h>
+
+#include "redis/sentinel.h"
+#include "run.h"
+#include "sentinel.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(SentinelDiscovery, FindsTheMasterAndFollowsTheFailover) {
+  auto topology = harness::SentinelTopology::start();
+  ASSERT_TRUE(topology) << topology.error().message;
+  auto master = redis::discover_master((*topology)->sentinels(), "m");
+  ASSERT_TRUE(master) << master.error().message;
+  EXPECT_EQ(master->to_string(), (*topology)->replication().master().endpoint().to_string());
+
+  auto unknown = redis::discover_master((*topology)->sentinels(), "no-such-master");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("no master named"), std::string::npos) << unknown.error().message;
+
+  auto promoted = (*topology)->kill_master();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  EXPECT_EQ(promoted->to_string(), (*topology)->replication().replica().endpoint().to_string())
+      << "Sentinel promoted the replica, not something else";
+  auto rediscovered = redis::discover_master((*topology)->sentinels(), "m");
+  ASSERT_TRUE(rediscovered) << rediscovered.error().message;
+  EXPECT_EQ(rediscovered->to_string(), promoted->to_string());
+}
+
+TEST(SentinelDiscovery, RediscoveryIsForLostConnectionsAndReadonlyReplies) {
+  EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::io, "Connection refused"}));
+  EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::closed, "Server closed the connection"}));
+  EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::reply, "READONLY You can't write against a read only replica."}));
+  EXPECT_FALSE(redis::needs_rediscovery(Error{ErrorKind::reply, "ERR wrong number of arguments"}));
+  EXPECT_FALSE(redis::needs_rediscovery(Error{ErrorKind::usage, "empty key"}));
+}
+
+// `locklab run --sentinel`: measure() locks on the master the sentinels name,
+// before the failover and, asked again, on the promoted replica after it.
+TEST(SentinelDiscovery, RunLocksOnTheMasterTheSentinelsName) {
+  auto topology = harness::SentinelTopology::start();
+  ASSERT_TRUE(topology) << topology.error().message;
+  harness::RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.ops = 20;
+  options.mode = harness::ClientMode::thread;
+  options.sentinel_master = "m";
+  for (const auto& sentinel : (*topology)->sentinels()) options.sentinels.push_back(sentinel.endpoint);
+
+  auto before = harness::measure(options);
+  ASSERT_TRUE(before) << before.error().message;
+  EXPECT_EQ((*before)["verdict"], "safe");
+  EXPECT_EQ((*before)["config"]["redis"][0], (*topology)->replication().master().endpoint().to_string());
+
+  auto promoted = (*topology)->kill_master();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  auto after = harness::measure(options);
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ((*after)["verdict"], "safe");
+  EXPECT_EQ((*after)["config"]["redis"][0], promoted->to_string());
+}
+
+TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
+  harness::FailoverTrial trial;
+  auto outcome = harness::run_failover_trial(trial);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  EXPECT_EQ(outcome->first_acquire, "acquired") << outcome->first_error;
+  EXPECT_GT(outcome->held_bytes, 0u) << "the lock's SET must be in the proxy, not on the replica";
+  EXPECT_NE(outcome->new_master.to_string(), outcome->old_master.to_string());
+  EXPECT_EQ(outcome->second_acquire, "acquired") << "the promoted replica never had the lock";
+  EXPECT_EQ(outcome->double_grants, 1);
+  EXPECT_EQ(outcome->verdict.verdict, "violation");
+}
+
+TEST(SentinelFailover, WaitGuardRefusesTheLockTheReplicaNeverGot) {
+  harness::FailoverTrial trial;
+  trial.wait_replicas = 1;
+  auto outcome = harness::run_failover_trial(trial);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  EXPECT_EQ(outcome->first_acquire, "error") << "WAIT 1 returns 0 while replication is held";
+  EXPECT_NE(outcome->first_error.find("only 0 of 1 replica"), std::string::npos) << outcome->first_error;
+  // The guard's price: the promoted master has no replica yet, so it refuses B too
+  // until one rejoins. Nobody holds the lock twice.
+  EXPECT_EQ(outcome->second_acquire, "error");
+  EXPECT_NE(outcome->second_error.find("only 0 of 1 replica"), std::string::npos) << outcome->second_error;
+  EXPECT_EQ(outcome->double_grants, 0);
+  EXPECT_EQ(outcome->verdict.verdict, "safe");
+}
+
+}  // namespace
+}  // namespace locklab::testing
