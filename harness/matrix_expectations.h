@@ -1,0 +1,24 @@
+// The expected class of every generation x fault cell of `locklab matrix`,
+// written down once in code (here) and once in prose (docs/faults.md, "The
+// matrix"), each with a one-line reason. Adapted from the anchors' matrix
+// (/work/shared/anchors/faults.md §(b)) to what our generations actually do.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "matrix.h"
+
+namespace locklab::harness {
+
+struct Expectation {
+  CellClass expected = CellClass::safe;
+  std::string reason;  // one line: why this cell ends this way
+};
+
+// nullopt: nothing is written down for this cell (the matrix counts it as a
+// mismatch, so a new generation or column cannot slip in unexamined).
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
+
+}  // namespace locklab::harness
