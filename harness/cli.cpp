@@ -16,6 +16,7 @@
 #include "compare.h"
 #include "matrix.h"
 #include "matrix_report.h"
+#include "faults.h"
 #include "registry.h"
 #include "report.h"
 #include "results.h"
@@ -255,8 +256,13 @@ int main(int argc, char** argv) {
   run->add_option("--json", json_path, "Write the result document here (atomically)");
   run->add_option("--key", run_options.key, "Lock key")->check(checked_by(key_problem, ""))->capture_default_str();
   run->add_option("--step", run_options.step_specs,
-                  "Step action POINT:pause|crash|delay=MS[:CLIENT[:TIMES]] (repeatable)")
+                  "Step action POINT:pause=MS|pause-until=expired|other-acquired|crash|delay=MS[:CLIENT[:TIMES]] "
+                  "(repeatable)")
       ->check(checked_by(step_problem, ""));
+  std::string fault_help = "Inject a fault NAME[:KEY=VALUE]... (repeatable; docs/faults.md):";
+  for (const auto& line : fault_names()) fault_help += "\n  " + line;
+  run->add_option("--fault", run_options.faults, fault_help)
+      ->check(checked_by([](const std::string& spec) { return fault_spec_problem(spec); }, "SPEC"));
   run->add_flag("--expect-safe", expect_safe, "Exit 3 unless the verdict is safe");
 
   auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");

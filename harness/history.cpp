@@ -130,4 +130,10 @@ std::vector<CsRecord> SharedHistory::records() const {
   return all;
 }
 
+std::optional<CsRecord> SharedHistory::last_record(int client) const {
+  const auto count = static_cast<std::size_t>(slot(client).records.load(std::memory_order_acquire));
+  if (count == 0) return std::nullopt;
+  return records_of(client)[std::min(count, capacity_) - 1];
+}
+
 }  // namespace locklab::harness

@@ -140,6 +140,9 @@ class SharedHistory {
   // when it finished, else now (records() is read after every client is gone).
   // Never earlier: a section is not shortened to hide an overlap.
   std::vector<CsRecord> records() const;
+  // `client`'s latest record as it stands now, read while the run goes on (a
+  // fault's condition "another client got in and wrote"); nullopt: none yet.
+  std::optional<CsRecord> last_record(int client) const;
 
  private:
   SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);

@@ -10,8 +10,8 @@
 #include <map>
 
 #include "compare.h"
+#include "faults.h"
 #include "matrix_expectations.h"
-#include "matrix_injection.h"
 #include "matrix_report.h"
 #include "results.h"
 
@@ -128,7 +128,8 @@ Cell measure_cell(const std::string& dir, const Generation& generation, const Fa
     cell.not_applicable = plan.not_applicable;
   } else {
     plan.options.command = replay_command(plan);
-    auto document = measure_with_faults(plan.options, plan.faults);
+    plan.options.faults = plan.faults;
+    auto document = measure(plan.options);
     if (!document) {
       cell.observed = CellClass::error;
       cell.error = one_line(document.error().message);
@@ -187,6 +188,15 @@ void run_worker(const std::string& dir, const std::vector<Job>& jobs, int worker
     const Cell cell = measure_cell(dir, *jobs[i].generation, *jobs[i].column, quick);
     if (progress) announce(cell, i, jobs.size());
   }
+}
+
+// Why this build cannot inject the column's faults (a fault or key the
+// registry does not know), or nullopt when it can.
+std::optional<std::string> column_not_injectable(const FaultColumn& column) {
+  for (const auto& generation : generations())
+    for (const auto& spec : plan_cell(generation, column, true).faults)
+      if (auto problem = fault_spec_problem(spec)) return *problem;
+  return std::nullopt;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "nemesis.h"
 
+#include "fault_process.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,6 +29,21 @@ bool parse_int(std::string_view text, int& out) {
 
 }  // namespace
 
+std::optional<PauseRule::Until> parse_pause_until(std::string_view word) {
+  if (word == "expired") return PauseRule::Until::expired;
+  if (word == "other-acquired") return PauseRule::Until::other_acquired;
+  return std::nullopt;
+}
+
+const char* pause_until_name(PauseRule::Until until) {
+  switch (until) {
+    case PauseRule::Until::time: return "time";
+    case PauseRule::Until::expired: return "expired";
+    case PauseRule::Until::other_acquired: return "other-acquired";
+  }
+  return "time";
+}
+
 std::optional<StepAction> parse_step_action(std::string_view spec, std::string* why) {
   auto fail = [&](std::string message) -> std::optional<StepAction> {
     if (why) *why = "bad step action '" + std::string(spec) + "': " + message;
@@ -45,12 +62,23 @@ std::optional<StepAction> parse_step_action(std::string_view spec, std::string* 
     next = 1;
   }
   if (point.empty()) return fail("no step point");
-  if (next >= parts.size()) return fail("no action (pause | crash | delay=MS)");
+  if (next >= parts.size()) return fail("no action (pause=MS | pause-until=expired|other-acquired | crash | delay=MS)");
   StepAction action;
   action.point = point;
   const std::string_view kind = parts[next];
   if (kind == "pause") {
+    // A bare pause used to stop the client with nothing to resume it.
+    return fail("pause needs a length or a condition: pause=MS or pause-until=expired|other-acquired");
+  } else if (kind.starts_with("pause=")) {
+    int ms = 0;
+    if (!parse_int(kind.substr(6), ms) || ms < 0) return fail("pause needs a number of ms >= 0");
     action.kind = StepAction::Kind::pause;
+    action.pause.ms = std::chrono::milliseconds{ms};
+  } else if (kind.starts_with("pause-until=")) {
+    const auto until = parse_pause_until(kind.substr(12));
+    if (!until) return fail("pause-until takes expired or other-acquired");
+    action.kind = StepAction::Kind::pause;
+    action.pause.until = *until;
   } else if (kind == "crash") {
     action.kind = StepAction::Kind::crash;
   } else if (kind.starts_with("delay=")) {
@@ -68,24 +96,52 @@ std::optional<StepAction> parse_step_action(std::string_view spec, std::string* 
   return action;
 }
 
-StepHook make_step_hook(std::vector<StepAction> actions, int client) {
-  std::erase_if(actions, [client](const StepAction& a) { return a.client >= 0 && a.client != client; });
+StepHook make_step_hook(std::vector<StepAction> all, int client, std::shared_ptr<ClientParking> parking) {
+  // Each action keeps its index among all of them: it names its parking rule.
+  std::vector<std::pair<std::size_t, StepAction>> actions;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].client < 0 || all[i].client == client) actions.emplace_back(i, std::move(all[i]));
   if (actions.empty()) return {};
   // Hits are counted per client; the hook runs only in that client's thread.
   auto hits = std::make_shared<std::vector<int>>(actions.size(), 0);
-  return [actions = std::move(actions), hits](std::string_view point) {
+  return [actions = std::move(actions), hits, parking, client](std::string_view point) {
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      const StepAction& action = actions[i];
+      const auto& [rule, action] = actions[i];
       if (action.point != point) continue;
       if (action.times > 0 && (*hits)[i] >= action.times) continue;
       ++(*hits)[i];
       switch (action.kind) {
-        case StepAction::Kind::pause: ::raise(SIGSTOP); break;
+        case StepAction::Kind::pause:
+          if (parking) parking->park(client, static_cast<int>(rule));
+          break;
         case StepAction::Kind::delay: std::this_thread::sleep_for(action.delay); break;
         case StepAction::Kind::crash: ::_exit(kCrashExitCode);
       }
     }
   };
+}
+
+namespace {
+
+std::vector<ClientParking::Rule> parking_rules(const std::vector<StepAction>& actions) {
+  std::vector<ClientParking::Rule> rules;
+  for (const auto& action : actions) rules.push_back({action.pause, action.point});
+  return rules;
+}
+
+}  // namespace
+
+StepNemesis::StepNemesis(std::vector<StepAction> actions)
+    : actions_(std::move(actions)), parking_(std::make_shared<ClientParking>(parking_rules(actions_))) {}
+
+StepHook StepNemesis::client_step_hook(int client) { return make_step_hook(actions_, client, parking_); }
+
+void StepNemesis::tick(NemesisContext& context) { parking_->tick(context); }
+
+void StepNemesis::after_run(NemesisContext& context) { parking_->resume_all(context); }
+
+std::chrono::milliseconds StepNemesis::allowance(std::chrono::milliseconds ttl) const {
+  return parking_->longest_pause(ttl);
 }
 
 }  // namespace locklab::harness

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "faults.h"
 #include "registry.h"
 
 namespace locklab::harness {
@@ -102,6 +103,12 @@ std::optional<std::string> validate(const RunOptions& options) {
     // exiting it would stop or end the whole run.
     if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
       return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
+  }
+  if (!options.faults.empty()) {
+    auto faults = make_faults(options);
+    if (!faults) return "--fault: " + faults.error().message;
+    if ((*faults)->needs().own_servers && !options.redis.empty())
+      return "--fault: " + (*faults)->name() + " acts on servers locklab starts itself; drop --redis";
   }
   if (options.wait_replicas > 0 && !generation.capabilities.honours_wait_replicas) {
     std::string guarded;

@@ -38,6 +38,7 @@ struct RunOptions {
   int stall_ms = 0;  // 0 = 3 x ttl (deadlock = no acquisition for k x TTL, k ~ 3)
   std::vector<StepAction> steps;
   std::vector<std::string> step_specs;  // as given, for the record
+  std::vector<std::string> faults;      // --fault specs as given (faults.h builds them; recorded in config)
   bool progress = false;
   std::string json_path;  // recorded in config only; the caller writes
   std::string command;    // the command line that asked for this run, recorded for reproduction

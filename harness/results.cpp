@@ -50,6 +50,7 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"seed", options.seed},
           {"stall_ms", effective_stall_ms(options)},
           {"step", options.step_specs},
+          {"faults", options.faults},
           {"json", options.json_path.empty() ? json(nullptr) : json(options.json_path)},
           {"command", options.command},
           {"expect_safe", options.expect_safe}};
@@ -84,6 +85,22 @@ json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& o
 }
 
 }  // namespace
+
+Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& crashed_ns,
+                                            const std::vector<CsRecord>& by_enter, std::int64_t end_ns) {
+  Unavailability result;
+  for (const std::int64_t crash : crashed_ns) {
+    if (crash <= 0) continue;
+    const auto next = std::find_if(by_enter.begin(), by_enter.end(), [crash](const CsRecord& r) { return r.enter_ns > crash; });
+    const bool open = next == by_enter.end();
+    const double ms = static_cast<double>((open ? std::max(end_ns, crash) : next->enter_ns) - crash) / 1e6;
+    if (!result.ms || ms > *result.ms) {
+      result.ms = std::round(ms * 100.0) / 100.0;
+      result.open = open;
+    }
+  }
+  return result;
+}
 
 json run_document(const RunOptions& options, const Findings& f) {
   const std::int64_t acquired = f.tally.acquired;
@@ -141,7 +158,10 @@ json run_document(const RunOptions& options, const Findings& f) {
                   {"stall_spans", stalls},
                   {"keys_left", f.safety.keys_left.keys},
                   {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
-                  {"stale_writes_rejected", f.safety.stale_writes_rejected}}},
+                  {"stale_writes_rejected", f.safety.stale_writes_rejected},
+                  {"unavailability_ms", f.unavailability.ms ? json(*f.unavailability.ms) : json(nullptr)},
+                  {"unavailability_open", f.unavailability.open}}},
+      {"faults", f.faults},
       {"leases_lost", t.leases_lost},
       {"node_tally", node_tally},
       {"nemesis", f.nemesis},

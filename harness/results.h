@@ -40,6 +40,15 @@ struct ServerFacts {
   std::string version;          // of the first lock server (the counter's when there is none)
 };
 
+// From a crash to the next acquisition by anyone (the longest such window
+// when several clients crashed). open: nobody acquired again before the run ended.
+struct Unavailability {
+  std::optional<double> ms;  // nullopt: nobody crashed
+  bool open = false;
+};
+Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& crashed_ns,
+                                            const std::vector<CsRecord>& by_enter, std::int64_t end_ns);
+
 // What one run saw, gathered by measure() for the document.
 struct Findings {
   const Generation& generation;
@@ -54,6 +63,8 @@ struct Findings {
   std::optional<std::int64_t> counter_final;
   std::optional<std::int64_t> served;
   std::string nemesis;
+  nlohmann::json faults = nlohmann::json::array();  // one record per --fault (fault.h)
+  Unavailability unavailability;
 };
 
 // The run's locklab.run/1 document.

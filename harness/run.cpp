@@ -4,6 +4,7 @@
 
 #include "checker.h"
 #include "counter_resource.h"
+#include "faults.h"
 #include "metrics.h"
 #include "redis_server.h"
 #include "registry.h"
@@ -150,6 +151,14 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   return errors;
 }
 
+// What a fault needs that measure() cannot provide yet (nullopt: everything).
+std::optional<std::string> unprovisioned(const FaultNeeds& needs) {
+  if (needs.replica_via_proxy) return "a replica behind a proxy is not provisioned yet";
+  if (needs.client_proxies) return "per-client proxies are not provisioned yet";
+  if (needs.clock_shim) return "lock servers under the clock shim are not provisioned yet";
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
@@ -171,10 +180,19 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
   if (!history) return Error{ErrorKind::io, why};
 
-  Nemesis none;
+  // Every nemesis of the run in one set: the --fault specs, the --step
+  // actions, and the caller's own (scenarios, tests).
+  auto faults = make_faults(options);
+  if (!faults) return faults.error();
+  if (auto problem = unprovisioned((*faults)->needs())) return Error{ErrorKind::usage, "--fault: " + *problem};
+  FaultSet& active = **faults;
   StepNemesis steps(options.steps);
-  Nemesis& active = nemesis != nullptr ? *nemesis : options.steps.empty() ? none : steps;
+  if (!options.steps.empty()) active.also(steps);
+  if (nemesis != nullptr) active.also(*nemesis);
   NemesisContext context;
+  context.history = &*history;
+  context.key = options.key;
+  context.ttl = milliseconds{options.ttl_ms};
   for (std::size_t i = 0; i < servers->lock.size() && i < servers->owned.size(); ++i)
     context.lock_servers.push_back(servers->owned[i].get());
   context.endpoints = servers->lock;
@@ -185,7 +203,9 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   // Server commands are counted from the moment every client is set up.
   Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
   auto snapshot = [&] { before = commands_served(servers->lock); };
-  auto outcome = run_workload(workload_config(options, *servers), *history, active, context, snapshot);
+  WorkloadConfig workload = workload_config(options, *servers);
+  workload.fault_allowance = active.allowance(context.ttl) + steps.allowance(context.ttl);
+  auto outcome = run_workload(workload, *history, active, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
                                                                  : outcome.error();
 
@@ -228,8 +248,9 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   if (counter_final) final_value = *counter_final;
   if (after && before) served = *after - *before;
   const ServerFacts facts = server_facts(*servers);
-  const Findings findings{generation, facts,   *outcome,  tally,       records, safety,
-                          verdict,    metrics, confirmed, final_value, served,  active.name()};
+  Findings findings{generation, facts,   *outcome,  tally,       records, safety,
+                    verdict,    metrics, confirmed, final_value, served,  active.name(),
+                    active.record(), unavailability_after_crashes(outcome->crashed_ns, records, outcome->end_ns)};
   return run_document(options, findings);
 }
 

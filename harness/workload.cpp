@@ -23,13 +23,20 @@ void add(std::atomic<std::int64_t>& counter, std::int64_t n = 1) { counter.fetch
 // One client's view of the run; shared by process and thread mode.
 class Client {
  public:
-  Client(const WorkloadConfig& config, const SharedHistory& history, int index, StepHook hook)
-      : config_(config), history_(history), index_(index), slot_(history.slot(index)), hook_(std::move(hook)) {}
+  Client(const WorkloadConfig& config, const SharedHistory& history, int index, StepHook hook,
+         std::shared_ptr<const WallClock> clock)
+      : config_(config),
+        history_(history),
+        index_(index),
+        slot_(history.slot(index)),
+        hook_(std::move(hook)),
+        clock_(std::move(clock)) {}
 
   // Returns the process exit code for process mode.
   int run(bool report_traffic) {
     LockConfig lock_config = config_.lock;
     lock_config.step = hook_;
+    if (clock_) lock_config.clock = clock_;  // a skewed client (the clock-skew fault)
     lock_config.owner.clear();  // a fresh identity per client
     auto lock = make_lock(config_.lock_name, lock_config);
     if (!lock) {
@@ -186,6 +193,7 @@ class Client {
   int index_;
   ClientSlot& slot_;
   StepHook hook_;
+  std::shared_ptr<const WallClock> clock_;
   std::unique_ptr<DistributedLock> lock_;
   std::optional<CounterResource> counter_;
   std::int64_t want_ns_ = 0;
@@ -298,6 +306,7 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
   std::vector<pid_t> running;
   for (int i = 0; i < config.clients; ++i) {
     StepHook hook = nemesis.client_step_hook(i);
+    auto clock = nemesis.client_clock(i);
     const pid_t pid = ::fork();
     if (pid < 0) {
       for (pid_t child : running) ::kill(child, SIGKILL);
@@ -309,7 +318,7 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
       // Never the parent's atexit handlers or destructors (they would stop the
       // coordinator's redis-servers): every way out of a client is _exit.
       try {
-        Client client(config, history, i, std::move(hook));
+        Client client(config, history, i, std::move(hook), std::move(clock));
         ::_exit(client.run(/*report_traffic=*/true));
       } catch (const std::exception& e) {
         std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
@@ -333,7 +342,10 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
         reaped[i] = true;
         history.forget_dead(static_cast<int>(i));
         const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
-        if (crashed) ++out.crashed_clients;
+        if (crashed) {
+          ++out.crashed_clients;
+          out.crashed_ns.push_back(history.slot(static_cast<int>(i)).died_ns.load());
+        }
       } else {
         all = false;
       }
@@ -382,9 +394,9 @@ Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHi
   std::atomic<int> done{0};
   threads.reserve(static_cast<std::size_t>(config.clients));
   for (int i = 0; i < config.clients; ++i)
-    threads.emplace_back([&, i, hook = nemesis.client_step_hook(i)]() mutable {
+    threads.emplace_back([&, i, hook = nemesis.client_step_hook(i), clock = nemesis.client_clock(i)]() mutable {
       try {
-        Client client(config, history, i, std::move(hook));
+        Client client(config, history, i, std::move(hook), std::move(clock));
         client.run(/*report_traffic=*/false);  // traffic is process-wide: measured once below
       } catch (const std::exception& e) {
         std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
@@ -427,10 +439,10 @@ Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHi
 std::chrono::milliseconds hard_deadline(const WorkloadConfig& config) {
   using std::chrono::milliseconds;
   const milliseconds per_attempt = config.wait + config.hold + 2000ms;
-  if (!config.ops) return config.duration + per_attempt + 10s;
+  if (!config.ops) return config.duration + per_attempt + config.fault_allowance + 10s;
   // Every attempt is bounded by wait (+ hold); clients work in parallel.
   const auto attempts_each = (*config.ops + config.clients - 1) / config.clients;
-  return milliseconds{attempts_each * per_attempt.count()} + 10s;
+  return milliseconds{attempts_each * per_attempt.count()} + config.fault_allowance + 10s;
 }
 
 Result<WorkloadOutcome> run_workload(const WorkloadConfig& config, const SharedHistory& history,

@@ -43,6 +43,7 @@ struct WorkloadConfig {
   std::chrono::milliseconds hold{0};
   std::chrono::milliseconds wait{0};  // bound of each try_acquire()
   std::chrono::milliseconds setup_timeout{15'000};
+  std::chrono::milliseconds fault_allowance{0};  // added to the hard deadline: the longest a fault may stop a client
   bool progress = false;  // a progress line on stderr
 };
 
@@ -51,6 +52,7 @@ struct WorkloadOutcome {
   std::int64_t end_ns = 0;  // the last client left its loop
   int crashed_clients = 0;  // died at a step point or by a signal (a fault, not an error)
   int killed_clients = 0;   // did not finish in time; the coordinator killed them
+  std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client die (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
 };
