@@ -284,11 +284,20 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
   } else if (name == "slow-holder") {
     plan.faults = {"slow-holder:ms=" + std::to_string(3 * o.ttl_ms)};
   } else if (name == "release-race") {
-    // Two clients: the stopped one deletes the new holder's key and, its next
-    // attempt succeeding at once, re-enters while the new holder is inside.
+    // Two clients. The first to reach the release window stops there; its key
+    // lapses after ttl and the other client gets in (polling every 5 ms) for
+    // hold ms. The stopped one resumes half-way through that section, so its
+    // late delete hits the new holder's key and, its next attempt succeeding at
+    // once, it re-enters while the new holder is still inside. A fixed pause,
+    // not a condition: until=other-acquired resumes only once the new holder
+    // has left its section, when its own release races ours. The margins are
+    // hold/2 on either side (100 ms; 250 ms for setnx-expire).
+    if (o.ttl_ms < 2 * kTtlMs) o.ttl_ms = 2 * kTtlMs;
+    o.wait_ms = 2 * o.ttl_ms;
     o.clients = 2;
-    o.hold_ms = 100;
-    plan.faults = {"pause-holder:at=" + release_window(generation) + ":until=other-acquired"};
+    o.ops = quick ? 6 : 20;
+    o.hold_ms = o.ttl_ms / 2;
+    plan.faults = {"pause-holder:at=" + release_window(generation) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
   } else if (name == "expire-gap") {
     plan.faults = {"crash-holder:at=" + acquire_gap(generation)};
   } else if (name == "clock-skew") {

@@ -29,7 +29,7 @@ constexpr std::array kCells = {
     Row{"fenced", "holder-crash", C::liveness, "server TTL: unavailable for the rest of the lease"},
     Row{"fair-queue", "holder-crash", C::liveness, "the lease lapses, then the head of the queue gets the lock"},
     // --- 2: holder paused (SIGSTOP, watchdog included) until another client acquired ---
-    Row{"setnx", "holder-pause", C::liveness, "no TTL: nobody gets in while the holder is stopped (a stall, no overlap)"},
+    Row{"setnx", "holder-pause", C::safe, "no TTL: the stopped holder keeps the lock; the others only time out"},
     Row{"setnx-expire", "holder-pause", C::me_violation, "the key expires under the stopped holder; it resumes inside next to the new one"},
     Row{"getset-timestamp", "holder-pause", C::me_violation, "the timestamp passes; a contender GETSETs it while the holder is stopped inside"},
     Row{"set-nx-px-token", "holder-pause", C::me_violation, "the lease lapses under the stopped holder (Kleppmann's pause)"},
