@@ -81,7 +81,9 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
       const CellPlan plan = plan_cell(generation, column, true);
       EXPECT_EQ(plan.not_applicable.empty(), expectation->expected != CellClass::not_applicable)
           << generation.name << " x " << column.name << ": plan says '" << plan.not_applicable << "'";
-      if (plan.not_applicable.empty()) EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.name;
+      if (plan.not_applicable.empty()) {
+        EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.name;
+      }
     }
   }
 }
