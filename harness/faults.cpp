@@ -5,6 +5,7 @@
 #include <random>
 
 #include "fault_process.h"
+#include "fault_topology.h"
 
 namespace locklab::harness {
 namespace {
@@ -169,6 +170,26 @@ const std::vector<FaultEntry>& fault_table() {
       {"random", {"count"},
        "count=K (3) of the faults above on distinct clients, timings drawn from --seed; the schedule is recorded",
        make_random},
+      {"failover", {"after"},
+       "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
+       "the replica is promoted [after=acquire]",
+       make_failover_fault},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes"},
+       "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
+       "[when=start|holder holder-nodes=M]",
+       make_node_crash_fault},
+      {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
+       make_node_pause_fault},
+      {"clock-jump", {"node", "offset", "when", "holder-nodes"},
+       "lock server node=I (0)'s wall clock jumps by offset=MS (30000) while a holder is inside [holder-nodes=M]",
+       make_clock_jump_fault},
+      {"net", {"mode", "ms", "dir", "client", "target", "at", "point"},
+       "mode=cut|delay|hold|drop on one client's links [ms=MS dir=up|down|both client=N|target=holder "
+       "at=acquire|held|release point=STEP]",
+       make_net_fault},
+      {"unavailable", {"at", "mode", "client"},
+       "Redis refuses (mode=refuse) or applies and loses the reply (mode=drop-reply) at=acquire|release [client=N]",
+       make_unavailable_fault},
   };
   return table;
 }

@@ -42,6 +42,7 @@ inline constexpr std::string_view kCsEnter = "locklab:cs-enter";
 inline constexpr std::string_view kCsExit = "locklab:cs-exit";
 
 class SharedHistory;
+class Topology;
 
 struct NemesisContext {
   std::vector<RedisServer*> lock_servers;           // empty when --redis points at servers we do not own
@@ -53,6 +54,7 @@ struct NemesisContext {
   const SharedHistory* history = nullptr;           // what the clients did so far (conditions on it)
   std::string key;                                  // the lock key
   std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
+  Topology* topology = nullptr;                     // own servers: fronts, client links, replica (topology.h)
 };
 
 class Nemesis {

@@ -10,6 +10,7 @@
 #include "registry.h"
 #include "results.h"
 #include "server_stats.h"
+#include "topology.h"
 
 namespace locklab::harness {
 namespace {
@@ -25,17 +26,19 @@ redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
   return options;
 }
 
-// Our own servers, when no --redis: lock servers + one counter server that no
-// fault will ever touch (the resource is not what is under test).
+// Our own servers, when no --redis: the lock servers laid out as the faults
+// need them (topology.h) + one counter server that no fault will ever touch
+// (the resource is not what is under test).
 struct Servers {
-  ServerList owned;
+  ServerList owned;                    // the counter server
+  std::unique_ptr<Topology> topology;  // the lock servers (own servers, a lock that uses Redis)
   std::vector<redis::ConnectionOptions> lock;
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
 };
 
-Result<Servers> provide_servers(const RunOptions& options, const Generation& generation) {
+Result<Servers> provide_servers(const RunOptions& options, const Generation& generation, const FaultNeeds& needs) {
   Servers servers;
   if (!options.redis.empty()) {
     for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
@@ -46,16 +49,25 @@ Result<Servers> provide_servers(const RunOptions& options, const Generation& gen
     return servers;
   }
   const std::size_t lock_count = !generation.capabilities.uses_redis ? 0 : generation.capabilities.multi_node ? options.nodes : 1;
-  // With the failover guard on, the lock server gets replicas to WAIT for; the
-  // clients talk to the master only (servers.owned[0]).
-  auto started = options.wait_replicas > 0 ? start_master_with_replicas(static_cast<std::size_t>(options.wait_replicas))
-                                           : start_masters(lock_count);
-  if (!started) return Error{ErrorKind::io, "cannot start redis-server: " + started.error().message};
+  if (lock_count > 0) {
+    // With the failover guard on, the lock server gets replicas to WAIT for
+    // (through the replication proxy when a failover will lose a write).
+    TopologyPlan plan;
+    plan.lock_servers = lock_count;
+    plan.clients = options.clients;
+    plan.replica_via_proxy = needs.replica_via_proxy;
+    plan.replicas = needs.replica_via_proxy ? 0 : options.wait_replicas;
+    plan.client_proxies = needs.client_proxies;
+    plan.clock_shim = needs.clock_shim;
+    auto topology = Topology::start(plan);
+    if (!topology)
+      return Error{topology.error().kind == ErrorKind::usage ? ErrorKind::usage : ErrorKind::io, topology.error().message};
+    servers.topology = std::move(topology).value();
+    servers.lock = servers.topology->endpoints();
+  }
   auto counter_server = RedisServer::start();
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
-  servers.owned = std::move(started).value();
   servers.owned.push_back(std::move(counter_server).value());
-  for (std::size_t i = 0; i < lock_count; ++i) servers.lock.push_back(servers.owned[i]->connection_options());
   servers.counter_server = servers.owned.back().get();
   servers.counter = servers.counter_server->connection_options();
   return servers;
@@ -78,11 +90,21 @@ WorkloadConfig workload_config(const RunOptions& options, const Servers& servers
   workload.lock.retry_interval = milliseconds{options.retry_ms};
   workload.lock.wait_replicas = options.wait_replicas;
   workload.lock.wait_replicas_timeout = milliseconds{options.wait_replicas_timeout_ms};
+  // A lock may legitimately block up to its wait (+ a lease) on one call.
+  const milliseconds command_timeout{std::max(2000, options.wait_ms + options.ttl_ms)};
   for (const auto& server : servers.lock) {
     redis::ConnectionOptions client = server;
-    // A lock may legitimately block up to its wait (+ a lease) on one call.
-    client.command_timeout = milliseconds{std::max(2000, options.wait_ms + options.ttl_ms)};
+    client.command_timeout = command_timeout;
     workload.lock.servers.push_back(client);
+  }
+  if (servers.topology != nullptr && servers.topology->plan().client_proxies) {
+    // Each client through its own links, so a fault can act on one client's network.
+    std::vector<std::vector<redis::ConnectionOptions>> per_client;
+    for (int i = 0; i < options.clients; ++i) {
+      per_client.push_back(servers.topology->client_endpoints(i));
+      for (auto& link : per_client.back()) link.command_timeout = command_timeout;
+    }
+    workload.client_servers = [per_client](int client) { return per_client.at(static_cast<std::size_t>(client)); };
   }
   workload.counter = servers.counter;
   workload.clients = options.clients;
@@ -151,21 +173,18 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   return errors;
 }
 
-// What a fault needs that measure() cannot provide yet (nullopt: everything).
-std::optional<std::string> unprovisioned(const FaultNeeds& needs) {
-  if (needs.replica_via_proxy) return "a replica behind a proxy is not provisioned yet";
-  if (needs.client_proxies) return "per-client proxies are not provisioned yet";
-  if (needs.clock_shim) return "lock servers under the clock shim are not provisioned yet";
-  return std::nullopt;
-}
-
 }  // namespace
 
 Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   if (auto problem = validate(options)) return Error{ErrorKind::usage, *problem};
   const Generation& generation = *find_generation(options.lock);
 
-  auto servers = provide_servers(options, generation);
+  // Every nemesis of the run in one set: the --fault specs, the --step
+  // actions, and the caller's own (scenarios, tests). Built first: the
+  // servers are laid out as the faults need them.
+  auto faults = make_faults(options);
+  if (!faults) return faults.error();
+  auto servers = provide_servers(options, generation, (*faults)->needs());
   if (!servers) return servers.error();
   for (const auto& server : servers->lock)
     if (auto ok = reachable(server); !ok) return ok.error();
@@ -180,11 +199,6 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
   if (!history) return Error{ErrorKind::io, why};
 
-  // Every nemesis of the run in one set: the --fault specs, the --step
-  // actions, and the caller's own (scenarios, tests).
-  auto faults = make_faults(options);
-  if (!faults) return faults.error();
-  if (auto problem = unprovisioned((*faults)->needs())) return Error{ErrorKind::usage, "--fault: " + *problem};
   FaultSet& active = **faults;
   StepNemesis steps(options.steps);
   if (!options.steps.empty()) active.also(steps);
@@ -193,8 +207,8 @@ Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis) {
   context.history = &*history;
   context.key = options.key;
   context.ttl = milliseconds{options.ttl_ms};
-  for (std::size_t i = 0; i < servers->lock.size() && i < servers->owned.size(); ++i)
-    context.lock_servers.push_back(servers->owned[i].get());
+  if (servers->topology != nullptr) context.lock_servers = servers->topology->servers();
+  context.topology = servers->topology.get();
   context.endpoints = servers->lock;
   context.counter_server = servers->counter_server;
   const SharedHistory& shared = *history;

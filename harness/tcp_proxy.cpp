@@ -94,6 +94,7 @@ struct TcpProxy::State {
   std::array<FlowCounters, 2> counters{};
   std::list<Link> links;
   bool cut = false;
+  bool reset_links = false;  // retarget(): reset the open connections once
   bool stopping = false;
   std::uint64_t requested = 0;  // changes asked for
   std::uint64_t seen = 0;       // changes the poll thread has acted on
@@ -199,6 +200,18 @@ void TcpProxy::cut() {
 
 void TcpProxy::heal() {
   apply([](State& state) { state.cut = false; });
+}
+
+redis::Endpoint TcpProxy::upstream() const {
+  std::lock_guard lock(mutex_);
+  return upstream_;
+}
+
+void TcpProxy::retarget(redis::Endpoint upstream, bool reset_existing) {
+  apply([&](State& state) {
+    upstream_ = std::move(upstream);
+    if (reset_existing) state.reset_links = true;
+  });
 }
 
 bool TcpProxy::is_cut() const {
@@ -308,9 +321,10 @@ void TcpProxy::run() {
   while (!state.stopping) {
     const auto now = Clock::now();
     // Act on the requested changes, then tell the callers waiting in apply().
-    if (state.cut) {
+    if (state.cut || state.reset_links) {
       for (auto& link : state.links) drop_link(link, true);
       state.links.clear();
+      state.reset_links = false;
     }
     for (auto& link : state.links) {
       for (std::size_t i = 0; i < 2; ++i)

@@ -68,7 +68,12 @@ class TcpProxy {
 
   // Where clients connect instead of the upstream.
   const redis::Endpoint& endpoint() const { return endpoint_; }
-  const redis::Endpoint& upstream() const { return upstream_; }
+  redis::Endpoint upstream() const;
+
+  // New connections go to `upstream` from now on (a failover redirecting
+  // clients to the promoted replica). With reset_existing, every open
+  // connection is reset too, so no client keeps talking to the old upstream.
+  void retarget(redis::Endpoint upstream, bool reset_existing = true);
 
   void set_mode(Direction direction, ProxyMode mode);
   void pass(Direction direction = Direction::both) { set_mode(direction, ProxyMode::pass()); }

@@ -38,6 +38,7 @@ class Client {
     lock_config.step = hook_;
     if (clock_) lock_config.clock = clock_;  // a skewed client (the clock-skew fault)
     lock_config.owner.clear();  // a fresh identity per client
+    if (config_.client_servers) lock_config.servers = config_.client_servers(index_);
     auto lock = make_lock(config_.lock_name, lock_config);
     if (!lock) {
       history_.set_error(index_, "client " + std::to_string(index_) + ": " + lock.error().message);

@@ -34,6 +34,9 @@ enum class ClientMode { process, thread };
 struct WorkloadConfig {
   std::string lock_name;
   LockConfig lock;                   // key, ttl, retry, servers... (owner left empty: one per client)
+  // Where client i reaches the lock servers instead of lock.servers (its own
+  // proxies, so a fault can act on one client's links). Empty = lock.servers.
+  std::function<std::vector<redis::ConnectionOptions>(int client)> client_servers;
   redis::ConnectionOptions counter;  // where the protected counter lives
   std::string counter_key = "locklab:counter";
   int clients = 0;

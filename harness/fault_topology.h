@@ -1,0 +1,38 @@
+// The faults that need a topology (docs/faults.md, "Topology faults"): they act
+// on the lock servers and on the network between them and the clients, which
+// measure() lays out for them from their FaultNeeds (topology.h).
+//
+//   failover     master + replica (replication through a proxy): the holder's lock is
+//                acknowledged but not replicated, the master dies, the replica is promoted
+//   node-crash   SIGKILL K lock servers (the holder's first), restarted empty now, after
+//                the TTL, or never
+//   node-pause   SIGSTOP K lock servers (timeouts), resumed after MS or at the end
+//   clock-jump   one lock server's wall clock jumps (the clock shim) while a holder is inside
+//   net          one client's links cut, held, delayed or dropped at acquire, while held,
+//                or at release
+//   unavailable  Redis refuses, or applies the request and loses the reply, at acquire
+//                or at release: an unknown outcome, never "not held"
+//
+// A fault that needs the holder to stay inside while the world changes around
+// it parks the holder at a step point (alive: a watchdog keeps running) until
+// the coordinator has done its part and the condition of the story holds
+// (another client acquired), always within a bound.
+#pragma once
+
+#include <memory>
+
+#include "fault.h"
+#include "fault_spec.h"
+#include "options.h"
+#include "result.h"
+
+namespace locklab::harness {
+
+Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const RunOptions& options);
+
+}  // namespace locklab::harness

@@ -1,0 +1,285 @@
+// The topology a fault needs (fronts, per-client links, a proxied replica, the
+// clock shim) and the faults built on it, end to end through measure() against
+// real redis-server processes: each fault reaches its expected verdict on every run.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "conditions.h"
+#include "run.h"
+#include "topology.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::Topology;
+using harness::TopologyPlan;
+using harness::wait_until;
+
+redis::Connection connect(const redis::ConnectionOptions& options) {
+  auto connection = redis::Connection::connect(options);
+  EXPECT_TRUE(connection) << connection.error().message;
+  return std::move(connection).value();
+}
+
+std::unique_ptr<Topology> start(const TopologyPlan& plan) {
+  auto topology = Topology::start(plan);
+  EXPECT_TRUE(topology) << topology.error().message;
+  return topology ? std::move(topology).value() : nullptr;
+}
+
+// ---- the topology ------------------------------------------------------------
+
+TEST(Topology, ClientsReachEveryServerThroughTheirOwnLinks) {
+  TopologyPlan plan;
+  plan.lock_servers = 3;
+  plan.clients = 2;
+  plan.client_proxies = true;
+  auto topology = start(plan);
+  ASSERT_TRUE(topology);
+  for (int client = 0; client < 2; ++client) {
+    const auto endpoints = topology->client_endpoints(client);
+    ASSERT_EQ(endpoints.size(), 3u);
+    for (std::size_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(endpoints[j].endpoint.port, topology->client_link(client, j)->endpoint().port);
+      EXPECT_NE(endpoints[j].endpoint.port, topology->server(j).endpoint().port);
+      auto c = connect(endpoints[j]);
+      ASSERT_TRUE(c.command({"SET", "from-" + std::to_string(client), "x"}));
+    }
+  }
+  // Each link leads to its own server: what client 0 wrote through link (0, 2) is on server 2.
+  auto direct = connect(topology->server(2).connection_options());
+  EXPECT_TRUE(direct.command({"EXISTS", "from-0"})->integer() == 1);
+}
+
+TEST(Topology, CuttingOneClientsLinkLeavesTheOthersAlone) {
+  TopologyPlan plan;
+  plan.lock_servers = 1;
+  plan.clients = 2;
+  plan.client_proxies = true;
+  auto topology = start(plan);
+  ASSERT_TRUE(topology);
+  auto c0 = connect(topology->client_endpoints(0)[0]);
+  auto c1 = connect(topology->client_endpoints(1)[0]);
+  topology->client_link(0, 0)->cut();
+  EXPECT_FALSE(c0.command({"PING"})) << "client 0's link is cut";
+  EXPECT_TRUE(c1.command({"PING"})) << "client 1's link is not";
+  topology->heal_client_links();
+  auto again = connect(topology->client_endpoints(0)[0]);
+  EXPECT_TRUE(again.command({"PING"}));
+}
+
+TEST(Topology, FailoverSendsTheFrontAndEveryClientLinkToThePromotedReplica) {
+  TopologyPlan plan;
+  plan.lock_servers = 1;
+  plan.clients = 1;
+  plan.replica_via_proxy = true;
+  plan.client_proxies = true;
+  auto topology = start(plan);
+  ASSERT_TRUE(topology);
+  const int old_master_port = topology->server(0).endpoint().port;
+  auto client = connect(topology->client_endpoints(0)[0]);
+  topology->replication()->hold_replication();
+  ASSERT_TRUE(client.command({"SET", "lock", "A"})->is_status("OK"));
+  ASSERT_TRUE(wait_until([&] { return topology->replication()->held_bytes() > 0; }, 5s));
+
+  auto promoted = topology->fail_over();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  EXPECT_NE(promoted->port, old_master_port);
+  EXPECT_EQ(topology->server(0).endpoint().port, promoted->port);
+  EXPECT_FALSE(client.command({"GET", "lock"})) << "the connection to the old master was reset";
+  auto reconnected = connect(topology->client_endpoints(0)[0]);
+  EXPECT_TRUE(reconnected.command({"GET", "lock"})->is_nil()) << "the new master never got A's lock";
+  auto coordinator = connect(topology->endpoint(0));
+  EXPECT_TRUE(coordinator.command({"SET", "lock", "B", "NX"})->is_status("OK")) << "a second client can take it";
+}
+
+TEST(Topology, RefusesReplicasForAMultiNodeLock) {
+  TopologyPlan plan;
+  plan.lock_servers = 5;
+  plan.replica_via_proxy = true;
+  auto topology = Topology::start(plan);
+  ASSERT_FALSE(topology);
+  EXPECT_EQ(topology.error().kind, ErrorKind::usage);
+}
+
+// ---- the faults, end to end through measure() -----------------------------------
+
+harness::RunOptions run_options(const std::string& lock, std::vector<std::string> faults) {
+  harness::RunOptions options;
+  options.lock = lock;
+  options.clients = 3;
+  options.duration_s = 2.0;
+  options.hold_ms = 1;
+  options.ttl_ms = 1000;
+  options.wait_ms = 500;
+  options.faults = std::move(faults);
+  return options;
+}
+
+nlohmann::json run(const harness::RunOptions& options) {
+  auto document = harness::measure(options);
+  EXPECT_TRUE(document) << document.error().message;
+  return document ? *document : nlohmann::json::object();
+}
+
+std::string story(const nlohmann::json& document) {
+  return document.value("verdict", "?") + " " + document["verdict_reasons"].dump() + "\nfaults: " +
+         document["faults"].dump() + "\ntotals: " + document["totals"].dump();
+}
+
+// The fault's own record says it acted (and what it did, for the failure message).
+bool applied(const nlohmann::json& document, const std::string& needle) {
+  for (const auto& fault : document["faults"])
+    for (const auto& event : fault["applied"])
+      if (event["what"].get<std::string>().find(needle) != std::string::npos) return true;
+  return false;
+}
+
+TEST(FailoverFault, LuaSafeDeleteLosesTheLockToAPromotedReplica) {
+  const auto document = run(run_options("lua-safe-delete", {"failover"}));
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_GE(document["safety"]["max_concurrent_holders"].get<int>(), 2) << story(document);
+  EXPECT_TRUE(applied(document, "two holders")) << story(document);
+}
+
+TEST(FailoverFault, TheWaitGuardRefusesTheUnreplicatedAcquire) {
+  auto options = run_options("lua-safe-delete", {"failover"});
+  options.wait_replicas = 1;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_TRUE(applied(document, "an acquire was refused")) << story(document);
+  EXPECT_TRUE(applied(document, "no other client acquired")) << story(document);
+}
+
+TEST(FailoverFault, ReentrantWatchdogLosesTheLockToAPromotedReplica) {
+  const auto document = run(run_options("reentrant-watchdog", {"failover"}));
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_TRUE(applied(document, "two holders")) << story(document);
+}
+
+TEST(NodeCrashFault, RedlockSurvivesTwoNodesDown) {
+  const auto document = run(run_options("redlock", {"node-crash:nodes=2:restart=never"}));
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_GT(document["totals"]["acquired"].get<int>(), 1) << "3 of 5 nodes still make a quorum\n" << story(document);
+  EXPECT_GT(document["node_tally"]["errored"].get<int>(), 0) << story(document);
+}
+
+TEST(NodeCrashFault, RedlockImmediateEmptyRestartInTheHoldersMajorityLetsASecondClientIn) {
+  for (const char* nodes : {"1", "2"}) {
+    const auto document = run(run_options(
+        "redlock", {std::string("node-crash:nodes=") + nodes + ":restart=now:holder-nodes=3"}));
+    EXPECT_EQ(document["verdict"], "violation") << "nodes=" << nodes << "\n" << story(document);
+    EXPECT_TRUE(applied(document, "another client acquired")) << story(document);
+  }
+}
+
+TEST(NodeCrashFault, RedlockDelayedRestartIsSafe) {
+  auto options = run_options("redlock", {"node-crash:nodes=1:restart=after-ttl:holder-nodes=3"});
+  options.duration_s = 3.0;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_TRUE(applied(document, "restarted empty after")) << story(document);
+}
+
+TEST(NodePauseFault, RedlockWithTwoNodesStoppedTimesOutOnThemAndStaysSafe) {
+  const auto document = run(run_options("redlock", {"node-pause:nodes=2"}));
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_GT(document["totals"]["acquired"].get<int>(), 1) << story(document);
+  EXPECT_GT(document["node_tally"]["timed_out"].get<int>(), 0) << story(document);
+  EXPECT_TRUE(applied(document, "SIGCONT at the end")) << story(document);
+}
+
+TEST(ClockJumpFault, LuaSafeDeleteHoldersKeyExpiresOnTheJumpedNode) {
+  const auto document = run(run_options("lua-safe-delete", {"clock-jump:offset=30000"}));
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_TRUE(applied(document, "another client acquired")) << story(document);
+}
+
+TEST(ClockJumpFault, RedlockBreaksOnlyWhenTheJumpedNodeIsInTheHoldersMajority) {
+  const auto inside = run(run_options("redlock", {"clock-jump:node=2:offset=30000:holder-nodes=3"}));
+  EXPECT_EQ(inside["verdict"], "violation") << story(inside);
+  EXPECT_TRUE(applied(inside, "(in client")) << story(inside);
+  const auto outside = run(run_options("redlock", {"clock-jump:node=4:offset=30000:holder-nodes=3"}));
+  EXPECT_EQ(outside["verdict"], "safe") << story(outside);
+  EXPECT_TRUE(applied(outside, "(not in client")) << story(outside);
+  EXPECT_TRUE(applied(outside, "no other client acquired")) << story(outside);
+}
+
+TEST(NetFault, HolderCutOffAfterAcquiringLosesTheLockAfterTheTtl) {
+  const auto document = run(run_options("lua-safe-delete", {"net:mode=cut:at=held"}));
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_TRUE(applied(document, "another client acquired")) << story(document);
+}
+
+TEST(NetFault, AcquireReplyDelayedBeyondTheTtlIsKeptBySingleServerAndDiscardedByRedlock) {
+  auto options = run_options("lua-safe-delete", {"net:mode=delay:ms=1500:dir=down:at=acquire:client=0"});
+  options.duration_s = 3.0;
+  const auto kept = run(options);
+  EXPECT_EQ(kept["verdict"], "violation") << story(kept);
+  EXPECT_TRUE(applied(kept, "'s acquire returned acquired")) << story(kept);
+  options.lock = "redlock";
+  const auto discarded = run(options);
+  EXPECT_EQ(discarded["verdict"], "safe") << story(discarded);
+  EXPECT_FALSE(applied(discarded, "'s acquire returned acquired")) << "client 0 never believed it held\n"
+                                                                   << story(discarded);
+  EXPECT_EQ(discarded["fairness"]["per_client_acquired"][0], 0) << story(discarded);
+}
+
+TEST(NetFault, ReleaseDelayedPastExpiryAndAReacquireDeletesTheNextHoldersLock) {
+  auto options = run_options("set-nx-px-token", {"net:mode=hold:dir=up:at=release:point=after-get-before-del"});
+  options.duration_s = 3.0;
+  const auto deleted = run(options);
+  EXPECT_EQ(deleted["verdict"], "violation") << story(deleted);
+  EXPECT_TRUE(applied(deleted, "a third client acquired")) << story(deleted);
+  options.lock = "lua-safe-delete";
+  options.faults = {"net:mode=hold:dir=up:at=release"};
+  const auto kept = run(options);
+  EXPECT_EQ(kept["verdict"], "safe") << story(kept);
+  EXPECT_TRUE(applied(kept, "release let through")) << story(kept);
+  EXPECT_TRUE(applied(kept, "no other client acquired")) << story(kept);
+}
+
+TEST(UnavailableFault, ALostAcquireReplyIsUnknownNeverNotHeld) {
+  auto options = run_options("lua-safe-delete", {"unavailable:at=acquire:mode=drop-reply"});
+  options.duration_s = 3.0;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_GE(document["totals"]["unknown"].get<int>(), 1) << story(document);
+  EXPECT_TRUE(applied(document, "unknown outcome")) << story(document);
+}
+
+TEST(UnavailableFault, RefusedAcquireAndFailedReleasesAreCountedAndSafe) {
+  const auto refused = run(run_options("lua-safe-delete", {"unavailable:at=acquire:mode=refuse"}));
+  EXPECT_EQ(refused["verdict"], "safe") << story(refused);
+  EXPECT_GE(refused["totals"]["errors"].get<int>() + refused["totals"]["unknown"].get<int>(), 1) << story(refused);
+  auto options = run_options("lua-safe-delete", {"unavailable:at=release:mode=drop-reply"});
+  options.duration_s = 3.0;
+  const auto lost = run(options);
+  EXPECT_EQ(lost["verdict"], "safe") << story(lost);
+  EXPECT_GE(lost["totals"]["release_errors"].get<int>(), 1) << story(lost);
+}
+
+TEST(TopologyFaults, BadSpecsAreOneLineUsageErrors) {
+  for (const auto& [lock, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"redlock", "failover"},
+           {"lua-safe-delete", "node-crash:nodes=2"},
+           {"redlock", "node-crash:holder-nodes=2"},
+           {"redlock", "clock-jump:node=5"},
+           {"lua-safe-delete", "net"},
+           {"lua-safe-delete", "net:mode=delay"},
+           {"lua-safe-delete", "net:mode=cut:dir=up"},
+           {"lua-safe-delete", "unavailable:mode=maybe"},
+           {"local-mutex", "node-pause"}}) {
+    auto document = harness::measure(run_options(lock, {spec}));
+    ASSERT_FALSE(document) << spec;
+    EXPECT_EQ(document.error().kind, ErrorKind::usage) << spec;
+    EXPECT_EQ(document.error().message.find('\n'), std::string::npos) << document.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace locklab::testing
