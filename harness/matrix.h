@@ -48,6 +48,7 @@ struct FaultColumn {
   std::string title;       // the report's column header
   std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
   std::string how;         // one line: how the cell injects it
+  bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
 };
 
 // Every column, in the anchors' row order.
