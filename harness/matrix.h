@@ -82,11 +82,13 @@ struct Cell {
   std::vector<std::string> specs;
   CellClass observed = CellClass::error;
   CellClass expected = CellClass::error;
+  std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
   std::string expected_reason;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
   nlohmann::json run;          // the run document (null for n/a cells and failed runs)
-  bool matches() const { return observed == expected; }
+  bool matches() const { return observed == expected || (also_expected && observed == *also_expected); }
+  std::string expected_text() const;
 };
 
 struct MatrixResult {

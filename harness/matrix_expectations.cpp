@@ -14,6 +14,7 @@ struct Row {
   std::string_view fault;
   CellClass expected;
   std::string_view reason;
+  std::optional<CellClass> or_else = std::nullopt;
 };
 
 // Keep in step with docs/faults.md, "The matrix" (same cells, same reasons).
@@ -86,7 +87,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "failover", C::me_violation, "asynchronous replication loses the key (no WAIT guard here)"},
     Row{"reentrant-watchdog", "failover", C::me_violation, "asynchronous replication loses the hash (no WAIT guard here)"},
     Row{"redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"fenced", "failover", C::safe, "the token counter goes back with the lost key, but the resource refuses a token not above its highest"},
+    Row{"fenced", "failover", C::me_violation, "the token counter goes back with the lost key: two holders draw the same token", C::safe},
     Row{"fair-queue", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
     // --- 8: Redlock minority crash (2 of 5 nodes down for the whole run) ---
     Row{"redlock", "node-minority", C::safe, "3 of 5 nodes still form a majority"},
@@ -120,22 +121,13 @@ constexpr std::array kCells = {
     Row{"redlock", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
     Row{"fenced", "net-cut", C::safe, "the lease lapses, the cut-off holder's stale token is refused"},
     Row{"fair-queue", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
-    // --- 12: Redis unavailable: acquire applied but its reply lost; release refused ---
-    Row{"setnx", "unavailable-acquire", C::liveness, "the SETNX landed, its reply was lost: an orphan key without TTL stalls everyone to the end of the run"},
-    Row{"setnx-expire", "unavailable-acquire", C::liveness, "the SETNX landed, no EXPIRE followed: an orphan key without TTL stalls everyone to the end of the run"},
-    Row{"getset-timestamp", "unavailable-acquire", C::liveness, "an orphan timestamp, broken after it passes"},
-    Row{"set-nx-px-token", "unavailable-acquire", C::liveness, "an orphan key that expires after one ttl"},
-    Row{"lua-safe-delete", "unavailable-acquire", C::liveness, "an orphan key that expires after one ttl"},
-    Row{"reentrant-watchdog", "unavailable-acquire", C::liveness, "an orphan hash, no watchdog started: expires after one lease"},
-    Row{"redlock", "unavailable-acquire", C::safe, "a failed acquire releases on every node it may have touched: no orphan key"},
-    Row{"fenced", "unavailable-acquire", C::liveness, "an orphan key that expires after one ttl"},
-    Row{"fair-queue", "unavailable-acquire", C::liveness, "an orphan key that expires after one ttl"},
+    // --- 12: Redis unavailable: the release is refused ---
     Row{"setnx", "unavailable-release", C::deadlock, "the DEL never arrives: a key without TTL"},
     Row{"setnx-expire", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"getset-timestamp", "unavailable-release", C::liveness, "the timestamp stays until it passes"},
     Row{"set-nx-px-token", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"lua-safe-delete", "unavailable-release", C::liveness, "the key stays until its TTL"},
-    Row{"reentrant-watchdog", "unavailable-release", C::liveness, "renewal is cancelled anyway: the hash expires after one lease"},
+    Row{"reentrant-watchdog", "unavailable-release", C::liveness, "the hash stays until its lease ends, unless its owner re-enters first (reentrant)", C::safe},
     Row{"redlock", "unavailable-release", C::liveness, "the keys stay until their TTL"},
     Row{"fenced", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"fair-queue", "unavailable-release", C::liveness, "the key stays until its TTL"},
@@ -149,11 +141,17 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
     if (!generation->capabilities.uses_redis)
       return Expectation{C::not_applicable, "no Redis lock to fault; it violates with no fault at all (see the comparison)"};
     if (fault == "node-minority" && !generation->capabilities.multi_node)
-      return Expectation{C::not_applicable, "one node: a node down is column unavailable-*"};
+      return Expectation{C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"};
   }
   for (const auto& row : kCells)
-    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason)};
+    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason), row.or_else};
   return std::nullopt;
+}
+
+std::string expected_text(const Expectation& expectation) {
+  std::string text = class_name(expectation.expected);
+  if (expectation.or_else) text += std::string(" or ") + class_name(*expectation.or_else);
+  return text;
 }
 
 }  // namespace locklab::harness

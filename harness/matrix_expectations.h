@@ -15,7 +15,13 @@ namespace locklab::harness {
 struct Expectation {
   CellClass expected = CellClass::safe;
   std::string reason;  // one line: why this cell ends this way
+  // A cell whose class depends on an interleaving the fault does not fix
+  // (docs/faults.md names each one and why): this class matches too.
+  std::optional<CellClass> or_else = std::nullopt;
 };
+
+// "safe", or "me-violation or safe" for a cell with two acceptable classes.
+std::string expected_text(const Expectation& expectation);
 
 // nullopt: nothing is written down for this cell (the matrix counts it as a
 // mismatch, so a new generation or column cannot slip in unexamined).

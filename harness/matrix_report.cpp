@@ -108,7 +108,7 @@ std::string matrix_table(const MatrixResult& result) {
         continue;
       }
       out << " " << class_name(cell->observed);
-      if (!cell->matches()) out << " ✗ (expected " << class_name(cell->expected) << ")";
+      if (!cell->matches()) out << " ✗ (expected " << cell->expected_text() << ")";
       out << " |";
     }
     out << "\n";
@@ -131,7 +131,7 @@ std::string matrix_markdown(const MatrixResult& result) {
   for (const auto& cell : result.cells) {
     if (cell.observed == CellClass::not_applicable && cell.matches()) continue;
     out << "| " << cell.lock << " | " << cell.fault << " | " << class_name(cell.observed)
-        << (cell.matches() ? "" : " ✗") << " | " << class_name(cell.expected) << " |";
+        << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
     out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " |\n";
   }
@@ -173,12 +173,12 @@ std::string matrix_html(const MatrixResult& result) {
         continue;
       }
       const std::string name = class_name(cell->observed);
-      std::string tip = "expected " + std::string(class_name(cell->expected)) + ": " + cell->expected_reason;
+      std::string tip = "expected " + cell->expected_text() + ": " + cell->expected_reason;
       if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
       if (!cell->error.empty()) tip += " -- error: " + cell->error;
       out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
           << (cell->matches() ? "" : " miss") << "\" title=\"" << escape(tip) << "\">" << escape(name);
-      if (!cell->matches()) out << " ✗<span class=\"n\">expected " << escape(class_name(cell->expected)) << "</span>";
+      if (!cell->matches()) out << " ✗<span class=\"n\">expected " << escape(cell->expected_text()) << "</span>";
       if (const std::string counts = nonzero_counts(cell->run); !counts.empty())
         out << "<span class=\"n\">" << escape(counts) << "</span>";
       out << "</td>";
@@ -195,7 +195,7 @@ std::string matrix_html(const MatrixResult& result) {
   for (const auto& cell : result.cells) {
     if (!violating(cell)) continue;
     out << "<h3>" << escape(cell.lock) << " × " << escape(cell.fault) << " — " << escape(class_name(cell.observed))
-        << (cell.matches() ? "" : " (expected " + std::string(class_name(cell.expected)) + ")") << "</h3>\n";
+        << (cell.matches() ? "" : " (expected " + cell.expected_text() + ")") << "</h3>\n";
     const auto reasons = cell.run.is_object() ? cell.run.value("verdict_reasons", json::array()) : json::array();
     out << "<p class=\"note\">" << escape(cell.expected_reason);
     for (const auto& reason : reasons) out << "; " << escape(reason.get<std::string>());

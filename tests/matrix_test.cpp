@@ -97,7 +97,7 @@ TEST(MatrixExpectations, DocsListEveryCellWithTheSameClass) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
       ASSERT_TRUE(expectation);
-      const std::string row = "| " + generation.name + " | " + column.name + " | " + class_name(expectation->expected) +
+      const std::string row = "| " + generation.name + " | " + column.name + " | " + expected_text(*expectation) +
                               " | " + expectation->reason + " |";
       EXPECT_NE(doc.find(row), std::string::npos) << "docs/faults.md lacks the row: " << row;
     }
@@ -128,7 +128,7 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
   ASSERT_FALSE(result->cells.empty());
   for (const auto& cell : result->cells) {
     EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << class_name(cell.observed)
-                                << ", expected " << class_name(cell.expected) << " (" << cell.expected_reason << ")"
+                                << ", expected " << cell.expected_text() << " (" << cell.expected_reason << ")"
                                 << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir_;
     EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / (cell.lock + "__" + cell.fault + ".json")));
   }
