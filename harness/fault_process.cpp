@@ -64,15 +64,10 @@ void ClientParking::tick(const NemesisContext& context) {
     const int client = static_cast<int>(i);
     if (stopped_.count(client) == 0 && (*cells_)[3 * i].load() == kParked) stop(context, client);
   }
-  for (auto it = stopped_.begin(); it != stopped_.end();) {
-    const int client = it->first;
-    if (auto why = why_resume(context, client, it->second)) {
-      ++it;
-      resume(client, *why);
-    } else {
-      ++it;
-    }
-  }
+  std::vector<std::pair<int, std::string>> due;  // resume() erases: decide first, act after
+  for (const auto& [client, stopped] : stopped_)
+    if (auto why = why_resume(context, client, stopped)) due.emplace_back(client, std::move(*why));
+  for (const auto& [client, why] : due) resume(client, why);
 }
 
 void ClientParking::stop(const NemesisContext& context, int client) {

@@ -28,6 +28,7 @@ Result<FaultSpec> parse_fault_spec(std::string_view text) {
   spec.text = std::string(text);
   std::size_t start = 0;
   bool first = true;
+  std::string last_key;
   for (;;) {
     const auto end = text.find(':', start);
     const std::string_view field =
@@ -36,6 +37,9 @@ Result<FaultSpec> parse_fault_spec(std::string_view text) {
       if (!is_name(field)) return fault_error(spec, "expected NAME[:KEY=VALUE]... (see: locklab run --help)");
       spec.name = std::string(field);
       first = false;
+    } else if (field.find('=') == std::string_view::npos && !last_key.empty() && spec.params[last_key] == "locklab") {
+      // The workload's own step points contain a ':' (at=locklab:cs-exit): rejoin them.
+      spec.params[last_key].append(":").append(field);
     } else {
       const auto eq = field.find('=');
       if (eq == std::string_view::npos || eq == 0 || eq + 1 == field.size())
@@ -44,6 +48,7 @@ Result<FaultSpec> parse_fault_spec(std::string_view text) {
       if (!is_name(key)) return fault_error(spec, std::string("bad key ").append(key));
       if (!spec.params.emplace(key, std::string(field.substr(eq + 1))).second)
         return fault_error(spec, std::string("key ").append(key).append(" given twice"));
+      last_key = key;
     }
     if (end == std::string_view::npos) break;
     start = end + 1;

@@ -1,0 +1,366 @@
+// Faults (docs/faults.md, "Process and client faults"): the --fault grammar and
+// registry, and each fault against real redis-server processes, through
+// measure() (the function `locklab run` calls). Every fault is stopped by
+// conditions, never by sleeps; every test also checks that the run ended
+// without killing anyone (no client left stopped).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "fault_spec.h"
+#include "faults.h"
+#include "nemesis.h"
+#include "run.h"
+
+#ifndef LOCKLAB_BINARY
+#error "LOCKLAB_BINARY must name the built locklab executable"
+#endif
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+// --- the grammar and the registry (no servers) ----------------------------------------
+
+TEST(FaultSpec, KeysInAnyOrderAndTheWorkloadsOwnPoints) {
+  auto spec = parse_fault_spec("pause-holder:client=2:until=other-acquired:at=locklab:cs-exit");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->name, "pause-holder");
+  EXPECT_EQ(spec->params.at("client"), "2");
+  EXPECT_EQ(spec->params.at("until"), "other-acquired");
+  EXPECT_EQ(spec->params.at("at"), "locklab:cs-exit") << "the ':' inside the point is rejoined";
+  EXPECT_EQ(spec->text, "pause-holder:client=2:until=other-acquired:at=locklab:cs-exit");
+  EXPECT_TRUE(parse_fault_spec("crash-holder"));
+}
+
+TEST(FaultSpec, MalformedSpecsAreOneLineUsageErrors) {
+  for (const char* bad : {"", ":x=1", "Crash", "crash-holder:client", "crash-holder:=1", "crash-holder:client=",
+                          "crash-holder:client=1:client=2"}) {
+    auto spec = parse_fault_spec(bad);
+    ASSERT_FALSE(spec) << bad;
+    EXPECT_EQ(spec.error().kind, ErrorKind::usage);
+    EXPECT_EQ(spec.error().message.find('\n'), std::string::npos);
+    EXPECT_EQ(spec.error().message.rfind("bad fault '", 0), 0u) << spec.error().message;
+  }
+}
+
+TEST(FaultRegistry, NamesKeysAndValuesAreChecked) {
+  EXPECT_FALSE(fault_spec_problem("crash-holder:client=1:times=1"));
+  EXPECT_NE(fault_spec_problem("explode")->find("unknown fault 'explode'"), std::string::npos);
+  EXPECT_NE(fault_spec_problem("crash-holder:color=red")->find("no key 'color'"), std::string::npos);
+  EXPECT_EQ(fault_names().size(), fault_table().size());
+
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 3;
+  auto check = [&](const std::string& text) -> std::string {
+    auto spec = parse_fault_spec(text);
+    if (!spec) return spec.error().message;
+    auto fault = make_fault(*spec, options);
+    return fault ? "" : fault.error().message;
+  };
+  EXPECT_EQ(check("pause-holder:ms=100"), "");
+  EXPECT_EQ(check("slow-holder:ms=100:client=2"), "");
+  EXPECT_EQ(check("clock-skew:offset=-500"), "");
+  EXPECT_NE(check("pause-holder").find("either ms=MS or until"), std::string::npos);
+  EXPECT_NE(check("pause-holder:ms=1:until=expired").find("either"), std::string::npos);
+  EXPECT_NE(check("pause-holder:until=later").find("expired or other-acquired"), std::string::npos);
+  EXPECT_NE(check("crash-holder:client=3").find("between 0 and 2"), std::string::npos);
+  EXPECT_NE(check("slow-holder:ms=abc").find("whole number"), std::string::npos);
+  EXPECT_NE(check("slow-holder").find("needs ms="), std::string::npos);
+  EXPECT_NE(check("random:count=4").find("between 1 and 3"), std::string::npos);
+  options.mode = ClientMode::thread;
+  EXPECT_NE(check("crash-holder").find("--mode process"), std::string::npos) << "a thread cannot die alone";
+  EXPECT_NE(check("pause-holder:ms=5").find("--mode process"), std::string::npos);
+  EXPECT_EQ(check("slow-holder:ms=5"), "") << "a slow section needs no process of its own";
+}
+
+class NeedsOwnServers final : public Fault {
+ public:
+  FaultNeeds needs() const override { return {}; }  // the default: own servers
+  nlohmann::json record() const override { return {{"spec", "test"}, {"applied", json::array()}}; }
+};
+
+TEST(FaultSet, NeedsAreTheUnionOfItsMembers) {
+  FaultSet set;
+  EXPECT_FALSE(set.needs().own_servers) << "no fault, no needs";
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.faults = {"crash-holder"};
+  options.redis = {*redis::Endpoint::parse("127.0.0.1:1")};
+  EXPECT_FALSE(validate(options)) << "a process fault acts on our clients, so foreign servers are fine";
+  auto faults = make_faults(options);
+  ASSERT_TRUE(faults);
+  EXPECT_FALSE((*faults)->needs().own_servers);
+  EXPECT_TRUE((*faults)->needs().process_clients);
+  (*faults)->add(std::make_unique<NeedsOwnServers>());
+  EXPECT_TRUE((*faults)->needs().own_servers);
+  EXPECT_EQ((*faults)->record().size(), 2u) << "one record per fault";
+}
+
+TEST(FaultRegistry, RandomScheduleIsAFunctionOfTheSeed) {
+  RunOptions options;
+  options.clients = 6;
+  options.ttl_ms = 300;
+  const auto a = random_schedule(11, 4, options);
+  EXPECT_EQ(a, random_schedule(11, 4, options));
+  EXPECT_NE(a, random_schedule(12, 4, options));
+  ASSERT_EQ(a.size(), 4u);
+  for (const auto& text : a) EXPECT_FALSE(fault_spec_problem(text)) << text;
+}
+
+TEST(StepActions, PauseNeedsALengthOrACondition) {
+  std::string why;
+  EXPECT_FALSE(parse_step_action("locklab:cs-enter:pause", &why)) << "a bare pause had nothing to resume it";
+  EXPECT_NE(why.find("pause=MS"), std::string::npos);
+  auto timed = parse_step_action("locklab:cs-enter:pause=250:1", &why);
+  ASSERT_TRUE(timed) << why;
+  EXPECT_EQ(timed->kind, StepAction::Kind::pause);
+  EXPECT_EQ(timed->pause.until, PauseRule::Until::time);
+  EXPECT_EQ(timed->pause.ms.count(), 250);
+  auto until = parse_step_action("after-get-before-del:pause-until=expired", &why);
+  ASSERT_TRUE(until) << why;
+  EXPECT_EQ(until->pause.until, PauseRule::Until::expired);
+  EXPECT_FALSE(parse_step_action("p:pause-until=soon", &why));
+
+  RunOptions options;
+  options.lock = "setnx";
+  options.mode = ClientMode::thread;
+  options.steps = {*timed};
+  const auto problem = validate(options);
+  ASSERT_TRUE(problem) << "stopping a thread would stop the coordinator with it";
+  EXPECT_NE(problem->find("--mode process"), std::string::npos) << *problem;
+}
+
+// --- faults against real servers --------------------------------------------------------
+
+// A short run: 3 clients, a 300 ms lease, a few dozen attempts.
+RunOptions small_run(const std::string& lock, std::vector<std::string> faults) {
+  RunOptions options;
+  options.lock = lock;
+  options.clients = 3;
+  options.ops = 40;
+  options.ttl_ms = 300;
+  options.faults = std::move(faults);
+  return options;
+}
+
+json measured(const RunOptions& options) {
+  auto document = measure(options);
+  EXPECT_TRUE(document) << (document ? "" : document.error().message);
+  if (!document) return json::object();
+  EXPECT_EQ((*document)["totals"]["killed_clients"], 0) << "every client came back by itself: none left stopped";
+  return *document;
+}
+
+std::string applied_text(const json& d) {
+  std::string all;
+  for (const auto& fault : d["faults"])
+    for (const auto& event : fault["applied"]) all += event["what"].get<std::string>() + "\n";
+  return all;
+}
+
+TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {
+  RunOptions options = small_run("setnx", {"crash-holder"});
+  options.ops.reset();
+  options.duration_s = 1.2;
+  options.wait_ms = 100;
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "deadlock") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 1);
+  EXPECT_EQ(d["totals"]["crashed_clients"], 1);
+  EXPECT_TRUE(d["safety"]["unavailability_open"].get<bool>()) << "nobody ever acquires again";
+  EXPECT_NE(applied_text(d).find("killed at locklab:cs-enter"), std::string::npos) << d["faults"];
+  EXPECT_EQ(d["config"]["faults"], json::array({"crash-holder"}));
+}
+
+TEST(CrashHolder, LuaSafeDeleteRecoversAfterAboutOneTtl) {
+  const json d = measured(small_run("lua-safe-delete", {"crash-holder"}));
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["crashed_clients"], 1);
+  ASSERT_TRUE(d["safety"]["unavailability_ms"].is_number()) << d["safety"];
+  const double window = d["safety"]["unavailability_ms"];
+  // The dead holder's key must expire first; the coordinator sees the death a
+  // few ms after it happened, hence the small slack below the lease.
+  EXPECT_GE(window, 300 - 20);
+  EXPECT_LT(window, 3 * 300) << "the next holder comes once the lease is over, not a stall later";
+  EXPECT_FALSE(d["safety"]["unavailability_open"].get<bool>());
+}
+
+TEST(CrashHolder, NoCrashMeansNoUnavailability) {
+  const json d = measured(small_run("lua-safe-delete", {}));
+  EXPECT_TRUE(d["safety"]["unavailability_ms"].is_null());
+  EXPECT_EQ(d["faults"], json::array());
+}
+
+TEST(PauseHolder, LuaSafeDeleteOverlapsTheNextHolder) {
+  const json d = measured(small_run("lua-safe-delete", {"pause-holder:until=other-acquired"}));
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_GE(d["safety"]["max_concurrent_holders"].get<int>(), 2) << "the stopped holder still counts as inside";
+  const std::string what = applied_text(d);
+  EXPECT_NE(what.find("SIGSTOP client"), std::string::npos) << what;
+  EXPECT_NE(what.find("another client acquired and wrote"), std::string::npos) << what;
+}
+
+TEST(PauseHolder, SigstopFreezesTheWatchdogToo) {
+  // Generation 5's watchdog renews while the process runs; SIGSTOP stops it
+  // with everything else, so the lease runs out under a live holder.
+  const json d = measured(small_run("reentrant-watchdog", {"pause-holder:until=other-acquired"}));
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+}
+
+TEST(PauseHolder, FencedRejectsTheStaleWrite) {
+  const json d = measured(small_run("fenced", {"pause-holder:until=other-acquired"}));
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_GE(d["safety"]["stale_writes_rejected"].get<int>(), 1) << "the resumed holder's token is older";
+  EXPECT_EQ(d["safety"]["lost_updates"], 0);
+}
+
+TEST(PauseHolder, ATimedPauseLongerThanTheLeaseOverlaps) {
+  // No client=: the first holder is stopped (a fixed client may not get the
+  // lock before the others used up the attempts).
+  const json d = measured(small_run("lua-safe-delete", {"pause-holder:ms=700"}));
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_NE(applied_text(d).find("SIGSTOP client"), std::string::npos) << d["faults"];
+  EXPECT_NE(applied_text(d).find(": after"), std::string::npos) << d["faults"];
+}
+
+TEST(PauseHolder, UntilExpiredResumesOnceTheKeyIsGone) {
+  const json d = measured(small_run("lua-safe-delete", {"pause-holder:until=expired"}));
+  EXPECT_NE(applied_text(d).find("the key expired"), std::string::npos) << d["faults"];
+  EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+}
+
+TEST(PauseHolder, AConditionThatNeverHoldsEndsAtItsBound) {
+  // setnx never expires: the pause ends at max=, and the run still ends on its own.
+  const json d = measured(small_run("setnx", {"pause-holder:until=expired:max=400"}));
+  const std::string what = applied_text(d);
+  EXPECT_TRUE(what.find("pause bound") != std::string::npos || what.find("no other client") != std::string::npos)
+      << what;
+}
+
+TEST(SlowHolder, TheWatchdogKeepsASlowHolderSafe) {
+  const json d = measured(small_run("reentrant-watchdog", {"slow-holder:ms=1000"}));
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_NE(applied_text(d).find("1000 ms longer"), std::string::npos) << d["faults"];
+}
+
+TEST(SlowHolder, WithoutAWatchdogTheLeaseRunsOut) {
+  const json d = measured(small_run("lua-safe-delete", {"slow-holder:ms=1000"}));
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+}
+
+TEST(ClockSkew, AContenderAheadStealsAGetsetTimestampLock) {
+  // The skewed client 1 steals whenever client 0 holds. Client 0 must get the
+  // lock at all: client 1 re-acquires right after its own release, so client 0
+  // polls every ms (a ~1-in-10 chance per handoff, over ~100 handoffs).
+  RunOptions options = small_run("getset-timestamp", {"clock-skew:client=1:offset=5000"});
+  options.clients = 2;
+  options.ops = 200;
+  options.hold_ms = 5;
+  options.wait_ms = 200;
+  options.retry_ms = 1;
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_GT(d["safety"]["overlaps"].get<int>(), 0);
+}
+
+TEST(ClockSkew, TheServersLeaseIgnoresClientClocks) {
+  RunOptions options = small_run("lua-safe-delete", {"clock-skew:client=1:offset=5000"});
+  options.clients = 2;
+  options.ops = 100;
+  options.hold_ms = 5;
+  options.wait_ms = 200;
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+}
+
+TEST(StepPause, TheCoordinatorResumesAStepPause) {
+  // Used to SIGSTOP the client with nothing to resume it: verdict error every time.
+  // Any client, once each: every client is stopped at its first entry for
+  // 600 ms (2 leases), so the first one's section spans the next holders'.
+  RunOptions options = small_run("lua-safe-delete", {});
+  options.step_specs = {"locklab:cs-enter:pause=600"};
+  options.steps = {*parse_step_action(options.step_specs[0], nullptr)};
+  const json timed = measured(options);
+  EXPECT_EQ(timed["verdict"], "violation") << timed["verdict_reasons"];
+  EXPECT_EQ(timed["nemesis"], "step-actions");
+
+  // Every client stops at its first entry until another one wrote; nobody
+  // can, so each pause ends at its bound (10 x ttl) -- and the run ends by itself.
+  options.step_specs = {"locklab:cs-enter:pause-until=other-acquired"};
+  options.steps = {*parse_step_action(options.step_specs[0], nullptr)};
+  const json until = measured(options);
+  EXPECT_EQ(until["verdict"], "violation") << until["verdict_reasons"];
+}
+
+TEST(CheckerUnderFaults, ACrashedClientsOverlapStillCounts) {
+  // The first holder overstays its lease (slow, 1 s); every client dies at
+  // cs-exit, before releasing. The holders after the first enter while it
+  // sleeps; all sections end at their client's death, and the overlaps they
+  // had are still on record.
+  RunOptions options = small_run("lua-safe-delete", {"slow-holder:ms=1000", "crash-holder:at=locklab:cs-exit:times=3"});
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["crashed_clients"], 3);
+  EXPECT_GE(d["safety"]["overlaps"].get<int>(), 1);
+}
+
+TEST(RandomFaults, OneSeedOneScheduleAnotherSeedAnother) {
+  auto schedule_of = [](std::uint64_t seed) {
+    RunOptions options = small_run("lua-safe-delete", {"random:count=2"});
+    options.clients = 4;
+    options.seed = seed;
+    const json d = measured(options);
+    EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+    EXPECT_EQ(d["faults"].size(), 1u);
+    return d["faults"][0]["schedule"];
+  };
+  const json first = schedule_of(3);
+  EXPECT_EQ(first.size(), 2u);
+  EXPECT_EQ(schedule_of(3), first) << "the same seed replays the same schedule";
+  EXPECT_NE(schedule_of(4), first);
+}
+
+// --- the CLI ---------------------------------------------------------------------
+
+int run_locklab(const std::string& args, std::string* err) {
+  const auto file = std::filesystem::temp_directory_path() / ("locklab-faults-" + std::to_string(::getpid()) + ".err");
+  const int status = std::system((std::string("'") + LOCKLAB_BINARY + "' " + args + " >/dev/null 2>'" + file.string() + "'").c_str());
+  std::ifstream in(file);
+  err->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::filesystem::remove(file);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(FaultCli, BadSpecsExit2WithOneLine) {
+  for (const char* args : {"run --lock setnx --fault explode", "run --lock setnx --fault crash-holder:color=red",
+                           "run --lock setnx --fault pause-holder:ms=x", "run --lock setnx --clients 2 --fault crash-holder:client=5",
+                           "run --lock setnx --mode thread --fault pause-holder:ms=5",
+                           "run --lock setnx --fault random:count=9"}) {
+    std::string err;
+    EXPECT_EQ(run_locklab(args, &err), 2) << args << ": " << err;
+    ASSERT_FALSE(err.empty()) << args;
+    EXPECT_EQ(err.find('\n'), err.size() - 1) << args << ": " << err;
+  }
+  std::string err;
+  EXPECT_EQ(run_locklab("run --help", &err), 0);
+}
+
+TEST(FaultCli, TheFaultRunsFromTheCommandLine) {
+  std::string err;
+  EXPECT_EQ(run_locklab("run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault crash-holder --fault "
+                        "slow-holder:ms=10",
+                        &err),
+            0)
+      << err;
+}
+
+}  // namespace
+}  // namespace locklab::harness
