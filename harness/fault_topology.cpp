@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "clock_jump.h"
+#include "conditions.h"
 #include "fault_process.h"
 #include "history.h"
 #include "process_control.h"
@@ -529,12 +530,14 @@ class NetFault final : public TopologyFault {
       apply_mode(links_, mode_, ms_, direction_);
       applied_ = true;
       note(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
+      hold_the_others(context);
     }
     gate_.arm();
   }
 
   void tick(NemesisContext& context) override {
     if (done_ || topology(context) == nullptr) return;
+    if (!others_.empty()) let_the_others_go_once_first(context);
     const int holder = gate_.parked();
     if (holder < 0) return;
     switch (phase_) {
@@ -547,6 +550,8 @@ class NetFault final : public TopologyFault {
   void after_run(NemesisContext& context) override {
     gate_.release();
     contender_.release();
+    restore(others_);
+    others_.clear();
     if (applied_) {
       restore(links_);
       note(context, "links restored at the end of the run");
@@ -562,6 +567,36 @@ class NetFault final : public TopologyFault {
       case NetMode::drop: return "drop";
     }
     return "?";
+  }
+
+  // at=acquire: client N's request must be the one that takes the lock (a
+  // late "OK" is the story), so the other clients' requests wait in their
+  // links until the key is on every lock server -- or client N's attempt
+  // ended, or a TTL passed.
+  void hold_the_others(NemesisContext& context) {
+    for (int i = 0; context.history != nullptr && i < context.history->clients(); ++i)
+      if (i != client_)
+        for (TcpProxy* link : topology(context)->client_links(i)) others_.push_back(link);
+    for (TcpProxy* link : others_) link->hold(Direction::client_to_server);
+    for (const auto& endpoint : context.endpoints)
+      if (auto probe = RedisProbe::connect(endpoint)) probes_.push_back(std::move(probe).value());
+    since_ = Clock::now();
+    attempts_before_ = context.history != nullptr ? context.history->slot(client_).attempts.load() : 0;
+  }
+
+  void let_the_others_go_once_first(NemesisContext& context) {
+    const bool everywhere = !probes_.empty() && std::all_of(probes_.begin(), probes_.end(), [&](RedisProbe& probe) {
+      return probe.exists(context.key).value_or(false);
+    });
+    const bool attempt_over =
+        context.history != nullptr && context.history->slot(client_).attempts.load() > attempts_before_;
+    if (!everywhere && !attempt_over && Clock::now() - since_ < ttl_) return;
+    restore(others_);
+    others_.clear();
+    probes_.clear();
+    note(context, everywhere ? "client " + std::to_string(client_) + "'s request took the lock on every server; "
+                                   "the other clients' requests let through"
+                             : "the other clients' requests let through");
   }
 
   // The acquire got through (late); the client believes it holds: let it stay
@@ -669,6 +704,9 @@ class NetFault final : public TopologyFault {
   Gate gate_;
   Gate contender_;  // at=release: the client that takes the lock while the release is held
   std::vector<TcpProxy*> links_;
+  std::vector<TcpProxy*> others_;  // at=acquire: the other clients' links, held until client N's request landed
+  std::vector<RedisProbe> probes_;
+  std::int64_t attempts_before_ = 0;
   bool applied_ = false;
   bool waiting_ = false;
   bool done_ = false;

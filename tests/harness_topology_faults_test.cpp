@@ -220,10 +220,12 @@ TEST(NetFault, AcquireReplyDelayedBeyondTheTtlIsKeptBySingleServerAndDiscardedBy
   options.duration_s = 3.0;
   const auto kept = run(options);
   EXPECT_EQ(kept["verdict"], "violation") << story(kept);
+  EXPECT_TRUE(applied(kept, "took the lock on every server")) << story(kept);
   EXPECT_TRUE(applied(kept, "'s acquire returned acquired")) << story(kept);
   options.lock = "redlock";
   const auto discarded = run(options);
   EXPECT_EQ(discarded["verdict"], "safe") << story(discarded);
+  EXPECT_TRUE(applied(discarded, "took the lock on every server")) << "its votes did land\n" << story(discarded);
   EXPECT_FALSE(applied(discarded, "'s acquire returned acquired")) << "client 0 never believed it held\n"
                                                                    << story(discarded);
   EXPECT_EQ(discarded["fairness"]["per_client_acquired"][0], 0) << story(discarded);
