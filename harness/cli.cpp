@@ -1,5 +1,5 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | report | scale | merge | failover      (each with --help)
+//   locklab list | scenarios | run | compare | matrix | report | scale | merge | failover   (each with --help)
 // Exit codes: 0 measured (violations are findings, not failures), 1 runtime
 // failure, 2 usage/config error, 3 `run --expect-safe` saw a verdict other than safe.
 #include <unistd.h>
@@ -15,6 +15,8 @@
 
 #include "compare.h"
 #include "faults.h"
+#include "matrix.h"
+#include "matrix_report.h"
 #include "multihost.h"
 #include "registry.h"
 #include "report.h"
@@ -207,6 +209,23 @@ std::optional<std::string> client_counts_problem(const std::string& text) {
   return parse_client_counts(text, &why) ? std::nullopt : std::optional(why);
 }
 
+// `locklab matrix`: 0 every cell at its expected class, 3 some cell is not
+// (each named on stderr), 1 a cell could not be measured, 2 usage.
+int matrix_all(const MatrixOptions& options) {
+  auto result = run_matrix(options);
+  if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
+  std::printf("%s\nCells:  %s/cells/*.json\nReport: %s/matrix.md, %s/matrix.html\n", matrix_table(*result).c_str(),
+              result->dir.c_str(), result->dir.c_str(), result->dir.c_str());
+  for (const auto& cell : result->cells) {
+    if (cell.matches()) continue;
+    std::fprintf(stderr, "locklab matrix: %s x %s is %s, expected %s (%s)%s\n", cell.lock.c_str(), cell.fault.c_str(),
+                 class_name(cell.observed), cell.expected_text().c_str(), cell.expected_reason.c_str(),
+                 cell.error.empty() ? "" : (": " + cell.error).c_str());
+  }
+  if (result->errors() > 0) return kRuntime;
+  return result->mismatches() > 0 ? kUnsafe : kOk;
+}
+
 int report_files(const std::vector<std::string>& files, const std::string& out) {
   RunDocuments runs;
   for (const auto& file : files) {
@@ -380,6 +399,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
 
+  auto* mat = app.add_subcommand(
+      "matrix", "Every generation against every fault, one short run per cell; exit 3 if a cell is not as expected");
+  MatrixOptions matrix_options;
+  mat->add_flag("--quick", matrix_options.quick, "CI-sized: fewer attempts per cell");
+  mat->add_option("--out", matrix_options.out, "Output directory (default results/matrix/<run-id>)");
+  mat->add_option("--lock", matrix_options.locks, "Only these generations (repeatable)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  mat->add_option("--fault", matrix_options.faults, "Only these fault columns (repeatable; see docs/faults.md)");
+  mat->add_option("--jobs", matrix_options.jobs, "Cells measured at once, each in a worker process")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+
   auto* rep = app.add_subcommand("report", "Render run result JSON files into report.md + report.html");
   std::vector<std::string> files;
   std::string report_out;
@@ -455,6 +486,10 @@ int main(int argc, char** argv) {
       compare_options.base.progress = true;
       compare_options.base.command = command_line(argc, argv);
       return compare_all(compare_options);
+    }
+    if (mat->parsed()) {
+      matrix_options.command = command_line(argc, argv);
+      return matrix_all(matrix_options);
     }
     if (rep->parsed()) return report_files(files, report_out);
     if (scl->parsed()) {

@@ -1,0 +1,115 @@
+// `locklab matrix`: every generation against every fault we can inject, one
+// short deterministic run per cell, each cell classed from its run document
+// and compared with the class written down for it (matrix_expectations.h,
+// docs/faults.md "The matrix").
+//
+// Rows are the generations of the registry; columns are the faults of
+// /work/shared/anchors/faults.md §(b) that the nemesis injects. Whether a cell
+// makes sense is decided from the generation's capabilities wherever they
+// can tell (no Redis, no expiry, single node); the few step-point names a
+// column needs are the generations' own (impls/*.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "registry.h"
+#include "result.h"
+#include "run.h"
+
+namespace locklab::harness {
+
+inline constexpr const char* kCellSchema = "locklab.matrix-cell/1";
+inline constexpr const char* kMatrixSchema = "locklab.matrix/1";
+
+// What a cell shows (faults-design.md, "Matrix cell classes").
+enum class CellClass { safe, me_violation, wrong_owner, deadlock, liveness, not_applicable, error };
+
+const char* class_name(CellClass cell_class);  // "safe", "me-violation", "wrong-owner", ..., "n/a", "error"
+std::optional<CellClass> parse_class(std::string_view name);
+
+// The class of one run document:
+//   error        verdict "error" (the run could not judge)
+//   me-violation overlapping sections, lost updates, or two live holders
+//                (or any other violation the checker found that is not a wrong-owner release)
+//   wrong-owner  wrong-owner releases and no mutual-exclusion violation
+//   deadlock     verdict deadlock (a stall behind a key that never expires)
+//   liveness     safe, but a stall, or an unavailability window of half a lease or more
+//   safe         none of the above
+CellClass classify(const nlohmann::json& run);
+
+// One column: a fault, as a row of the anchors' matrix.
+struct FaultColumn {
+  std::string name;        // `--fault NAME` of `locklab matrix`
+  std::string title;       // the report's column header
+  std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
+  std::string how;         // one line: how the cell injects it
+  bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
+};
+
+// Every column, in the anchors' row order.
+const std::vector<FaultColumn>& fault_columns();
+const FaultColumn* find_column(std::string_view name);
+
+// The run of one cell, or why it makes no sense.
+struct CellPlan {
+  RunOptions options;
+  std::vector<std::string> faults;  // fault specs (harness/fault_spec.h grammar), in application order
+  std::string not_applicable;       // non-empty: the cell is N/A, and this is why
+};
+
+// The cell's workload and faults: a small ttl, 2-3 process clients, a bounded
+// number of attempts. `quick` = the CI size.
+CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick);
+
+struct MatrixOptions {
+  bool quick = false;
+  std::string out;                  // empty = results/matrix/<run-id>
+  std::vector<std::string> locks;   // empty = every generation
+  std::vector<std::string> faults;  // empty = every column
+  int jobs = 1;                     // cells measured at once (worker processes)
+  bool progress = true;             // a line per cell on stderr
+  std::string command;              // recorded in the summary
+};
+
+struct Cell {
+  std::string lock;
+  std::string fault;
+  std::vector<std::string> specs;
+  CellClass observed = CellClass::error;
+  CellClass expected = CellClass::error;
+  std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
+  std::string expected_reason;
+  std::string not_applicable;  // why, for n/a cells
+  std::string error;           // measure() failed: why
+  nlohmann::json run;          // the run document (null for n/a cells and failed runs)
+  bool matches() const { return observed == expected || (also_expected && observed == *also_expected); }
+  std::string expected_text() const;
+};
+
+struct MatrixResult {
+  std::string dir;
+  bool quick = false;
+  std::string command;
+  std::vector<std::string> locks;   // rows, in order
+  std::vector<std::string> faults;  // columns, in order
+  std::vector<Cell> cells;          // row-major
+  int mismatches() const;
+  int errors() const;
+  const Cell* find(std::string_view lock, std::string_view fault) const;
+};
+
+// A cell as its JSON file holds it (schema locklab.matrix-cell/1).
+nlohmann::json cell_json(const Cell& cell);
+
+// Measures every cell, writes DIR/cells/<lock>__<fault>.json (atomically, as
+// each cell ends), DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. An Error
+// means the matrix could not run at all (ErrorKind::usage: bad options); a cell
+// that could not measure is a cell of class error, not an Error.
+Result<MatrixResult> run_matrix(const MatrixOptions& options);
+
+}  // namespace locklab::harness

@@ -1,0 +1,155 @@
+// `locklab matrix`: the cell classes computed from run documents, the
+// expectations written down for every cell, and the quick matrix itself
+// against real redis-server processes: every cell must end in its expected
+// class (each generation's known weakness shows, each fix holds).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "matrix.h"
+#include "matrix_expectations.h"
+#include "matrix_report.h"
+#include "registry.h"
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A run document with only what classify() reads.
+json run(const std::string& verdict, json safety, int ttl_ms = 200) {
+  return {{"verdict", verdict}, {"safety", std::move(safety)}, {"config", {{"ttl_ms", ttl_ms}}}};
+}
+
+json quiet() {
+  return {{"overlaps", 0}, {"lost_updates", 0}, {"max_concurrent_holders", 1}, {"wrong_owner_releases", 0},
+          {"stalls", 0},   {"unavailability_ms", nullptr}, {"stale_writes_rejected", 0}};
+}
+
+json with(json safety, const std::string& key, json value) {
+  safety[key] = std::move(value);
+  return safety;
+}
+
+TEST(MatrixClassify, EachClassFromItsRunDocument) {
+  EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
+  EXPECT_EQ(classify(run("violation", with(quiet(), "overlaps", 2))), CellClass::me_violation);
+  EXPECT_EQ(classify(run("violation", with(quiet(), "lost_updates", 1))), CellClass::me_violation);
+  EXPECT_EQ(classify(run("violation", with(quiet(), "max_concurrent_holders", 2))), CellClass::me_violation);
+  EXPECT_EQ(classify(run("violation", with(quiet(), "wrong_owner_releases", 1))), CellClass::wrong_owner);
+  EXPECT_EQ(classify(run("violation", with(with(quiet(), "wrong_owner_releases", 1), "overlaps", 1))),
+            CellClass::me_violation);
+  EXPECT_EQ(classify(run("deadlock", with(quiet(), "stalls", 1))), CellClass::deadlock);
+  EXPECT_EQ(classify(run("safe", with(quiet(), "stalls", 1))), CellClass::liveness);
+  EXPECT_EQ(classify(run("error", quiet())), CellClass::error);
+}
+
+TEST(MatrixClassify, UnavailabilityOfHalfALeaseIsLivenessLessIsSafe) {
+  EXPECT_EQ(classify(run("safe", with(quiet(), "unavailability_ms", 100), 200)), CellClass::liveness);
+  EXPECT_EQ(classify(run("safe", with(quiet(), "unavailability_ms", 99), 200)), CellClass::safe);
+  EXPECT_EQ(classify(run("safe", with(quiet(), "unavailability_ms", nullptr), 200)), CellClass::safe);
+}
+
+TEST(MatrixClassify, FencedOverlapsThatTheResourceRefusedStaySafe) {
+  // The checker counts only effective sections: refused ones are reported apart.
+  json safety = with(quiet(), "stale_writes_rejected", 3);
+  safety["overlaps_fenced_off"] = 2;
+  EXPECT_EQ(classify(run("safe", safety)), CellClass::safe);
+}
+
+TEST(MatrixClassify, ClassNamesRoundTrip) {
+  for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
+                      CellClass::liveness, CellClass::not_applicable, CellClass::error})
+    EXPECT_EQ(parse_class(class_name(c)), c);
+  EXPECT_FALSE(parse_class("fine"));
+}
+
+// Every cell has an expectation, and a cell is N/A in the plan exactly when it
+// is expected N/A: the code that decides and the table that expects agree.
+TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
+  for (const auto& generation : generations()) {
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(generation.name, column.name);
+      ASSERT_TRUE(expectation) << generation.name << " x " << column.name << " has no expectation";
+      EXPECT_FALSE(expectation->reason.empty()) << generation.name << " x " << column.name;
+      const CellPlan plan = plan_cell(generation, column, true);
+      EXPECT_EQ(plan.not_applicable.empty(), expectation->expected != CellClass::not_applicable)
+          << generation.name << " x " << column.name << ": plan says '" << plan.not_applicable << "'";
+      if (plan.not_applicable.empty()) {
+        EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.name;
+      }
+    }
+  }
+}
+
+TEST(MatrixExpectations, DocsListEveryCellWithTheSameClass) {
+  std::ifstream in(LOCKLAB_FAULTS_DOC);
+  ASSERT_TRUE(in) << LOCKLAB_FAULTS_DOC;
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const auto& generation : generations()) {
+    if (!generation.capabilities.uses_redis) continue;
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(generation.name, column.name);
+      ASSERT_TRUE(expectation);
+      const std::string row = "| " + generation.name + " | " + column.name + " | " + expected_text(*expectation) +
+                              " | " + expectation->reason + " |";
+      EXPECT_NE(doc.find(row), std::string::npos) << "docs/faults.md lacks the row: " << row;
+    }
+  }
+}
+
+class MatrixRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "locklab-matrix-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed matrix is kept for reading
+  }
+  std::string dir_;
+};
+
+// The headline: the quick matrix, every cell at its expected class.
+TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_FALSE(result->cells.empty());
+  for (const auto& cell : result->cells) {
+    EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << class_name(cell.observed)
+                                << ", expected " << cell.expected_text() << " (" << cell.expected_reason << ")"
+                                << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir_;
+    EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / (cell.lock + "__" + cell.fault + ".json")));
+  }
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.md"));
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.html"));
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.json"));
+}
+
+int locklab(const std::string& args) {
+  const std::string command = std::string("'") + LOCKLAB_BINARY + "' " + args + " >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {
+  EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / "setnx__holder-crash.json"));
+  EXPECT_EQ(locklab("matrix --fault no-such-fault --out '" + dir_ + "'"), 2);
+  EXPECT_EQ(locklab("matrix --lock no-such-lock --out '" + dir_ + "'"), 2);
+  EXPECT_EQ(locklab("matrix --jobs 0 --out '" + dir_ + "'"), 2);
+}
+
+}  // namespace
+}  // namespace locklab::harness
