@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "redis/cluster.h"
 #include "renewal_timer.h"
 #include "replica_wait.h"
 #include "token.h"
@@ -69,10 +70,7 @@ return 0
 constexpr const char* kUnlockMessage = "0";
 
 // Redisson's prefixName(): the channel shares the key's hash slot in a cluster.
-std::string channel_for(const std::string& key) {
-  if (key.find('{') != std::string::npos) return "locklab_lock__channel:" + key;
-  return "locklab_lock__channel:{" + key + "}";
-}
+std::string channel_for(const std::string& key) { return "locklab_lock__channel:" + redis::same_slot_key(key, ""); }
 
 }  // namespace
 
@@ -261,19 +259,15 @@ bool ReentrantWatchdogLock::stop_renewal(const std::string& field) {
 Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, const redis::Args& keys,
                                                        const redis::Args& args) {
   std::lock_guard guard(mutex_);
-  auto connection = connection_for_this_process();
-  if (!connection) return connection.error();
-  return script.run(**connection, keys, args);
+  return link_for_this_process().run(script, keys, args);
 }
 
 Result<redis::Reply> ReentrantWatchdogLock::command(const redis::Args& args) {
   std::lock_guard guard(mutex_);
-  auto connection = connection_for_this_process();
-  if (!connection) return connection.error();
-  return (*connection)->command(args);
+  return link_for_this_process().command(args);
 }
 
-Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() {
+redis::Link& ReentrantWatchdogLock::link_for_this_process() {
   if (creator_ != ::getpid()) {
     // A fork()ed child: never write on the parent's socket, never trust the parent's renewals.
     link_ = std::make_unique<redis::Link>(config_.servers.front());
@@ -281,7 +275,7 @@ Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() 
     holds_.clear();
     creator_ = ::getpid();
   }
-  return link_->get();
+  return *link_;
 }
 
 }  // namespace locklab
