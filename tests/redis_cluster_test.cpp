@@ -267,5 +267,33 @@ TEST_F(ClusterTest, EverySingleKeyGenerationWorksWithoutCrossSlot) {
   }
 }
 
+// The optional replicas: one per master, each following its own master.
+TEST(ClusterWithReplicas, EveryMasterHasItsReplicaAndTheClusterIsOk) {
+  harness::ClusterOptions options;
+  options.replicas_per_master = 1;
+  auto started = harness::RedisCluster::start(options);
+  ASSERT_TRUE(started) << started.error().message;
+  auto& cluster = **started;
+  EXPECT_EQ(cluster.size(), 6u);
+  for (std::size_t master = 0; master < cluster.masters().size(); ++master) {
+    ASSERT_EQ(cluster.replicas_of(master).size(), 1u);
+    auto replica = Connection::connect(cluster.replicas_of(master).front()->connection_options());
+    ASSERT_TRUE(replica) << replica.error().message;
+    auto info = replica->command({"INFO", "replication"});
+    ASSERT_TRUE(info && info->is_string());
+    const auto port = std::to_string(cluster.masters()[master]->endpoint().port);
+    EXPECT_NE(info->text().find("role:slave"), std::string_view::npos) << info->text();
+    EXPECT_NE(info->text().find("master_port:" + port), std::string_view::npos) << info->text();
+  }
+  // A lock through the seed works with replicas present (they own no slots).
+  LockConfig config;
+  config.key = "locklab:lock";
+  config.servers = {cluster.seed()};
+  auto lock = make_lock("lua-safe-delete", config);
+  ASSERT_TRUE(lock);
+  EXPECT_EQ((*lock)->try_acquire(0ms), Acquire::acquired) << (*lock)->last_error();
+  EXPECT_EQ((*lock)->release(), Release::released) << (*lock)->last_error();
+}
+
 }  // namespace
 }  // namespace locklab::testing
