@@ -267,6 +267,50 @@ TEST_F(ClusterTest, EverySingleKeyGenerationWorksWithoutCrossSlot) {
   }
 }
 
+// A master that dies makes the next command reload the slot map: here its slot
+// is handed to a survivor, and the command after the failed one lands there.
+// (Its own cluster: a dead master would spoil the shared one.)
+TEST(ClusterNodeLoss, AFailedNodeMakesTheNextCommandReloadTheSlotMap) {
+  harness::ClusterOptions options;
+  options.server.extra_args = {"--cluster-require-full-coverage", "no"};  // the survivors keep serving
+  auto started = harness::RedisCluster::start(options);
+  ASSERT_TRUE(started) << started.error().message;
+  auto& cluster = **started;
+  auto admin = [&](std::size_t master) {
+    auto connection = Connection::connect(cluster.masters()[master]->connection_options());
+    EXPECT_TRUE(connection) << connection.error().message;
+    return std::move(connection).value();
+  };
+  // A key owned by master 1 (the seed is master 0).
+  auto seed = admin(0);
+  auto map = redis::read_slot_map(seed);
+  ASSERT_TRUE(map);
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    const auto candidate = "k" + std::to_string(i);
+    for (const auto& range : *map)
+      if (range.first <= key_slot(candidate) && key_slot(candidate) <= range.last &&
+          range.master.port == cluster.masters()[1]->endpoint().port)
+        key = candidate;
+  }
+  ClusterConnection routed(cluster.seed());
+  ASSERT_TRUE(routed.command({"SET", key, "1"}));
+
+  cluster.masters()[1]->crash();
+  const auto survivor = admin(2).command({"CLUSTER", "MYID"});
+  ASSERT_TRUE(survivor && survivor->is_string());
+  for (std::size_t master : {0u, 2u}) {
+    auto handed = admin(master).command({"CLUSTER", "SETSLOT", std::to_string(key_slot(key)), "NODE",
+                                         std::string(survivor->text())});
+    ASSERT_TRUE(handed && handed->is_status("OK")) << (handed ? handed->describe() : handed.error().message);
+  }
+  EXPECT_FALSE(routed.command({"SET", key, "2"})) << "the dead master cannot answer";
+  auto after = routed.command({"SET", key, "3"});
+  ASSERT_TRUE(after) << "the map was reloaded: " << after.error().message;
+  EXPECT_TRUE(after->is_status("OK")) << after->describe();
+  EXPECT_EQ(admin(2).command({"GET", key})->string(), "3");
+}
+
 // The optional replicas: one per master, each following its own master.
 TEST(ClusterWithReplicas, EveryMasterHasItsReplicaAndTheClusterIsOk) {
   harness::ClusterOptions options;

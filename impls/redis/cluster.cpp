@@ -9,21 +9,24 @@
 namespace locklab::redis {
 namespace {
 
+std::string upper_case(std::string_view text) {
+  std::string upper(text);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  return upper;
+}
+
 // Commands that carry no key: routed to the node used last.
 bool keyless(std::string_view command) {
   static constexpr std::array<std::string_view, 14> kKeyless{
       "PING", "WAIT", "PUBLISH", "SUBSCRIBE", "UNSUBSCRIBE", "SCRIPT", "INFO",
       "CLUSTER", "FLUSHALL", "FLUSHDB", "DBSIZE", "TIME", "ECHO", "ASKING"};
-  std::string upper(command);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-  return std::find(kKeyless.begin(), kKeyless.end(), upper) != kKeyless.end();
+  return std::find(kKeyless.begin(), kKeyless.end(), upper_case(command)) != kKeyless.end();
 }
 
-bool is_eval(std::string_view command) {
-  std::string upper(command);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-  return upper == "EVAL" || upper == "EVALSHA" || upper == "EVAL_RO" || upper == "EVALSHA_RO" ||
-         upper == "FCALL" || upper == "FCALL_RO";
+// Commands whose keys follow a numkeys argument (args[2]).
+bool takes_numkeys(std::string_view command) {
+  static constexpr std::array<std::string_view, 6> kScripts{"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"};
+  return std::find(kScripts.begin(), kScripts.end(), upper_case(command)) != kScripts.end();
 }
 
 std::optional<int> to_int(std::string_view text) {
@@ -67,7 +70,7 @@ std::string same_slot_key(const std::string& key, std::string_view suffix) {
 
 std::optional<std::string_view> routing_key(const Args& args) {
   if (args.size() < 2 || keyless(args.front())) return std::nullopt;
-  if (is_eval(args.front())) {
+  if (takes_numkeys(args.front())) {
     if (args.size() < 4 || args[2] == "0") return std::nullopt;
     return args[3];
   }
@@ -130,9 +133,12 @@ Result<Connection*> ClusterConnection::node(const Endpoint& endpoint) {
 }
 
 Status ClusterConnection::refresh_slot_map() {
-  // Ask the node used last first (a MOVED names it), then the seed.
+  // Ask the node used last first (a MOVED names it), then the seed, then every
+  // master we knew (the seed may be the node that died).
+  std::vector<Endpoint> candidates{last_, seed_.endpoint};
+  for (const auto& range : map_) candidates.push_back(range.master);
   std::optional<Error> last_error;
-  for (const auto& endpoint : {last_, seed_.endpoint}) {
+  for (const auto& endpoint : candidates) {
     auto connection = node(endpoint);
     if (!connection) {
       last_error = connection.error();
@@ -144,6 +150,7 @@ Status ClusterConnection::refresh_slot_map() {
       continue;
     }
     map_ = std::move(map).value();
+    map_stale_ = false;
     return Done{};
   }
   return *last_error;
@@ -156,7 +163,7 @@ std::optional<Endpoint> ClusterConnection::owner_of(int slot) const {
 }
 
 Result<Connection*> ClusterConnection::master_for_slot(int slot) {
-  if (map_.empty()) {
+  if (map_.empty() || map_stale_) {
     if (auto loaded = refresh_slot_map(); !loaded) return loaded.error();
   }
   const auto owner = owner_of(slot);
@@ -182,8 +189,12 @@ Result<Reply> ClusterConnection::command(const Args& args) {
     } else {
       connection = key ? master_for_slot(key_slot(*key)) : current();
     }
-    if (!connection) return connection.error();
+    if (!connection) {
+      map_stale_ = true;  // the owner may have failed over: ask the cluster again next time
+      return connection.error();
+    }
     auto reply = (*connection)->command(args);
+    if (!reply) map_stale_ = true;
     if (!reply || !reply->is_error()) return reply;
     const auto redirect = parse_redirect(reply->text());
     if (!redirect) return reply;

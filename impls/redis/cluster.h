@@ -64,7 +64,10 @@ class ClusterConnection {
   // (so WAIT follows the write it waits for). MOVED refreshes the slot map and
   // retries; ASK sends ASKING and retries on the named node. More than
   // max_redirects redirections ⇒ ErrorKind::reply. Other error replies come
-  // back as Replies, like Connection::command().
+  // back as Replies, like Connection::command(). A node that cannot be reached
+  // or fails mid-command makes the next command reload the slot map first (it
+  // may have failed over); the failed command itself is not retried, since it
+  // may have been applied (Error::outcome_unknown()).
   Result<Reply> command(const Args& args);
 
   // The script by EVAL with its source, routed by keys.front(): a node reached
@@ -88,6 +91,7 @@ class ClusterConnection {
   ConnectionOptions seed_;
   int max_redirects_;
   std::vector<SlotRange> map_;
+  bool map_stale_ = false;  // a node failed us: reload the map before the next routed command
   std::map<std::string, Connection> nodes_;  // by Endpoint::to_string()
   Endpoint last_;
   std::uint64_t redirects_ = 0;
