@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "redis/cluster.h"
 #include "renewal_timer.h"
 #include "replica_wait.h"
 #include "token.h"
@@ -120,8 +121,7 @@ std::string with_wake(const char* body) { return std::string(kWakePrelude) + bod
 // Redisson's prefixName(prefix, name): "prefix:{name}" unless the name already
 // has a hash tag, so the channel and the ZSET share the key's cluster slot.
 std::string prefixed(const std::string& prefix, const std::string& key) {
-  if (key.find('{') != std::string::npos) return prefix + ":" + key;
-  return prefix + ":{" + key + "}";
+  return prefix + ":" + redis::same_slot_key(key, "");
 }
 
 // Redisson's client id is a java.util.UUID: 8-4-4-4-12 hex digits.
@@ -398,19 +398,15 @@ bool ReentrantWatchdogLock::stop_renewal(const std::string& field) {
 Result<redis::Reply> ReentrantWatchdogLock::run(redis::Script& script, const redis::Args& keys,
                                                        const redis::Args& args) {
   std::lock_guard guard(mutex_);
-  auto connection = connection_for_this_process();
-  if (!connection) return connection.error();
-  return script.run(**connection, keys, args);
+  return link_for_this_process().run(script, keys, args);
 }
 
 Result<redis::Reply> ReentrantWatchdogLock::command(const redis::Args& args) {
   std::lock_guard guard(mutex_);
-  auto connection = connection_for_this_process();
-  if (!connection) return connection.error();
-  return (*connection)->command(args);
+  return link_for_this_process().command(args);
 }
 
-Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() {
+redis::Link& ReentrantWatchdogLock::link_for_this_process() {
   if (creator_ != ::getpid()) {
     // A fork()ed child: never write on the parent's socket, never trust the parent's renewals.
     link_ = std::make_unique<redis::Link>(config_.servers.front());
@@ -419,7 +415,7 @@ Result<redis::Connection*> ReentrantWatchdogLock::connection_for_this_process() 
     forget_inherited_doorbells();
     creator_ = ::getpid();
   }
-  return link_->get();
+  return *link_;
 }
 
 }  // namespace locklab

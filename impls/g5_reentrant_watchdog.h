@@ -129,7 +129,7 @@ class ReentrantWatchdogLock final : public DistributedLock {
   void set_holds(const std::string& field, int count);
   Result<redis::Reply> run(redis::Script& script, const redis::Args& keys, const redis::Args& args);
   Result<redis::Reply> command(const redis::Args& args);
-  Result<redis::Connection*> connection_for_this_process();  // with mutex_ held
+  redis::Link& link_for_this_process();  // with mutex_ held
   void start_renewal(const std::string& field);  // no-op without the watchdog
   bool stop_renewal(const std::string& field);
   void stop_all_renewals();  // with mutex_ held  // true = the timer was still renewing it

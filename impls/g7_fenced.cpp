@@ -22,6 +22,7 @@
 #include "g7_fenced.h"
 
 #include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token
+#include "redis/cluster.h"
 #include "token.h"
 
 namespace locklab {
@@ -40,10 +41,8 @@ return fence
 
 }  // namespace
 
-std::string FencedLock::fence_key_for(const std::string& key) {
-  if (key.find('{') != std::string::npos) return key + ":fence";
-  return "{" + key + "}:fence";
-}
+// Same slot as the key (a cluster runs the acquire script on one master).
+std::string FencedLock::fence_key_for(const std::string& key) { return redis::same_slot_key(key, ":fence"); }
 
 LockResult FencedLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return config_error("fenced", *problem);

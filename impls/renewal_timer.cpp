@@ -123,10 +123,8 @@ RenewalTimer::Outcome RenewalTimer::renew(const Renewal& renewal) {
     return Outcome::abandoned;  // a hook "crashed" the watchdog: it renews no more
   }
   auto& server = links_->to(renewal.server, renewal.lease);
-  auto connection = server.link.get();
-  if (!connection) return Outcome::failed;
-  auto reply = server.script.run(**connection, {renewal.key},
-                                 {renewal.field, std::to_string(renewal.lease.count())});
+  auto reply = server.link.run(server.script, {renewal.key},  // routed by the key in cluster mode
+                               {renewal.field, std::to_string(renewal.lease.count())});
   if (!reply || !reply->is_integer()) return Outcome::failed;
   try {
     renewal.step("after-renewal-script");

@@ -7,19 +7,19 @@ SingleServerLock::SingleServerLock(const LockConfig& config)
       retry_interval_(retry_interval_of(config)),
       link_(config.servers.front()) {}
 
+// Through the Link, so a cluster-mode config (ConnectionOptions::cluster) routes
+// each command by its key. Connect errors are never outcome-unknown.
 Result<redis::Reply> SingleServerLock::call(const redis::Args& args) {
-  auto connection = link_.get();
-  if (!connection) return connection.error();  // connect errors are never outcome-unknown
-  auto reply = (*connection)->command(args);
-  if (reply && reply->is_error()) return redis::reply_error(**connection, *reply, args.front());
+  auto reply = link_.command(args);
+  if (reply && reply->is_error())
+    return Error{ErrorKind::reply, link_.options().endpoint.to_string() + ": " + args.front() +
+                                       " failed: " + std::string(reply->text())};
   return reply;
 }
 
 Result<redis::Reply> SingleServerLock::call(redis::Script& script, const redis::Args& keys,
                                                    const redis::Args& args) {
-  auto connection = link_.get();
-  if (!connection) return connection.error();  // connect errors are never outcome-unknown
-  return script.run(**connection, keys, args);  // error replies are already Errors
+  return link_.run(script, keys, args);  // error replies are already Errors
 }
 
 Release SingleServerLock::blind_del(bool& held) {

@@ -8,6 +8,10 @@
 // server, within ConnectionOptions::connect_timeout (+ command_timeout for
 // AUTH). A connection that broke is replaced on the next call (redis::Link),
 // so a lock survives a server restart.
+//
+// With config.servers[0].cluster set, servers[0] is any node of a Redis
+// Cluster and every command and script is routed by its first key to the
+// master owning that key's slot (redis::Link, redis/cluster.h).
 #pragma once
 
 #include <chrono>

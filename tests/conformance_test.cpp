@@ -29,6 +29,7 @@
 
 #include "registry.h"
 #include "redis/connection.h"
+#include "redis_cluster.h"
 #include "redis_server.h"
 
 namespace locklab {
@@ -63,10 +64,43 @@ std::string test_name(const ::testing::TestParamInfo<const Generation*>& info) {
   return name;
 }
 
-std::vector<const Generation*> every_generation() {
+[[maybe_unused]] std::vector<const Generation*> every_generation() {
   std::vector<const Generation*> all;
   for (const auto& generation : generations()) all.push_back(&generation);
   return all;
+}
+
+// The cluster instantiation's parameters: copies of every generation that locks
+// on one Redis (not multi-node, not serverless). A copy's address says "run me
+// against the cluster" (Conformance::in_cluster()); its name is the generation's.
+const std::vector<Generation>& single_key_copies() {
+  static const std::vector<Generation> copies = [] {
+    std::vector<Generation> single;
+    for (const auto& generation : generations())
+      if (generation.capabilities.uses_redis && !generation.capabilities.multi_node) single.push_back(generation);
+    return single;
+  }();
+  return copies;
+}
+[[maybe_unused]] std::vector<const Generation*> every_single_key_generation_in_cluster() {
+  std::vector<const Generation*> all;
+  for (const auto& generation : single_key_copies()) all.push_back(&generation);
+  return all;
+}
+bool is_cluster_param(const Generation* generation) {
+  const auto& copies = single_key_copies();
+  return !copies.empty() && generation >= &copies.front() && generation <= &copies.back();
+}
+
+// Tests that stop, hang or secure servers: they need the single-node servers.
+// In the cluster the contract is checked for what cluster mode changes (every
+// command routed by key, every script's keys in one slot), not for faults.
+bool needs_single_node_servers(std::string_view test) {
+  for (std::string_view fault : {"MultiNodeSurvivesAMinorityOfNodesDown", "HungServerGivesUnknownOrTimedOutWithinTheBound",
+                                 "ReleaseAgainstAHungServerIsAnErrorWithinTheBound",
+                                 "ReleaseWhenTheServerIsGoneIsAnErrorWithinTheBound", "RefusedAuthIsAnError"})
+    if (test.starts_with(fault)) return true;
+  return false;
 }
 
 // Polls `condition` until it holds or `bound` passes: an observable condition, not a sleep.
@@ -133,10 +167,15 @@ class Conformance : public ::testing::TestWithParam<const Generation*> {
   const Generation& generation() const { return *GetParam(); }
   const Capabilities& can() const { return generation().capabilities; }
   std::size_t nodes() const { return !can().uses_redis ? 0 : can().multi_node ? kMasters : 1; }
+  bool in_cluster() const { return is_cluster_param(GetParam()); }
 
   // Servers live for the test binary's process (ctest runs each test in its
   // own); every test starts with them running, resumed and empty.
   void SetUp() override {
+    if (in_cluster()) {
+      set_up_cluster();
+      return;
+    }
     while (servers_.size() < nodes()) {
       auto started = harness::RedisServer::start();
       ASSERT_TRUE(started) << started.error().message;
@@ -158,7 +197,28 @@ class Conformance : public ::testing::TestWithParam<const Generation*> {
   void TearDown() override {
     for (auto& server : servers_) server->resume();
   }
-  static void TearDownTestSuite() { servers_.clear(); }
+  static void TearDownTestSuite() {
+    servers_.clear();
+    cluster_.reset();
+  }
+
+  // One 3-master cluster for the whole process (the cluster suite runs as one
+  // ctest), flushed before every test; an admin connection to every master.
+  void set_up_cluster() {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (needs_single_node_servers(test)) GTEST_SKIP() << "a fault test: run against single nodes (EveryGeneration)";
+    if (!cluster_) {
+      auto started = harness::RedisCluster::start();
+      ASSERT_TRUE(started) << started.error().message;
+      cluster_ = std::move(started).value();
+    }
+    ASSERT_TRUE(cluster_->flush_all());
+    for (const auto& master : cluster_->masters()) {
+      auto connection = redis::Connection::connect(master->connection_options());
+      ASSERT_TRUE(connection) << connection.error().message;
+      admins_.push_back(std::move(connection).value());
+    }
+  }
 
   redis::Connection& admin(std::size_t node) { return admins_.at(node); }
   harness::RedisServer& server(std::size_t node) { return *servers_.at(node); }
@@ -171,6 +231,10 @@ class Conformance : public ::testing::TestWithParam<const Generation*> {
                       ::testing::UnitTest::GetInstance()->current_test_info()->name();
     lock_config.ttl = ttl;
     lock_config.retry_interval = 5ms;
+    if (in_cluster()) {
+      lock_config.servers = {cluster_->seed()};  // any node: the lock routes by its key
+      return lock_config;
+    }
     for (std::size_t i = 0; i < nodes(); ++i) lock_config.servers.push_back(servers_[i]->connection_options());
     return lock_config;
   }
@@ -203,9 +267,10 @@ class Conformance : public ::testing::TestWithParam<const Generation*> {
     return std::move(lock).value();
   }
 
-  // The lock key on some node (the key is where every Redis generation keeps its lock).
+  // The lock key on some node (the key is where every Redis generation keeps its
+  // lock). In the cluster, the masters that do not own it answer MOVED: not 1.
   bool key_anywhere(const std::string& key) {
-    for (std::size_t i = 0; i < nodes(); ++i) {
+    for (std::size_t i = 0; i < admins_.size(); ++i) {
       auto reply = admin(i).command({"EXISTS", key});
       EXPECT_TRUE(reply) << reply.error().message;
       if (reply && reply->integer() == 1) return true;
@@ -238,6 +303,7 @@ class Conformance : public ::testing::TestWithParam<const Generation*> {
 
  private:
   static inline harness::ServerList servers_;
+  static inline std::unique_ptr<harness::RedisCluster> cluster_;
   std::vector<redis::Connection> admins_;
 };
 
@@ -687,8 +753,17 @@ TEST_P(CostConformance, CommandsAgreeWithWhatTheServersReceived) {
   EXPECT_EQ(after.commands - before.commands, received) << "plus " << from_scripts << " calls made by scripts";
 }
 
+// conformance_test: every generation on single nodes, one ctest per test.
+// conformance_cluster_test (the same file, LOCKLAB_CONFORMANCE_IN_CLUSTER): every
+// single-key generation against one 3-master Redis Cluster, one ctest for all.
+#ifndef LOCKLAB_CONFORMANCE_IN_CLUSTER
 INSTANTIATE_TEST_SUITE_P(EveryGeneration, Conformance, ::testing::ValuesIn(every_generation()), test_name);
 INSTANTIATE_TEST_SUITE_P(EveryGeneration, CostConformance, ::testing::ValuesIn(every_generation()), test_name);
+#else
+INSTANTIATE_TEST_SUITE_P(InCluster, Conformance, ::testing::ValuesIn(every_single_key_generation_in_cluster()),
+                         test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CostConformance);
+#endif
 
 // The suite is only as good as the registry it reads.
 TEST(Registry, EveryGenerationIsDescribedAndFindable) {

@@ -35,6 +35,10 @@ struct ConnectionOptions {
   std::chrono::milliseconds command_timeout{2000};  // 0 = wait forever
   std::string user;      // empty = AUTH <password> (legacy form)
   std::string password;  // empty = no AUTH
+  // `endpoint` is one node of a Redis Cluster: redis::Link then routes every
+  // command and script by its first key (redis/cluster.h). Connection itself
+  // ignores it (it talks to `endpoint`, as always).
+  bool cluster = false;
 };
 
 // Process-wide traffic counters: the harness divides them by acquisitions to get
