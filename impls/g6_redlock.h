@@ -109,8 +109,9 @@ class RedlockLock final : public DistributedLock {
   // from [base/2, 3*base/2] * 2^min(n-1, kMaxRetryDoublings). Under contention attempts that
   // collide split the votes and nobody reaches a quorum; randomized exponential backoff spreads
   // the retries out until one attempt at a time reaches the nodes again. Capped, so a waiter
-  // never sleeps more than 12 base intervals past a release.
-  static constexpr int kMaxRetryDoublings = 3;
+  // never sleeps more than 6 base intervals past a release
+  // (4x and 8x measured: more doubling bought no throughput and cost fairness, docs/performance.md).
+  static constexpr int kMaxRetryDoublings = 2;
   static std::pair<std::chrono::microseconds, std::chrono::microseconds> retry_delay_bounds(
       std::chrono::microseconds base, int consecutive_failures) {
     const auto scale = 1LL << std::clamp(consecutive_failures - 1, 0, kMaxRetryDoublings);
