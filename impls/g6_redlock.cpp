@@ -12,7 +12,8 @@
 //   validity = ttl - elapsed - drift
 //   acquired  iff  votes_for >= floor(N/2)+1  and  validity > 0;  valid_until = t0 + ttl - drift
 //   otherwise release on ALL nodes at once (also those that errored or timed out:
-//   a lost reply may hide an applied SET), then retry after a random delay.
+//   a lost reply may hide an applied SET), then retry after a random delay that doubles
+//   with each consecutive failure, capped (retry_delay_bounds): split votes back off.
 //
 // The races, and the tests that show them (tests/redlock_test.cpp):
 //   - a minority of nodes dead or slow: AcquiresWithTwoNodesKilled, TwoSlowNodesCostOneTimeoutNotTwo.
@@ -52,7 +53,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 )lua";
 
-constexpr milliseconds kDefaultRetryBase{100};  // retry after U[base/2, 3*base/2]
+constexpr milliseconds kDefaultRetryBase{100};  // see retry_delay_bounds
 
 long long ms_count(microseconds us) { return us.count() / 1000; }
 
@@ -194,10 +195,10 @@ void RedlockLock::forget_hold() {
   extensions_ = 0;
 }
 
-microseconds RedlockLock::retry_delay() {
+microseconds RedlockLock::retry_delay(int consecutive_failures) {
   const auto base = duration_cast<microseconds>(config_.retry_interval.value_or(kDefaultRetryBase));
-  std::uniform_int_distribution<long long> spread(base.count() / 2, base.count() * 3 / 2);
-  return microseconds{spread(jitter_)};
+  const auto [low, high] = retry_delay_bounds(base, consecutive_failures);
+  return microseconds{std::uniform_int_distribution<long long>(low.count(), high.count())(jitter_)};
 }
 
 Acquire RedlockLock::try_acquire(milliseconds wait) {
@@ -211,19 +212,21 @@ Acquire RedlockLock::try_acquire(milliseconds wait) {
     last_attempt_ = attempt_once();
     if (last_attempt_.acquired) {
       held_ = true;
+      failures_ = 0;
       return Acquire::acquired;
     }
     // Release everywhere at once before anything else, so our partial keys
     // cannot block our own next attempt (or anyone else) until their TTL.
     const Replies released = release_everywhere(token_);
     valid_until_.reset();
+    ++failures_;  // kept across calls: a caller that retries at once still backs off
     if (may_still_hold_quorum(last_attempt_, released))
       return fail(Acquire::unknown, "redlock: " + last_attempt_.verdict +
                                         "; the release could not be confirmed on enough nodes, so a quorum "
                                         "may still hold our key until its ttl");
     const auto now = Clock::now();
     if (now >= deadline) break;
-    std::this_thread::sleep_for(std::min<Clock::duration>(retry_delay(), deadline - now));
+    std::this_thread::sleep_for(std::min<Clock::duration>(retry_delay(failures_), deadline - now));
   }
 
   const std::size_t answered = last_attempt_.votes_for + last_attempt_.votes_against;

@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include "g6_redlock.h"
 #include "redis_server.h"
@@ -161,6 +162,18 @@ TEST(RedlockRules, QuorumDriftAndScaledNodeTimeout) {
   EXPECT_EQ(RedlockLock::scaled_node_timeout(12ms), 3ms) << "never more than a quarter of the ttl";
 }
 
+TEST(RedlockRules, RetryDelayDoublesPerConsecutiveFailureUpToACap) {
+  using std::chrono::microseconds;
+  const microseconds base{10'000};
+  using Bounds = std::pair<microseconds, microseconds>;
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 1), Bounds(5ms, 15ms)) << "first retry: U[base/2, 3*base/2]";
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 2), Bounds(10ms, 30ms));
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 3), Bounds(20ms, 60ms));
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 4), Bounds(20ms, 60ms)) << "capped at 2^2";
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 1000), Bounds(20ms, 60ms));
+  EXPECT_EQ(RedlockLock::retry_delay_bounds(base, 0), Bounds(5ms, 15ms)) << "no failure yet: no doubling";
+}
+
 TEST(RedlockRules, BadConfigIsAUsageError) {
   LockConfig lock_config;
   lock_config.servers = {redis::ConnectionOptions{}};
@@ -228,6 +241,22 @@ TEST_F(RedlockTest, SecondClientIsRefusedAndLeavesTheHoldersKeysAlone) {
   EXPECT_EQ(nodes_holding(holder->token()), 5u) << "the loser's release-everywhere is owner-checked";
   EXPECT_EQ(other->release(), Release::not_owner);
   EXPECT_EQ(nodes_holding(holder->token()), 5u);
+}
+
+// A waiter that keeps losing backs off: with retry 5 ms the sleeps are at least 2.5, 5, then
+// 10 ms each, so in 400 ms at most 41 sleeps complete (7.5 + 39 * 10 = 397.5 ms) and the
+// 42nd ends at the deadline: at most 43 attempts. A fixed 5 ms interval (the policy before
+// backoff) allows up to 160 and made 76 here.
+TEST_F(RedlockTest, ALosingWaiterBacksOffExponentially) {
+  auto holder = make(config());
+  auto other = make(config());
+  ASSERT_TRUE(holder && other);
+  ASSERT_EQ(holder->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ(other->try_acquire(400ms), Acquire::timed_out);
+  const auto attempts = other->node_tally()->voted_against / 5;  // every attempt: 5 against
+  EXPECT_GE(attempts, 2u) << "it does retry";
+  EXPECT_LE(attempts, 43u) << "the retry delay did not grow with consecutive failures";
+  EXPECT_EQ(holder->release(), Release::released);
 }
 
 TEST_F(RedlockTest, RegisteredAsMultiNodeGeneration6) {
