@@ -127,10 +127,10 @@ TEST_F(LocklabBinary, ExpectSafeTurnsAViolationIntoExit3) {
 }
 
 TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
-  // The nemesis seam: client 0 dies (_exit) right after acquiring; setnx has no
+  // The first holder dies (SIGKILL) right after acquiring; setnx has no
   // TTL, so everyone else waits forever for a key that never expires.
   const auto run = locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
-                           "--step locklab:cs-enter:crash:0 --json " + path("dead.json"));
+                           "--fault crash-holder --json " + path("dead.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("dead.json");
   EXPECT_EQ(r["verdict"], "deadlock") << r["verdict_reasons"];
@@ -143,7 +143,7 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
 TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
   const auto run = locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
-                           "--step locklab:cs-enter:crash:0 --json " + path("ttl.json"));
+                           "--fault crash-holder --json " + path("ttl.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("ttl.json");
   EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
