@@ -1,6 +1,7 @@
 // The built `locklab` binary end to end, against real redis-server processes
 // it starts itself: the lessons it must show, its exit codes, its bad-input
 // behaviour. Runs are small (a few hundred operations) to keep the suite fast.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,7 +151,9 @@ TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   EXPECT_EQ(r["totals"]["crashed_clients"], 1);
   EXPECT_EQ(r["safety"]["max_concurrent_holders"], 1) << "a dead client holds nothing";
   EXPECT_GE(r["fairness"]["max_wait_us"].get<long long>(), 200'000) << "someone waited for the TTL to run out";
-  EXPECT_EQ(r["fairness"]["per_client_acquired"][0], 1) << "client 0 died in its first section";
+  const auto& acquired = r["fairness"]["per_client_acquired"];
+  EXPECT_EQ(std::min(acquired[0].get<long long>(), acquired[1].get<long long>()), 1)
+      << "the crashed client died in its first section: " << acquired;
 }
 
 // A client that dies after its write but before it leaves its section
