@@ -84,7 +84,7 @@ struct SafetyInput {
 std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
 
 struct Safety {
-  OverlapSummary overlaps;            // among effective sections (what the verdict uses)
+  OverlapSummary overlaps;            // among effective (recorded, not fenced-off) sections only
   std::int64_t overlaps_fenced_off = 0;  // further pairs that involve a refused (fenced-off) section
   // The live occupancy counter's high-water mark. Two or more is a violation
   // unless fenced-off sections account for it (see check_safety).
@@ -107,9 +107,11 @@ Safety check_safety(const SafetyInput& input);
 // "error" is decided by the caller (the run could not measure).
 //
 // The invariant (docs/harness.md, "What the oracle sees"): "safe" means no two
-// recorded sections overlapped, the live counter never saw two holders, and
-// the counter grew by exactly the confirmed increments (plus at most the
-// unconfirmed writes, which may have landed).
+// recorded effective sections overlapped; the live counter's high-water mark
+// was at most 1 -- or, only in a run with fenced-off overlaps, at most the
+// recorded depth over all sections; and the counter grew by exactly the
+// confirmed increments (plus at most the unconfirmed writes, which may have
+// landed).
 struct Verdict {
   std::string verdict;
   std::vector<std::string> reasons;

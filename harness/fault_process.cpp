@@ -131,8 +131,8 @@ bool ClientParking::other_acquired(const NemesisContext& context, int client, co
     const std::int64_t since = context.history->slot(c).records.load() - stopped.records_then[static_cast<std::size_t>(c)];
     if (since >= 2) return true;
     if (since == 1) {
-      const auto last = context.history->last_record(c);
-      if (last && last->stage != CsStage::inside) return true;
+      const auto stage = context.history->last_stage(c);
+      if (stage && *stage != CsStage::inside) return true;
     }
   }
   return false;

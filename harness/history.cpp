@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -130,10 +131,15 @@ std::vector<CsRecord> SharedHistory::records() const {
   return all;
 }
 
-std::optional<CsRecord> SharedHistory::last_record(int client) const {
+std::optional<CsStage> SharedHistory::last_stage(int client) const {
   const auto count = static_cast<std::size_t>(slot(client).records.load(std::memory_order_acquire));
   if (count == 0) return std::nullopt;
-  return records_of(client)[std::min(count, capacity_) - 1];
+  CsRecord& last = records_of(client)[std::min(count, capacity_) - 1];
+  return std::atomic_ref<CsStage>(last.stage).load(std::memory_order_acquire);
+}
+
+void SharedHistory::set_stage(CsRecord& record, CsStage stage) {
+  std::atomic_ref<CsStage>(record.stage).store(stage, std::memory_order_release);
 }
 
 }  // namespace locklab::harness

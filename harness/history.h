@@ -140,9 +140,14 @@ class SharedHistory {
   // when it finished, else now (records() is read after every client is gone).
   // Never earlier: a section is not shortened to hide an overlap.
   std::vector<CsRecord> records() const;
-  // `client`'s latest record as it stands now, read while the run goes on (a
-  // fault's condition "another client got in and wrote"); nullopt: none yet.
-  std::optional<CsRecord> last_record(int client) const;
+  // The stage of `client`'s latest record as it stands now, read while the run
+  // goes on (a fault's condition "another client got in and wrote"); nullopt:
+  // none yet. Only the stage: the rest of a record being filled in is not
+  // safe to read concurrently. An acquire load, paired with set_stage().
+  std::optional<CsStage> last_stage(int client) const;
+  // Moves a record on to `stage` with a release store, so a concurrent
+  // last_stage() reads it well-defined, with every field written before it.
+  static void set_stage(CsRecord& record, CsStage stage);
 
  private:
   SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);

@@ -141,15 +141,18 @@ void ProcessActor::tell_child() { write_all(control_fd_, "x"); }
 std::optional<int> ProcessActor::join(std::chrono::milliseconds timeout) {
   if (reaped_) return std::nullopt;
   int status = 0;
+  bool status_read = false;
   const bool exited = wait_until(
       [&] {
         const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-        return r == pid_ || (r < 0 && errno == ECHILD);
+        status_read = r == pid_;
+        return status_read || (r < 0 && errno == ECHILD);
       },
       timeout);
   if (!exited) return std::nullopt;
   reaped_ = true;
   if (relay_.joinable()) relay_.join();  // the child's last lines are relayed before join returns
+  if (!status_read) return kExitUnknown;  // never "0": nobody saw the body return
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 

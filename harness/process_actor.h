@@ -73,7 +73,10 @@ class ProcessActor {
   // Waits for the child's next tell_parent(); false after `timeout` or if the child died.
   bool wait_for_child(std::chrono::milliseconds timeout = std::chrono::seconds{10});
   void tell_child();
-  // Waits for the child to exit: its exit status (0 = the body returned), nullopt on timeout.
+  // The child was reaped by someone else (waitpid: ECHILD): gone, but how is unknown.
+  static constexpr int kExitUnknown = -1;
+  // Waits for the child to exit: its exit status (0 = the body returned),
+  // kExitUnknown when no status could be read, nullopt on timeout.
   std::optional<int> join(std::chrono::milliseconds timeout = std::chrono::seconds{10});
 
  private:

@@ -172,6 +172,9 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   if (outcome.killed_clients > 0)
     errors.push_back(std::to_string(outcome.killed_clients) +
                      " client(s) did not finish by the hard deadline (processes are killed, threads waited for)");
+  if (outcome.failed_clients > 0)
+    errors.push_back(std::to_string(outcome.failed_clients) +
+                     " client(s) failed during the run (an error or exception, see stderr): their sections are missing");
   return errors;
 }
 

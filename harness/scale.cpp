@@ -276,7 +276,8 @@ std::optional<std::vector<int>> parse_client_counts(const std::string& text, std
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc{} || end != item.data() + item.size())
       return refuse("'" + item + "' is not a client count (expected e.g. 1,2,4,8)");
-    if (auto problem = out_of_bounds(bounds::clients, value)) return refuse(*problem);
+    // The CLI's validator puts "--clients: " in front of every reason: the rule alone.
+    if (out_of_bounds(bounds::clients, value)) return refuse(bound_rule(bounds::clients));
     counts.push_back(value);
   }
   if (counts.empty()) return refuse("expected client counts such as 1,2,4,8");

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include "registry.h"
@@ -69,6 +71,18 @@ std::string lock_names(const ScenarioSpec& spec) {
   return names;
 }
 
+// Checked before the story is told, so a bad --json never costs a whole run
+// (the same checks as `locklab run --json`, cli.cpp).
+std::optional<std::string> json_target_problem(const std::string& path) {
+  const std::filesystem::path target(path);
+  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return "--json: directory " + dir.string() + " does not exist";
+  if (std::filesystem::is_directory(target, ec)) return "--json: " + path + " is a directory";
+  if (::access(dir.c_str(), W_OK) != 0) return "--json: cannot write into " + dir.string();
+  return std::nullopt;
+}
+
 ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
   CLI::App app(spec.story + " (" + spec.source + ")", spec.name);
   app.footer("Exit status: 0 when the story ends as the lesson expects for the chosen lock, 1 when it does not\n"
@@ -92,6 +106,11 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
     std::exit(2);
   }
+  if (!parsed.json_path.empty())
+    if (auto problem = json_target_problem(parsed.json_path)) {
+      std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), problem->c_str());
+      std::exit(2);
+    }
   for (const auto& candidate : spec.locks)
     if (candidate.name == lock) parsed.lock = candidate;
   if (parsed.lock.name.empty()) {
@@ -319,9 +338,10 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
                                      {"verdict", verdict},          {"detail", detail},
                                      {"flags", flags_given_},
                                      {"steps", narrator_->steps()}, {"timeline", timeline}};
-    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
+    // The SVG first: the document appears last, so its presence means both are complete.
     if (auto written = write_file_atomically(json_path_ + ".svg", standalone_svg(render_timeline(timeline))); !written)
       die(written.error().message);
+    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
   }
   return as_expected ? 0 : 1;
 }

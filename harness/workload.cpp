@@ -144,11 +144,11 @@ class Client {
     // the time the live counter counted it, so the counter never sees a holder
     // the records cannot show.
     record->exit_ns = monotonic_ns();
-    record->stage = CsStage::left;
+    SharedHistory::set_stage(*record, CsStage::left);  // a fault's condition reads it while we go on
     const Release released = lock_->release();
     record->released_ns = monotonic_ns();
     record->release = static_cast<std::uint8_t>(released);
-    record->stage = CsStage::closed;
+    SharedHistory::set_stage(*record, CsStage::closed);
     if (released == Release::error) {
       add(slot_.release_errors);
       note_error();
@@ -362,6 +362,8 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
         if (crashed) {
           ++out.crashed_clients;
           out.crashed_ns.push_back(history.slot(static_cast<int>(i)).died_ns.load());
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+          ++out.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
         }
       } else {
         all = false;
@@ -409,14 +411,16 @@ Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHi
   WorkloadOutcome out;
   std::vector<std::thread> threads;
   std::atomic<int> done{0};
+  std::atomic<int> failed{0};
   threads.reserve(static_cast<std::size_t>(config.clients));
   for (int i = 0; i < config.clients; ++i)
     threads.emplace_back([&, i, hook = nemesis.client_step_hook(i), clock = nemesis.client_clock(i)]() mutable {
       try {
         Client client(config, history, i, std::move(hook), std::move(clock));
-        client.run(/*report_traffic=*/false);  // traffic is process-wide: measured once below
+        if (client.run(/*report_traffic=*/false) != 0) failed.fetch_add(1);  // traffic is process-wide: measured once below
       } catch (const std::exception& e) {
         std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
+        failed.fetch_add(1);  // the thread is gone: its share of the run is missing
       }
       done.fetch_add(1);
     });
@@ -444,6 +448,7 @@ Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHi
   supervise(config, history, nemesis, context, finished,
             [&] { out.killed_clients = config.clients - done.load(); });
   join_all();
+  out.failed_clients = failed.load();
   const redis::Traffic after = redis::traffic();
   out.thread_traffic = {after.commands - before.commands, after.round_trips - before.round_trips};
   out.end_ns = last_finish(history, monotonic_ns());

@@ -59,6 +59,7 @@ struct WorkloadOutcome {
   std::int64_t end_ns = 0;  // the last client left its loop
   int crashed_clients = 0;  // died at a step point or by a signal (a fault, not an error)
   int killed_clients = 0;   // did not finish in time; the coordinator killed them
+  int failed_clients = 0;   // exited with an error or threw: its share of the run is missing (verdict error)
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client die (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;

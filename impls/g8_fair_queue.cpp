@@ -151,7 +151,15 @@ Acquire FairQueueLock::try_acquire(std::chrono::milliseconds wait) {
       }
     }
     auto reply = run_acquire(id, queue_up);
-    if (!reply) return acquiring_command_failed(reply.error());
+    if (!reply) {
+      // The script may have run (queued us, or even handed us the lock) and only
+      // its reply was lost, or we were queued by an earlier round: leave, so a
+      // dead attempt never blocks the queue behind it until its deadline.
+      if ((queued || reply.error().outcome_unknown()) && leave(id) == Acquire::acquired) return Acquire::acquired;
+      const Acquire outcome = acquiring_command_failed(reply.error());
+      if (outcome == Acquire::unknown) hold_id_ = id;  // we may hold it: release() must name this attempt
+      return outcome;
+    }
     if (reply->is_nil()) return acquired(id);
     if (!reply->is_integer()) return fail(Acquire::error, "acquire script answered " + reply->describe());
     if (!queue_up) return Acquire::timed_out;
@@ -210,6 +218,13 @@ Release FairQueueLock::release() {
   }
 }
 
+namespace {
+Result<redis::Reply> subscribe_by(redis::Connection& connection, const std::string& channel, Clock::time_point by) {
+  if (auto sent = connection.send({"SUBSCRIBE", channel}); !sent) return sent.error();
+  return connection.read_until(by);
+}
+}  // namespace
+
 // Our own connection in subscribe mode, kept while the lock object lives (one
 // SUBSCRIBE round trip per object, not per wait). A fork()ed child opens its own.
 Status FairQueueLock::subscribe() {
@@ -218,9 +233,11 @@ Status FairQueueLock::subscribe() {
   doorbell_.reset();
   auto connection = redis::Connection::connect(config_.servers.front());
   if (!connection) return connection.error();
-  if (auto sent = connection->send({"SUBSCRIBE", channel_}); !sent) return sent.error();
-  const auto confirm_by = Clock::now() + std::max(config_.servers.front().command_timeout, 1ms);
-  auto confirmed = connection->read_until(confirm_by);
+  // command_timeout 0 means "wait forever" (ConnectionOptions): then a plain
+  // blocking round trip (the socket has no timeout), never a deadline of 1 ms.
+  const auto timeout = config_.servers.front().command_timeout;
+  auto confirmed = timeout > 0ms ? subscribe_by(*connection, channel_, Clock::now() + timeout)
+                                 : connection->command({"SUBSCRIBE", channel_});
   if (!confirmed) return confirmed.error();
   if (!confirmed->is_array() || confirmed->size() < 1 || confirmed->element(0).text() != "subscribe")
     return Error{ErrorKind::protocol, "SUBSCRIBE " + channel_ + " answered " + confirmed->describe()};

@@ -1,4 +1,4 @@
-// What the single-server Redis generations (1–4) share, so each of their files
+// What the single-server Redis generations (1–4, 7 fenced, 8 fair queue) share, so each of their files
 // holds only its algorithm: one connection to config.servers[0], step points,
 // the retry interval, and how a Redis failure becomes an outcome.
 //

@@ -144,6 +144,7 @@ TEST(Checker, SectionsRefusedByTheFencedResourceAreNotViolations) {
   input.live_max_occupancy = 2;
   EXPECT_EQ(judge(check_safety(input)).verdict, "safe");
   EXPECT_EQ(check_safety(input).overlaps.max_concurrent, 1);
+  EXPECT_EQ(check_safety(input).live_max_holders, 2) << "reported on its own";
   // A third live holder no recorded section accounts for is a violation.
   input.live_max_occupancy = 3;
   EXPECT_EQ(judge(check_safety(input)).verdict, "violation");
@@ -161,7 +162,8 @@ TEST(Checker, TwoLiveHoldersAreAViolationEvenWithoutARecordedOverlap) {
   input.live_max_occupancy = 2;
   const Safety safety = check_safety(input);
   EXPECT_EQ(safety.overlaps.pairs, 0);
-  EXPECT_EQ(safety.overlaps.max_concurrent, 2);
+  EXPECT_EQ(safety.overlaps.max_concurrent, 1) << "the recorded depth is not overwritten by the live one";
+  EXPECT_EQ(safety.live_max_holders, 2);
   const Verdict verdict = judge(safety);
   EXPECT_EQ(verdict.verdict, "violation") << "never only a statistic";
   ASSERT_EQ(verdict.reasons.size(), 1u);

@@ -151,8 +151,8 @@ RunOptions small_run(const std::string& lock, std::vector<std::string> faults) {
   return options;
 }
 
-json measured(const RunOptions& options) {
-  auto document = measure(options);
+json measured(const RunOptions& options, Nemesis* nemesis = nullptr) {
+  auto document = measure(options, nemesis);
   EXPECT_TRUE(document) << (document ? "" : document.error().message);
   if (!document) return json::object();
   EXPECT_EQ((*document)["totals"]["killed_clients"], 0) << "every client came back by itself: none left stopped";
@@ -164,6 +164,30 @@ std::string applied_text(const json& d) {
   for (const auto& fault : d["faults"])
     for (const auto& event : fault["applied"]) all += event["what"].get<std::string>() + "\n";
   return all;
+}
+
+// A client that fails mid-run (here: a thread whose step hook throws once it
+// is inside) leaves its share of the run missing. That must never read as
+// "safe": it used to vanish with only a line on stderr.
+class ThrowsInside : public Nemesis {
+ public:
+  std::string name() const override { return "throws-inside"; }
+  StepHook client_step_hook(int client) override {
+    if (client != 0) return {};
+    return [](std::string_view point) {
+      if (point == kCsEnter) throw std::runtime_error("injected failure inside the critical section");
+    };
+  }
+};
+
+TEST(ClientFailure, AClientThatThrowsAfterTheBarrierMakesTheVerdictError) {
+  RunOptions options = small_run("lua-safe-delete", {});
+  options.mode = ClientMode::thread;
+  ThrowsInside nemesis;
+  const json d = measured(options, &nemesis);
+  EXPECT_EQ(d["verdict"], "error") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["failed_clients"], 1);
+  EXPECT_NE(d["verdict_reasons"].dump().find("failed during the run"), std::string::npos) << d["verdict_reasons"];
 }
 
 TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {

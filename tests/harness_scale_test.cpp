@@ -26,7 +26,7 @@ TEST(ScaleClientCounts, RefusesWhatIsNotAClientCount) {
   }
   std::string why;
   (void)parse_client_counts("4,257", &why);
-  EXPECT_EQ(why, "--clients: must be between 1 and 256");
+  EXPECT_EQ(why, "must be between 1 and 256") << "the CLI adds the flag: never \"--clients: --clients: ...\"";
 }
 
 TEST(ScaleCpuShare, IsSecondsOverWallTimesCores) {

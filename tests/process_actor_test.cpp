@@ -2,9 +2,11 @@
 // relayed into the parent's steps, and that SIGSTOP freezes as a whole.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -45,6 +47,16 @@ TEST(ProcessActor, ChildStepsAreRelayedInOrderWithItsCriticalSection) {
   const auto timeline = narrator.timeline();
   ASSERT_EQ(timeline["sections"].size(), 1u);
   EXPECT_EQ(timeline["labels"][0], "X");
+}
+
+// A child someone else reaped left no status: join() must not call that a clean exit.
+TEST(ProcessActor, AChildReapedElsewhereJoinsAsUnknownNotAsSuccess) {
+  Narrator narrator(false);
+  auto actor = ProcessActor::start(narrator, "X", [](ProcessActor::Child&) { std::_Exit(3); });
+  ASSERT_TRUE(actor) << actor.error().message;
+  int status = 0;
+  ASSERT_EQ(::waitpid((*actor)->pid(), &status, 0), (*actor)->pid());
+  EXPECT_EQ((*actor)->join(), ProcessActor::kExitUnknown);
 }
 
 TEST(ProcessActor, SigstopFreezesTheChildUntilSigcont) {

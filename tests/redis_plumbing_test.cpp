@@ -215,6 +215,22 @@ TEST_F(PlumbingTest, ScriptFallsBackOnNoscript) {
   EXPECT_EQ(second->integer(), 12);
 }
 
+// A script whose SCRIPT LOAD reply was lost never ran: the caller (an acquire)
+// must see a plain error, not "maybe applied".
+TEST_F(PlumbingTest, ALostScriptLoadReplyIsNotAnUnknownOutcome) {
+  auto options = server().connection_options();
+  options.command_timeout = 100ms;
+  auto connection = Connection::connect(options);
+  ASSERT_TRUE(connection) << connection.error().message;
+  redis::Script script("return redis.call('INCR', KEYS[1])");
+  server().pause();
+  auto reply = script.run(*connection, {"s"}, {});
+  server().resume();
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error().kind, ErrorKind::timeout) << reply.error().message;
+  EXPECT_FALSE(reply.error().outcome_unknown()) << "only SCRIPT LOAD was sent; the script never was";
+}
+
 TEST_F(PlumbingTest, ScriptErrorIsAValue) {
   redis::Script script("return redis.call('INCR', KEYS[1])");
   run({"SET", "s", "not a number"});

@@ -22,14 +22,23 @@ Args Script::evalsha_command(const Args& keys, const Args& args) const {
   return command;
 }
 
+namespace {
+// SCRIPT LOAD changes nothing the caller can see: when it fails, the script
+// itself was never sent, whatever happened to the LOAD request.
+Error script_never_ran(Error error) {
+  error.request_sent = false;
+  return error;
+}
+}  // namespace
+
 Result<Reply> Script::run(Connection& connection, const Args& keys, const Args& args) {
   if (sha_.empty()) {
-    if (auto loaded = load(connection); !loaded) return loaded.error();
+    if (auto loaded = load(connection); !loaded) return script_never_ran(loaded.error());
   }
   auto reply = connection.command(evalsha_command(keys, args));
   if (!reply) return reply;
   if (reply->is_error() && reply->text().starts_with("NOSCRIPT")) {
-    if (auto loaded = load(connection); !loaded) return loaded.error();
+    if (auto loaded = load(connection); !loaded) return script_never_ran(loaded.error());
     reply = connection.command(evalsha_command(keys, args));
     if (!reply) return reply;
   }
