@@ -28,6 +28,9 @@ struct FaultSpec {
 // The spec, or a one-line usage error ("bad fault 'x:y': ...").
 Result<FaultSpec> parse_fault_spec(std::string_view text);
 
+// The longest duration a fault parameter may give (ms=, offset=): one day.
+inline constexpr long long kMaxFaultMs = 86'400'000;
+
 // Typed reads of one parameter, worded for the spec's one-line error.
 // Absent key: `fallback`. Present but malformed or out of [min, max]: usage error.
 Result<long long> param_int(const FaultSpec& spec, const std::string& key, long long fallback, long long min,

@@ -8,15 +8,13 @@
 //                the TTL, or never
 //   node-pause   SIGSTOP K lock servers (timeouts), resumed after MS or at the end
 //   clock-jump   one lock server's wall clock jumps (the clock shim) while a holder is inside
-//   net          one client's links cut, held, delayed or dropped at acquire, while held,
-//                or at release
-//   unavailable  Redis refuses, or applies the request and loses the reply, at acquire
-//                or at release: an unknown outcome, never "not held"
+//   net, unavailable  on the network: fault_network.h
 //
 // A fault that needs the holder to stay inside while the world changes around
 // it parks the holder at a step point (alive: a watchdog keeps running) until
 // the coordinator has done its part and the condition of the story holds
-// (another client acquired), always within a bound.
+// (another client acquired), always within a bound (fault_gate.h). What they
+// share is fault_topology_base.h.
 #pragma once
 
 #include <memory>
@@ -32,7 +30,5 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
 Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const RunOptions& options);
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const RunOptions& options);
 Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const RunOptions& options);
 
 }  // namespace locklab::harness

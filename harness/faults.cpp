@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 
+#include "fault_network.h"
 #include "fault_process.h"
 #include "fault_topology.h"
 

@@ -18,6 +18,7 @@
 
 #include "result.h"
 #include "run.h"
+#include "scale_report.h"
 
 namespace locklab::harness {
 
@@ -32,24 +33,6 @@ struct ScaleOptions {
 // count within bounds::clients.
 std::optional<std::vector<int>> parse_client_counts(const std::string& text, std::string* why);
 
-// CPU used during one run, in seconds, and the wall time it used them in.
-struct CpuShare {
-  double wall_s = 0;
-  double coordinator_s = 0;  // this process (in thread mode: the clients too)
-  double clients_s = 0;      // reaped children: the client processes
-  double servers_s = 0;      // INFO cpu of every server, delta
-  unsigned cores = 1;
-  // Percent of wall x cores.
-  double percent(double seconds) const;
-};
-
-struct ScalePoint {
-  std::string lock;
-  int clients = 0;
-  nlohmann::json run;  // the run's locklab.run/1 document
-  CpuShare cpu;
-};
-
 struct ScaleSummary {
   std::string dir;
   std::vector<ScalePoint> points;
@@ -57,12 +40,7 @@ struct ScaleSummary {
 };
 
 // Runs the sweep, writes <dir>/<lock>-c<clients>.json per run, scale.json,
-// scale.md, scale.svg and scale.html. ErrorKind::usage for bad options.
+// scale.md, scale.svg and scale.html (scale_report.h). ErrorKind::usage for bad options.
 Result<ScaleSummary> scale(const ScaleOptions& options);
-
-// The renderings, from the points (also used by tests).
-nlohmann::json scale_document(const std::vector<ScalePoint>& points);
-std::string scale_markdown(const std::vector<ScalePoint>& points);
-std::string scale_svg(const std::vector<ScalePoint>& points);
 
 }  // namespace locklab::harness

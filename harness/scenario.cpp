@@ -354,4 +354,26 @@ void Scenario::die(const std::string& why) {
   std::_Exit(1);
 }
 
+SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,
+                              RedisProbe& probe, const std::string& key, const std::string& gives_up) {
+  bool got_in = false;
+  double waited_ms = 0;
+  auto b = story.actor("B", [&] {
+    const double from = story.narrator().now_ms();
+    got_in = b_lock.try_acquire(patience) == Acquire::acquired;
+    waited_ms = story.narrator().now_ms() - from;
+    if (!got_in) {
+      story.say(gives_up);
+      return;
+    }
+    story.narrator().enter();
+    story.narrator().leave();
+    story.say("releases: " + std::string(to_string(b_lock.release())));
+  });
+  b->join();
+  const auto still = story.observe([&] { return probe.pttl(key); });
+  if (!got_in && still != -1) story.die("B stayed out although the key has a TTL");
+  return {got_in, std::to_string(static_cast<long long>(waited_ms)) + " ms"};
+}
+
 }  // namespace locklab::harness

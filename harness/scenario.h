@@ -194,4 +194,15 @@ class Scenario {
   std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
 };
 
+// The second act of a crashed-holder story: B tries the lock for `patience`
+// (entering, leaving and releasing if it gets in; narrating `gives_up` if not),
+// then the observer probes the key's PTTL. A key with a TTL that still kept B
+// out is no lesson: the story exits 1.
+struct SecondTry {
+  bool got_in = false;
+  std::string waited;  // "<n> ms" that B waited
+};
+SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,
+                              RedisProbe& probe, const std::string& key, const std::string& gives_up);
+
 }  // namespace locklab::harness

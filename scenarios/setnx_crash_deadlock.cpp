@@ -54,26 +54,9 @@ int main(int argc, char** argv) {
   story.say(left_behind == -1 ? "the key has no TTL: only a DEL can free it, and its owner is gone"
                               : "the key carries a lease: the server will free it");
 
-  bool b_got_in = false;
-  double b_waited_ms = 0;
-  auto b = story.actor("B", [&] {
-    const double from = story.narrator().now_ms();
-    b_got_in = b_lock->try_acquire(kPatience) == Acquire::acquired;
-    b_waited_ms = story.narrator().now_ms() - from;
-    if (!b_got_in) {
-      story.say("gives up: " + std::to_string(kPatience.count()) + " ms of SETNX answered 0");
-      return;
-    }
-    story.narrator().enter();
-    story.narrator().leave();
-    story.say("releases: " + std::string(to_string(b_lock->release())));
-  });
-  b->join();
-  const auto still = story.observe([&] { return probe.pttl(config.key); });
-
-  const std::string waited = std::to_string(static_cast<long long>(b_waited_ms)) + " ms";
-  if (!b_got_in && still != -1) story.die("B stayed out although the key has a TTL");
-  return story.finish(!b_got_in, b_got_in ? "the lease freed the crashed holder's lock; B got in after " + waited
-                                          : "after " + waited + " the crashed holder's key still has PTTL -1: "
+  const auto b = b_tries_after_crash(story, *b_lock, kPatience, probe, config.key,
+                                     "gives up: " + std::to_string(kPatience.count()) + " ms of SETNX answered 0");
+  return story.finish(!b.got_in, b.got_in ? "the lease freed the crashed holder's lock; B got in after " + b.waited
+                                          : "after " + b.waited + " the crashed holder's key still has PTTL -1: "
                                                                 "every client waits forever (死锁)");
 }

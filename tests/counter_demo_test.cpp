@@ -22,9 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include "conditions.h"
+
 namespace {
 
 using namespace std::chrono_literals;
+using locklab::harness::wait_until;
 
 struct CommandResult {
   int exit_code = -1;
@@ -47,14 +50,6 @@ CommandResult run_command(const std::string& command, int seconds = 120) {
 std::string demo_binary() { return COUNTER_DEMO_BINARY; }
 
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
-  for (auto deadline = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < deadline;) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 std::vector<pid_t> parse_pids(const std::string& list) {
   std::vector<pid_t> pids;
@@ -113,7 +108,7 @@ class ServedDemo {
   std::optional<int> stop(int signo, std::chrono::milliseconds limit) {
     ::kill(pid_, signo);
     int status = 0;
-    const bool exited = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit);
+    const bool exited = wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit, 20ms);
     if (!exited) return std::nullopt;
     pid_ = -1;
     return WIFEXITED(status) ? std::optional<int>(WEXITSTATUS(status)) : std::optional<int>(-1);
@@ -168,7 +163,7 @@ void expect_stops_without_orphans(ServedDemo& demo, int signo) {
   const std::vector<pid_t> children = demo.children();
   ASSERT_GE(children.size(), 4u) << demo.output();  // 3 instances + redis-server
   EXPECT_EQ(demo.stop(signo, 15s), std::optional<int>(0));
-  for (pid_t child : children) EXPECT_TRUE(eventually([&] { return process_gone(child); }, 5s)) << "pid " << child;
+  for (pid_t child : children) EXPECT_TRUE(wait_until([&] { return process_gone(child); }, 5s)) << "pid " << child;
 }
 
 TEST(CounterDemoServe, NoLockThroughTheRoundRobinFrontLosesUpdatesFiveRunsInARow) {

@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "conditions.h"
 #include "g8_fair_queue.h"
 #include "registry.h"
 #include "support/redis_fixture.h"
+#include "support/step_arrivals.h"
 #include "step_gate.h"
 
 namespace locklab::testing {
@@ -22,27 +24,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using harness::wait_until;
 using Lock = std::unique_ptr<FairQueueLock>;
-
-long long ms_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-}
-
-// Counts arrivals at one step point (any thread, any lock object).
-class Arrivals {
- public:
-  explicit Arrivals(std::string point) : point_(std::move(point)) {}
-  StepHook hook() {
-    return [this](std::string_view reached) {
-      if (reached == point_) count_.fetch_add(1);
-    };
-  }
-  int count() const { return count_.load(); }
-
- private:
-  std::string point_;
-  std::atomic<int> count_{0};
-};
 
 // A latch the test opens: a waiter that acquired parks on it before releasing.
 class Latch {
@@ -87,16 +70,6 @@ class FairQueueTest : public RedisTest {
   std::optional<std::string> holder() { return run({"GET", kKey}).string(); }
   long long queued() { return run({"LLEN", kQueue}).integer(); }
 
-  // Polls (bounded) until `condition` holds.
-  static bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds bound = 10s) {
-    const auto start = Clock::now();
-    while (Clock::now() - start < bound) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(2ms);
-    }
-    return condition();
-  }
-
   long long publish_calls() {
     const std::string info(run({"INFO", "commandstats"}).text());
     const auto at = info.find("cmdstat_publish:calls=");
@@ -139,7 +112,7 @@ TEST_F(FairQueueTest, NonOwnerReleaseIsRefusedAndLeavesTheLock) {
 TEST_F(FairQueueTest, LapsedLeaseReleaseIsAlreadyExpired) {
   auto lock = make(cfg("H", 100ms));
   ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired);
-  ASSERT_TRUE(eventually([&] { return !holder(); }, 2s)) << "the lease must lapse";
+  ASSERT_TRUE(wait_until([&] { return !holder(); }, 2s)) << "the lease must lapse";
   EXPECT_EQ(lock->release(), Release::already_expired);
 }
 
@@ -232,7 +205,7 @@ TEST_F(FairQueueTest, WaitersAcquireInFifoOrder) {
       }
       EXPECT_EQ(lock->release(), Release::released);
     });
-    ASSERT_TRUE(eventually([&] { return queued() == w; })) << "waiter " << w << " never queued";
+    ASSERT_TRUE(wait_until([&] { return queued() == w; }, 10s)) << "waiter " << w << " never queued";
   }
   ASSERT_EQ(first->release(), Release::released);
   for (auto& waiter : waiters) waiter.join();
@@ -257,14 +230,14 @@ TEST_F(FairQueueTest, ReleaseWakesExactlyOneWaiter) {
       let_go.wait();
       EXPECT_EQ(lock->release(), Release::released);
     });
-    ASSERT_TRUE(eventually([&] { return queued() == w; }));
+    ASSERT_TRUE(wait_until([&] { return queued() == w; }, 10s));
   }
   for (int w = 1; w <= 3; ++w)
     EXPECT_EQ(run({"PUBSUB", "NUMSUB", std::string("{locklab:g8}:w:W") + std::to_string(w)}).element(1).integer(), 1);
   const long long published_before = publish_calls();
 
   ASSERT_EQ(first->release(), Release::released);
-  ASSERT_TRUE(eventually([&] { return acquired.load() == 1; }));
+  ASSERT_TRUE(wait_until([&] { return acquired.load() == 1; }, 10s));
   EXPECT_EQ(holder(), "W1:1") << "handed to the head";
   EXPECT_EQ(publish_calls() - published_before, 1) << "one message, on the head's channel";
   EXPECT_EQ(woke.count(), 1) << "only the head woke";
@@ -327,7 +300,7 @@ TEST_F(FairQueueTest, CrashedWaiterAtTheHeadBlocksTheQueueForAtMostOneLease) {
   std::thread waiter([&] {
     outcome = next->try_acquire(20s);
   });
-  ASSERT_TRUE(eventually([&] { return queued() == 2; }));
+  ASSERT_TRUE(wait_until([&] { return queued() == 2; }, 10s));
   ASSERT_EQ(first->release(), Release::released);
   const auto released = Clock::now();
   EXPECT_EQ(holder(), "A:1") << "handed to the crashed waiter: its deadline had not passed";
@@ -352,10 +325,10 @@ TEST_F(FairQueueTest, CrashedWaiterPastItsDeadlineIsSkipped) {
   auto next = make(cfg("B"));  // heart-beats every 3.3 s: stays alive
   Acquire outcome = Acquire::error;
   std::thread waiter([&] { outcome = next->try_acquire(20s); });
-  ASSERT_TRUE(eventually([&] { return queued() == 2; }));
+  ASSERT_TRUE(wait_until([&] { return queued() == 2; }, 10s));
   const auto crashed_deadline = run({"ZSCORE", kTimeouts, "A:1"}).string();
   ASSERT_TRUE(crashed_deadline);
-  ASSERT_TRUE(eventually([&] { return server_now_ms() > std::stoll(*crashed_deadline); }));
+  ASSERT_TRUE(wait_until([&] { return server_now_ms() > std::stoll(*crashed_deadline); }, 10s));
 
   ASSERT_EQ(first->release(), Release::released);
   EXPECT_EQ(holder(), "B:1") << "the crashed waiter was pruned, not handed the lock";

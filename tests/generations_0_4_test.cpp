@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include "conditions.h"
 #include "g0_local_mutex.h"
 #include "polling.h"
 #include "registry.h"
@@ -26,6 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
+using harness::wait_until;
 
 // Test names from generation names ("set-nx-px-token" -> set_nx_px_token).
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
@@ -89,18 +91,8 @@ class Generations : public RedisTest {
   // Token generations store "<owner>:<fresh random>" per acquisition (token.h).
   bool held_by(const std::string& owner) { return stored_value().starts_with(owner + ":"); }
 
-  // Polls until `condition` holds, within a bound: an observable condition
-  // instead of a blind sleep.
-  static bool eventually(const std::function<bool()>& condition, milliseconds bound = 5s) {
-    const auto deadline = steady_clock::now() + bound;
-    while (steady_clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
-  }
   bool wait_until_key_gone() {
-    return eventually([this] { return pttl() == -2; });
+    return wait_until([this] { return pttl() == -2; }, 5s);
   }
 };
 
@@ -129,7 +121,7 @@ TEST_P(LostAcquireReply, IsUnknownAndTheLockWasTaken) {
   EXPECT_EQ(outcome, Acquire::unknown) << lock->last_error();
   EXPECT_NE(lock->last_error().find("timed out"), std::string::npos) << lock->last_error();
   EXPECT_LT(took, 3s);
-  EXPECT_TRUE(eventually([this] { return key_exists(); }, 2s))
+  EXPECT_TRUE(wait_until([this] { return key_exists(); }, 2s))
       << "the request was applied after all: treating it as 'not held' would be wrong";
 }
 
@@ -154,7 +146,7 @@ TEST_P(EveryRedisGeneration, ResetAfterTheAcquireWasSentIsUnknown) {
   ASSERT_EQ(lock->release(), Release::released) << lock->last_error();
   server().pause();
   auto outcome = acquire_async(lock);
-  ASSERT_TRUE(eventually([this] { return server_has_unread_request(server().endpoint().port); }))
+  ASSERT_TRUE(wait_until([this] { return server_has_unread_request(server().endpoint().port); }, 5s))
       << "the acquiring request never reached the server";
   server().crash();
   EXPECT_EQ(outcome.get(), Acquire::unknown) << "a reset after the send is not 'not applied': " << lock->last_error();

@@ -8,6 +8,7 @@
 
 #include "redis/fanout.h"
 #include "redis_server.h"
+#include "support/masters_fixture.h"
 
 namespace locklab::testing {
 namespace {
@@ -16,34 +17,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-class FanOutTest : public ::testing::Test {
+class FanOutTest : public MastersTest<3> {
  protected:
-  static void SetUpTestSuite() {
-    auto started = harness::start_masters(3);
-    ASSERT_TRUE(started) << started.error().message;
-    servers_ = std::move(started).value();
-  }
-  static void TearDownTestSuite() { servers_.clear(); }
-
-  void SetUp() override {
-    ASSERT_EQ(servers_.size(), 3u) << "no redis-servers";
-    admins_.clear();
-    for (auto& server : servers_) {
-      if (!server->running()) {
-        ASSERT_TRUE(server->restart());
-      }
-      server->resume();
-      auto connection = redis::Connection::connect(server->connection_options());
-      ASSERT_TRUE(connection) << connection.error().message;
-      admins_.push_back(std::move(connection).value());
-      admin(admins_.size() - 1, {"CLIENT", "UNPAUSE"});
-      admin(admins_.size() - 1, {"FLUSHALL"});
-    }
-  }
-  void TearDown() override {
-    for (auto& server : servers_) server->resume();
-  }
-
   static redis::FanOut fan_out() {
     std::vector<redis::ConnectionOptions> options;
     for (const auto& server : servers_) options.push_back(server->connection_options());
@@ -68,11 +43,6 @@ class FanOutTest : public ::testing::Test {
     return false;
   }
 
-  static harness::RedisServer& server(std::size_t i) { return *servers_.at(i); }
-
- private:
-  static inline harness::ServerList servers_;
-  std::vector<redis::Connection> admins_;
 };
 
 TEST_F(FanOutTest, EveryServerAnswersInOneRoundCountedAsOneRoundTrip) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "conditions.h"
 #include "redis/link.h"
 #include "redis/script.h"
 #include "support/redis_fixture.h"
@@ -18,6 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 using redis::Connection;
 using redis::ConnectionOptions;
+using harness::wait_until;
 
 class PlumbingTest : public RedisTest {};
 
@@ -78,17 +80,6 @@ TEST_F(PlumbingTest, PausedServerTimesOutWithinCommandTimeout) {
   EXPECT_FALSE(connection->command({"PING"}));
 }
 
-// Polls `condition` for up to 5 s: an observable condition, not a sleep.
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
-}
-
 // "Was the request applied?" One answer: once the request is on the wire, a
 // reset (ECONNRESET: the server died with the request unread) means maybe,
 // exactly like a timeout or a close. Before, only timeout/closed said so.
@@ -97,7 +88,7 @@ TEST_F(PlumbingTest, ResetAfterTheRequestWasSentIsOutcomeUnknown) {
   ASSERT_TRUE(connection);
   server().pause();
   ASSERT_TRUE(connection->send({"INCR", "counter"}));
-  ASSERT_TRUE(eventually([this] { return server_has_unread_request(server().endpoint().port); }));
+  ASSERT_TRUE(wait_until([this] { return server_has_unread_request(server().endpoint().port); }, 5s));
   server().crash();  // unread data at close: the kernel resets the connection
   auto reply = connection->read_until(std::chrono::steady_clock::now() + 5s);
   ASSERT_FALSE(reply);
@@ -112,7 +103,7 @@ TEST_F(PlumbingTest, ResetDuringACommandIsOutcomeUnknown) {
   server().pause();
   std::optional<Result<redis::Reply>> reply;
   std::thread client([&] { reply.emplace(connection->command({"INCR", "counter"})); });
-  const bool reached = eventually([this] { return server_has_unread_request(server().endpoint().port); });
+  const bool reached = wait_until([this] { return server_has_unread_request(server().endpoint().port); }, 5s);
   server().crash();
   client.join();
   ASSERT_TRUE(reached);
@@ -126,9 +117,9 @@ TEST_F(PlumbingTest, CloseDuringACommandIsOutcomeUnknown) {
   ASSERT_TRUE(connection);
   std::optional<Result<redis::Reply>> reply;
   std::thread client([&] { reply.emplace(connection->command({"BLPOP", "never", "0"})); });
-  const bool blocked = eventually([this] {
+  const bool blocked = wait_until([this] {
     return run({"INFO", "clients"}).text().find("blocked_clients:1") != std::string_view::npos;
-  });
+  }, 5s);
   run({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   client.join();
   ASSERT_TRUE(blocked);

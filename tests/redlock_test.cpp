@@ -15,6 +15,7 @@
 #include "redis_server.h"
 #include "registry.h"
 #include "step_gate.h"
+#include "support/masters_fixture.h"
 
 namespace locklab::testing {
 namespace {
@@ -27,34 +28,8 @@ using Vote = RedlockLock::Vote;
 const std::string kKey = "locklab:redlock";
 
 // Five masters per test process (ctest runs every TEST in its own process).
-class RedlockTest : public ::testing::Test {
+class RedlockTest : public MastersTest<5> {
  protected:
-  static void SetUpTestSuite() {
-    auto started = harness::start_masters(5);
-    ASSERT_TRUE(started) << started.error().message;
-    servers_ = std::move(started).value();
-  }
-  static void TearDownTestSuite() { servers_.clear(); }
-
-  void SetUp() override {
-    ASSERT_EQ(servers_.size(), 5u) << "no redis-servers";
-    admins_.clear();
-    for (auto& server : servers_) {
-      if (!server->running()) {
-        ASSERT_TRUE(server->restart());
-      }
-      server->resume();
-      auto connection = redis::Connection::connect(server->connection_options());
-      ASSERT_TRUE(connection) << connection.error().message;
-      ASSERT_TRUE(connection->command({"CLIENT", "UNPAUSE"}));  // a test that paused writes may have failed
-      ASSERT_TRUE(connection->command({"FLUSHALL"}));
-      admins_.push_back(std::move(connection).value());
-    }
-  }
-  void TearDown() override {
-    for (auto& server : servers_) server->resume();
-  }
-
   LockConfig config(milliseconds ttl = 10s, milliseconds node_timeout = 100ms) const {
     LockConfig lock_config;
     lock_config.key = kKey;
@@ -124,10 +99,6 @@ class RedlockTest : public ::testing::Test {
   }
 
   static harness::RedisServer& node(std::size_t i) { return *servers_.at(i); }
-
- private:
-  static inline harness::ServerList servers_;
-  std::vector<redis::Connection> admins_;
 };
 
 std::map<Vote, std::size_t> votes_of(const RedlockLock::Attempt& attempt) {

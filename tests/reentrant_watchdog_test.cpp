@@ -17,6 +17,7 @@
 #include "registry.h"
 #include "renewal_timer.h"
 #include "support/redis_fixture.h"
+#include "support/step_arrivals.h"
 #include "step_gate.h"
 #include "unlock_subscriber.h"
 
@@ -26,38 +27,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using Lock = std::unique_ptr<ReentrantWatchdogLock>;
-
-long long ms_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-}
-
-// Counts arrivals at one step point and lets the test wait for the n-th one.
-class Arrivals {
- public:
-  explicit Arrivals(std::string point) : point_(std::move(point)) {}
-  StepHook hook() {
-    return [this](std::string_view reached) {
-      if (reached != point_) return;
-      std::lock_guard guard(mutex_);
-      ++count_;
-      changed_.notify_all();
-    };
-  }
-  bool wait_for(int n, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return count_ >= n; });
-  }
-  int count() {
-    std::lock_guard guard(mutex_);
-    return count_;
-  }
-
- private:
-  std::string point_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int count_ = 0;
-};
 
 class ReentrantWatchdogTest : public RedisTest {
  protected:
