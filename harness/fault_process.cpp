@@ -304,11 +304,41 @@ std::shared_ptr<const WallClock> ClockSkewFault::client_clock(int client) {
   return std::make_shared<const SkewedClock>(offset_);
 }
 
-nlohmann::json ClockSkewFault::record() const {
+void ClockSkewFault::before_run(NemesisContext& context) {
+  go_ns_ = monotonic_ns();
   const std::string sign = offset_.count() >= 0 ? "+" : "";
-  return {{"spec", spec_.text},
-          {"applied", {{{"t_ms", 0.0}, {"what", "client " + std::to_string(client_) + "'s wall clock runs " + sign +
-                                                    std::to_string(offset_.count()) + " ms off"}}}}};
+  events_.push_back({go_ns_, "client " + std::to_string(client_) + "'s wall clock runs " + sign +
+                                 std::to_string(offset_.count()) + " ms off"});
+  if (client_ >= static_cast<int>(context.client_pids.size())) return;  // thread mode: starts with the others
+  auto paused = PausedProcess::pause(context.client_pids[static_cast<std::size_t>(client_)]);
+  if (!paused) {
+    events_.push_back({monotonic_ns(), "could not hold client " + std::to_string(client_) + " back: " +
+                                           paused.error().message});
+    return;
+  }
+  held_back_ = std::move(paused).value();
+  release_by_ = std::chrono::steady_clock::now() + 10 * context.ttl;
+  events_.push_back({monotonic_ns(), "client " + std::to_string(client_) + " held back until another client holds"});
+}
+
+void ClockSkewFault::start_skewed_client(const std::string& why) {
+  if (!held_back_) return;
+  held_back_.reset();  // SIGCONT
+  events_.push_back({monotonic_ns(), "client " + std::to_string(client_) + " starts: " + why});
+}
+
+void ClockSkewFault::holder_entered(NemesisContext&, int holder) {
+  if (holder != client_) start_skewed_client("client " + std::to_string(holder) + " holds the lock");
+}
+
+void ClockSkewFault::tick(NemesisContext&) {
+  if (held_back_ && std::chrono::steady_clock::now() >= release_by_) start_skewed_client("nobody else got in");
+}
+
+void ClockSkewFault::after_run(NemesisContext&) { start_skewed_client("the run ended"); }
+
+nlohmann::json ClockSkewFault::record() const {
+  return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}};
 }
 
 }  // namespace locklab::harness

@@ -159,18 +159,34 @@ class SlowHolderFault final : public Fault {
 };
 
 // clock-skew:client=N:offset=MS
+// The skewed client is held stopped from the barrier until another client
+// holds the lock (process mode), so it always meets a live lock with its wrong
+// clock: the steal, where the generation allows one, happens on every run, not
+// only when the scheduler lets the other client win first. Released after
+// 10 x ttl at the latest (one client, or nobody else gets in).
 class ClockSkewFault final : public Fault {
  public:
   ClockSkewFault(FaultSpec spec, int client, std::chrono::milliseconds offset);
   std::string name() const override { return "clock-skew"; }
   FaultNeeds needs() const override;
   std::shared_ptr<const WallClock> client_clock(int client) override;
+  void before_run(NemesisContext& context) override;
+  void holder_entered(NemesisContext& context, int holder) override;
+  void tick(NemesisContext& context) override;
+  void after_run(NemesisContext& context) override;
+  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return 10 * ttl; }
   nlohmann::json record() const override;
 
  private:
+  void start_skewed_client(const std::string& why);
+
   FaultSpec spec_;
   int client_;
   std::chrono::milliseconds offset_;
+  std::optional<PausedProcess> held_back_;
+  std::chrono::steady_clock::time_point release_by_{};
+  std::int64_t go_ns_ = 0;
+  std::vector<AppliedEvent> events_;
 };
 
 }  // namespace locklab::harness
