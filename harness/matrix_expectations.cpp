@@ -99,7 +99,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "node-restart", C::me_violation, "the only copy of the key vanished"},
     Row{"reentrant-watchdog", "node-restart", C::me_violation, "the hash vanished; renewal finds no key and stops"},
     Row{"redlock", "node-restart", C::me_violation, "a majority of the holder's nodes come back empty: a contender gets a quorum"},
-    Row{"fenced", "node-restart", C::safe, "the token counter restarts empty, but the resource refuses a token not above its highest"},
+    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: two holders can draw the same token", C::safe},
     Row{"fair-queue", "node-restart", C::me_violation, "the key and the queue vanished"},
     // --- 10: the lock node's wall clock jumps forward past the ttl while a holder is inside ---
     Row{"setnx", "clock-jump", C::safe, "no TTL: nothing to expire"},
