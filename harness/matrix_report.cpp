@@ -12,19 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string escape(const std::string& raw) {
-  std::string out;
-  for (char c : raw) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 double number_at(const json& document, const char* pointer) {
   const json::json_pointer at(pointer);
@@ -152,20 +139,20 @@ std::string matrix_html(const MatrixResult& result) {
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
          ".note{color:#555;font-size:13px}"
          "</style></head><body>\n<h1>locklab fault matrix</h1>\n<p class=\"note\">"
-      << escape(workload_line(result)) << "</p>\n<p class=\"legend\">";
+      << html_escape(workload_line(result)) << "</p>\n<p class=\"legend\">";
   for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
                       CellClass::liveness, CellClass::not_applicable, CellClass::error}) {
     const std::string name = class_name(c);
-    out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << escape(name) << "</span>";
+    out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << html_escape(name) << "</span>";
   }
   out << "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>generation</th>";
   for (const auto& fault : result.faults) {
     const FaultColumn* column = find_column(fault);
-    out << "<th title=\"" << escape(column ? column->how : "") << "\">" << escape(title_of(column, fault)) << "</th>";
+    out << "<th title=\"" << html_escape(column ? column->how : "") << "\">" << html_escape(title_of(column, fault)) << "</th>";
   }
   out << "</tr>\n";
   for (const auto& lock : result.locks) {
-    out << "<tr><td class=\"lock\">" << escape(lock) << "</td>";
+    out << "<tr><td class=\"lock\">" << html_escape(lock) << "</td>";
     for (const auto& fault : result.faults) {
       const Cell* cell = result.find(lock, fault);
       if (!cell) {
@@ -177,10 +164,10 @@ std::string matrix_html(const MatrixResult& result) {
       if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
       if (!cell->error.empty()) tip += " -- error: " + cell->error;
       out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
-          << (cell->matches() ? "" : " miss") << "\" title=\"" << escape(tip) << "\">" << escape(name);
-      if (!cell->matches()) out << " ✗<span class=\"n\">expected " << escape(cell->expected_text()) << "</span>";
+          << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip) << "\">" << html_escape(name);
+      if (!cell->matches()) out << " ✗<span class=\"n\">expected " << html_escape(cell->expected_text()) << "</span>";
       if (const std::string counts = nonzero_counts(cell->run); !counts.empty())
-        out << "<span class=\"n\">" << escape(counts) << "</span>";
+        out << "<span class=\"n\">" << html_escape(counts) << "</span>";
       out << "</td>";
     }
     out << "</tr>\n";
@@ -194,11 +181,11 @@ std::string matrix_html(const MatrixResult& result) {
          "</p>\n";
   for (const auto& cell : result.cells) {
     if (!violating(cell)) continue;
-    out << "<h3>" << escape(cell.lock) << " × " << escape(cell.fault) << " — " << escape(class_name(cell.observed))
+    out << "<h3>" << html_escape(cell.lock) << " × " << html_escape(cell.fault) << " — " << html_escape(class_name(cell.observed))
         << (cell.matches() ? "" : " (expected " + cell.expected_text() + ")") << "</h3>\n";
     const auto reasons = cell.run.is_object() ? cell.run.value("verdict_reasons", json::array()) : json::array();
-    out << "<p class=\"note\">" << escape(cell.expected_reason);
-    for (const auto& reason : reasons) out << "; " << escape(reason.get<std::string>());
+    out << "<p class=\"note\">" << html_escape(cell.expected_reason);
+    for (const auto& reason : reasons) out << "; " << html_escape(reason.get<std::string>());
     out << "</p>\n" << render_timeline(cell.run.is_object() ? cell.run.value("timeline", json::object()) : json::object())
         << "\n";
   }

@@ -33,19 +33,6 @@ std::string fixed(double value, int decimals) {
 
 std::string integer(double value) { return fixed(value, 0); }
 
-std::string escape(const std::string& raw) {
-  std::string out;
-  for (char c : raw) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 
 // Acquire attempts that gave up (timed out, failed, unknown outcome); older
@@ -117,13 +104,13 @@ std::string bar_chart(const RunDocuments& runs, const std::string& title, double
   for (const auto& run : runs) max = std::max(max, value(run));
   const int height = kRow * static_cast<int>(runs.size()) + 30;
   std::ostringstream svg;
-  svg << "<figure><figcaption>" << escape(title) << "</figcaption><svg width=\"" << kLabel + kWidth + 90
-      << "\" height=\"" << height << "\" role=\"img\" aria-label=\"" << escape(title) << "\">";
+  svg << "<figure><figcaption>" << html_escape(title) << "</figcaption><svg width=\"" << kLabel + kWidth + 90
+      << "\" height=\"" << height << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\">";
   int y = 8;
   for (const auto& run : runs) {
     const double v = value(run);
     const int w = max > 0 ? static_cast<int>(std::lround(v / max * kWidth)) : 0;
-    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << escape(text(run, "/lock"))
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
         << "</text><rect x=\"" << kLabel << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\"" << kRow - 6
         << "\" fill=\"" << colour << "\"/><text x=\"" << kLabel + w + 4 << "\" y=\"" << y + 14 << "\">"
         << fixed(v, decimals) << "</text>";
@@ -153,7 +140,7 @@ std::string violations_chart(const RunDocuments& runs) {
     svg << "<text x=\"" << kLabel + k * (kWidth + kGap) << "\" y=\"14\" font-weight=\"bold\">" << kinds[k].name << "</text>";
   int y = 22;
   for (const auto& run : runs) {
-    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << escape(text(run, "/lock"))
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
         << "</text>";
     for (int k = 0; k < 3; ++k) {
       double max = 0;
@@ -212,6 +199,20 @@ double round_trips_of(const json& run) { return number(run, "/cost/round_trips_p
 
 }  // namespace
 
+std::string html_escape(const std::string& raw) {
+  std::string out;
+  for (char c : raw) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 // Who held the lock when (a run's "timeline" object): one lane per client, a bar per critical section,
 // red bands where two or more were inside at once.
 std::string render_timeline(const json& t) {
@@ -236,7 +237,7 @@ std::string render_timeline(const json& t) {
   };
   for (int c = 0; c < clients; ++c)
     svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">"
-        << escape(label(c)) << "</text>";
+        << html_escape(label(c)) << "</text>";
   for (const auto& o : overlaps) {
     const double x0 = x(o[0].get<double>()), x1 = x(o[1].get<double>());
     svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"0\" width=\"" << fixed(std::max(1.0, x1 - x0), 2) << "\" height=\""
@@ -251,7 +252,7 @@ std::string render_timeline(const json& t) {
       if (s[1].get<double>() < o[1].get<double>() && o[0].get<double>() < s[2].get<double>()) overlapping = true;
     const char* colour = fenced_off ? "#aaaaaa" : overlapping ? "#d62728" : "#1f77b4";
     svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
-        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>" << escape(label(c)) << ": "
+        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>" << html_escape(label(c)) << ": "
         << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms"
         << (fenced_off ? " (stale token: refused by the resource)" : "") << "</title></rect>";
   }
@@ -326,17 +327,17 @@ std::string html_report(const RunDocuments& runs) {
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
          "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}"
          "</style></head><body>\n<h1>locklab comparison</h1>\n<p class=\"note\">"
-      << escape(config_line(runs)) << "</p>\n<table><tr>";
-  for (const auto& column : columns()) out << "<th>" << escape(column.title) << "</th>";
+      << html_escape(config_line(runs)) << "</p>\n<table><tr>";
+  for (const auto& column : columns()) out << "<th>" << html_escape(column.title) << "</th>";
   out << "</tr>\n";
   for (const auto& run : runs) {
     out << "<tr>";
     for (const auto& column : columns()) {
       const std::string cell = column.cell(run);
       if (std::string(column.title) == "verdict")
-        out << "<td class=\"" << escape(cell) << "\">" << escape(cell) << "</td>";
+        out << "<td class=\"" << html_escape(cell) << "\">" << html_escape(cell) << "</td>";
       else
-        out << "<td>" << escape(cell) << "</td>";
+        out << "<td>" << html_escape(cell) << "</td>";
     }
     out << "</tr>\n";
   }
@@ -353,19 +354,19 @@ std::string html_report(const RunDocuments& runs) {
   out << "<h2>Cost per acquisition: uncontended and under contention</h2>\n<table><tr><th>lock</th><th>1 client: RT / "
          "srv cmds</th><th>contended: clients</th><th>contended: RT / srv cmds</th></tr>\n";
   for (const auto& row : cost_rows(runs))
-    out << "<tr><td>" << escape(row.lock) << "</td><td>" << escape(cost_cell(row.uncontended)) << "</td><td>"
-        << escape(contended_title(row)) << "</td><td>" << escape(cost_cell(row.contended)) << "</td></tr>\n";
+    out << "<tr><td>" << html_escape(row.lock) << "</td><td>" << html_escape(cost_cell(row.uncontended)) << "</td><td>"
+        << html_escape(contended_title(row)) << "</td><td>" << html_escape(cost_cell(row.contended)) << "</td></tr>\n";
   out << "</table>\n";
   out << "<h2>Timelines</h2>\n<p class=\"note\">Each bar is one critical section (GET counter … SET counter); red "
          "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
          "there is one.</p>\n";
   for (const auto& run : runs) {
-    out << "<h3>" << escape(text(run, "/lock")) << " — <span class=\"" << escape(text(run, "/verdict")) << "\">"
-        << escape(text(run, "/verdict")) << "</span></h3>\n";
+    out << "<h3>" << html_escape(text(run, "/lock")) << " — <span class=\"" << html_escape(text(run, "/verdict")) << "\">"
+        << html_escape(text(run, "/verdict")) << "</span></h3>\n";
     const auto reasons = run.value("verdict_reasons", json::array());
     if (!reasons.empty()) {
       out << "<p class=\"note\">";
-      for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << escape(reasons[i].get<std::string>());
+      for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << html_escape(reasons[i].get<std::string>());
       out << "</p>\n";
     }
     out << render_timeline(run.value("timeline", json::object())) << "\n";

@@ -20,6 +20,9 @@ std::string html_report(const RunDocuments& runs);
 // The counter demo as plain text: expected vs final counter per generation.
 std::string counter_table(const RunDocuments& runs);
 
+// Text made safe inside HTML/SVG elements and attribute values (<, >, &, ").
+std::string html_escape(const std::string& raw);
+
 // One timeline as a standalone SVG: {clients, sections: [[lane, from_ms, to_ms, fenced_off?]...],
 // overlaps: [[from_ms, to_ms]...], labels?: [lane names]} -- a run's "timeline" or a scenario's.
 std::string render_timeline(const nlohmann::json& timeline);
