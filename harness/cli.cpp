@@ -147,15 +147,6 @@ CLI::Option* add_workload_flags(CLI::App& app, RunOptions& o) {
   return duration;
 }
 
-std::optional<std::string> writable_target(const std::string& path) {
-  const std::filesystem::path target(path);
-  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return "--json: directory " + dir.string() + " does not exist";
-  if (std::filesystem::is_directory(target, ec)) return "--json: " + path + " is a directory";
-  if (::access(dir.c_str(), W_OK) != 0) return "--json: cannot write into " + dir.string();
-  return std::nullopt;
-}
 
 // A count from the document; -1 where the run could not measure it (null).
 long long count(const nlohmann::json& value) { return value.is_number() ? value.get<long long>() : -1; }
@@ -173,7 +164,7 @@ void print_summary(const nlohmann::json& d) {
 
 int run_one(RunOptions options, const std::string& json_path, bool expect_safe) {
   if (!json_path.empty())
-    if (auto problem = writable_target(json_path)) return complain(kUsage, *problem);
+    if (auto problem = json_target_problem(json_path)) return complain(kUsage, *problem);
   options.json_path = json_path;
   options.expect_safe = expect_safe;
   options.progress = true;

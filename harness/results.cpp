@@ -257,4 +257,14 @@ Result<nlohmann::json> load_run(const std::string& path) {
   return document;
 }
 
+std::optional<std::string> json_target_problem(const std::string& path) {
+  const std::filesystem::path target(path);
+  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return "--json: directory " + dir.string() + " does not exist";
+  if (std::filesystem::is_directory(target, ec)) return "--json: " + path + " is a directory";
+  if (::access(dir.c_str(), W_OK) != 0) return "--json: cannot write into " + dir.string();
+  return std::nullopt;
+}
+
 }  // namespace locklab::harness

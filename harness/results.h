@@ -76,6 +76,10 @@ nlohmann::json run_document(const RunOptions& options, const Findings& findings)
 Status write_file_atomically(const std::string& path, const std::string& text);
 Status write_json_atomically(const std::string& path, const nlohmann::json& document);
 
+// Why a result document could not be written at `path` ("--json: ...": no such
+// directory, a directory, not writable), checked before a run; nullopt when it can.
+std::optional<std::string> json_target_problem(const std::string& path);
+
 // Keys (JSON pointers) every run document must carry.
 const std::vector<std::string>& required_run_keys();
 // The required keys missing from `document` (empty = valid), plus a schema check.

@@ -71,18 +71,6 @@ std::string lock_names(const ScenarioSpec& spec) {
   return names;
 }
 
-// Checked before the story is told, so a bad --json never costs a whole run
-// (the same checks as `locklab run --json`, cli.cpp).
-std::optional<std::string> json_target_problem(const std::string& path) {
-  const std::filesystem::path target(path);
-  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return "--json: directory " + dir.string() + " does not exist";
-  if (std::filesystem::is_directory(target, ec)) return "--json: " + path + " is a directory";
-  if (::access(dir.c_str(), W_OK) != 0) return "--json: cannot write into " + dir.string();
-  return std::nullopt;
-}
-
 ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
   CLI::App app(spec.story + " (" + spec.source + ")", spec.name);
   app.footer("Exit status: 0 when the story ends as the lesson expects for the chosen lock, 1 when it does not\n"
