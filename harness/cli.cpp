@@ -190,7 +190,7 @@ int compare_all(const CompareOptions& options) {
 int scale_sweep(const ScaleOptions& options) {
   auto summary = scale(options);
   if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
-  std::printf("%s\nScale: %s/scale.md, %s/scale.html, %s/scale.svg\n", scale_markdown(summary->points).c_str(),
+  std::printf("%s\nScale: %s/scale.md, %s/scale.html, %s/scale.svg\n", scale_markdown(summary->sweep).c_str(),
               summary->dir.c_str(), summary->dir.c_str(), summary->dir.c_str());
   return summary->failed_runs > 0 ? kRuntime : kOk;
 }

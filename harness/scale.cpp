@@ -82,6 +82,24 @@ Result<Servers> start_servers() {
   return servers;
 }
 
+// The median round trip of a plain GET on the lock server: the unit of the
+// serial limit. Measured once, before any client runs, on a quiet server.
+Result<double> median_round_trip_us(const redis::ConnectionOptions& server) {
+  constexpr int kSamples = 2000;
+  auto connection = redis::Connection::connect(server);
+  if (!connection) return Error{ErrorKind::io, "measuring the round trip: " + connection.error().message};
+  std::vector<double> samples;
+  samples.reserve(kSamples);
+  for (int i = 0; i < kSamples; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto reply = connection->command({"GET", "locklab:round-trip"});
+    if (!reply) return Error{ErrorKind::io, "measuring the round trip: " + reply.error().message};
+    samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(samples.begin(), samples.begin() + kSamples / 2, samples.end());
+  return samples[kSamples / 2];
+}
+
 ScalePoint run_point(const ScaleOptions& options, const Servers& servers, const Generation& generation, int clients,
                      Result<json>* document) {
   RunOptions run = options.base;
@@ -151,6 +169,9 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
 
   auto servers = start_servers();
   if (!servers) return servers.error();
+  auto round_trip = median_round_trip_us(servers->all.front());
+  if (!round_trip) return round_trip.error();
+  summary.sweep.limit = {*round_trip, static_cast<double>(options.base.hold_ms)};
   const std::filesystem::path dir(summary.dir);
   for (const auto& lock : locks) {
     const Generation& generation = *find_generation(lock);
@@ -167,15 +188,15 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
       if (auto written = write_json_atomically(file, *document); !written) return written.error();
       if ((*document)["verdict"] == "error") ++summary.failed_runs;
       std::fprintf(stderr, "locklab scale: %s\n", scale_progress_line(point).c_str());
-      summary.points.push_back(std::move(point));
+      summary.sweep.points.push_back(std::move(point));
     }
   }
-  if (auto written = write_json_atomically((dir / "scale.json").string(), scale_document(summary.points)); !written)
+  if (auto written = write_json_atomically((dir / "scale.json").string(), scale_document(summary.sweep)); !written)
     return written.error();
-  if (auto written = write_text(dir / "scale.md", scale_markdown(summary.points)); !written) return written.error();
-  if (auto written = write_text(dir / "scale.svg", standalone_svg(scale_svg(summary.points))); !written)
+  if (auto written = write_text(dir / "scale.md", scale_markdown(summary.sweep)); !written) return written.error();
+  if (auto written = write_text(dir / "scale.svg", standalone_svg(scale_svg(summary.sweep))); !written)
     return written.error();
-  if (auto written = write_text(dir / "scale.html", scale_html(summary.points)); !written) return written.error();
+  if (auto written = write_text(dir / "scale.html", scale_html(summary.sweep)); !written) return written.error();
   return summary;
 }
 

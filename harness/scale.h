@@ -35,7 +35,7 @@ std::optional<std::vector<int>> parse_client_counts(const std::string& text, std
 
 struct ScaleSummary {
   std::string dir;
-  std::vector<ScalePoint> points;
+  ScaleSweep sweep;
   int failed_runs = 0;
 };
 

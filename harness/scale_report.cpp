@@ -49,20 +49,42 @@ std::string verdict_of(const json& run, const std::string& otherwise) {
 }
 double throughput(const ScalePoint& point) { return number(point.run, "/throughput/acquisitions_per_s"); }
 
+// Percent of the serial limit; 0 when the limit was not measured.
+double percent_of_limit(const ScalePoint& point, const SerialLimit& limit) {
+  return limit.per_s() > 0 ? 100.0 * throughput(point) / limit.per_s() : 0;
+}
+
+// "Serial limit: 1 / (hold 1 ms + 4 x 35.2 us) = 877 acquisitions/s"; empty when not measured.
+std::string limit_line(const SerialLimit& limit) {
+  if (limit.per_s() <= 0) return "";
+  return "Serial limit: 1 / (hold " + fixed(limit.hold_ms, 0) + " ms + 4 × " + fixed(limit.round_trip_us, 1) +
+         " µs round trip) = " + fixed(limit.per_s(), 0) +
+         " acquisitions/s (the round trip: median of plain GETs on the lock server, measured before the sweep)";
+}
+
 // "redlock: 32 clients keep 83 % of its 8-client throughput" (issue 11's target: >= 70 %).
-std::vector<std::string> keep_lines(const std::vector<ScalePoint>& points) {
+std::vector<std::string> keep_lines(const ScaleSweep& sweep) {
+  const auto& points = sweep.points;
   std::vector<std::string> lines;
   for (const auto& lock : locks_of(points)) {
     const ScalePoint* eight = find_point(points, lock, 8);
     const ScalePoint* many = find_point(points, lock, 32);
     if (eight == nullptr || many == nullptr || throughput(*eight) <= 0) continue;
-    lines.push_back(lock + ": 32 clients keep " + fixed(100.0 * throughput(*many) / throughput(*eight), 0) +
-                    " % of the 8-client throughput");
+    std::string line = lock + ": 32 clients keep " + fixed(100.0 * throughput(*many) / throughput(*eight), 0) +
+                       " % of the 8-client throughput";
+    if (sweep.limit.per_s() > 0) {
+      line += "; of the serial limit: " + fixed(percent_of_limit(*eight, sweep.limit), 0) + " % at 8 clients";
+      const int most = counts_of(points).back();
+      if (const ScalePoint* widest = find_point(points, lock, most); widest != nullptr && most > 8)
+        line += ", " + fixed(percent_of_limit(*widest, sweep.limit), 0) + " % at " + std::to_string(most);
+    }
+    lines.push_back(line);
   }
   return lines;
 }
 
-std::string svg_line_chart(const std::vector<ScalePoint>& points) {
+std::string svg_line_chart(const ScaleSweep& sweep) {
+  const auto& points = sweep.points;
   static const char* const kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"};
   constexpr int kLeft = 70, kTop = 30, kWidth = 560, kHeight = 300, kLegend = 190;
@@ -70,6 +92,7 @@ std::string svg_line_chart(const std::vector<ScalePoint>& points) {
   const auto counts = counts_of(points);
   double max = 0;
   for (const auto& point : points) max = std::max(max, throughput(point));
+  max = std::max(max, sweep.limit.per_s());
   if (max <= 0) max = 1;
   // Clients on a log2 axis: 1, 2, 4 ... 64 evenly spaced.
   const double lo = counts.empty() ? 0 : std::log2(std::max(1, counts.front()));
@@ -96,6 +119,11 @@ std::string svg_line_chart(const std::vector<ScalePoint>& points) {
         << clients << "</text>";
   svg << "<text x=\"" << kLeft + kWidth / 2 << "\" y=\"" << kTop + kHeight + 36
       << "\" text-anchor=\"middle\">clients (log scale)</text>";
+  if (const double limit = sweep.limit.per_s(); limit > 0)
+    svg << "<line x1=\"" << kLeft << "\" y1=\"" << fixed(y(limit), 1) << "\" x2=\"" << kLeft + kWidth << "\" y2=\""
+        << fixed(y(limit), 1) << "\" stroke=\"#000\" stroke-dasharray=\"6 4\"><title>serial limit " << fixed(limit, 0)
+        << "/s</title></line><text x=\"" << kLeft + kWidth - 4 << "\" y=\"" << fixed(y(limit) - 5, 1)
+        << "\" text-anchor=\"end\">serial limit 1/(hold + 4 RTT)</text>";
   for (std::size_t l = 0; l < locks.size(); ++l) {
     const char* colour = kColours[l % (sizeof kColours / sizeof kColours[0])];
     std::ostringstream path;
@@ -122,12 +150,13 @@ struct Row {
 
 const std::vector<std::string>& detail_titles() {
   static const std::vector<std::string> titles = {
-      "lock", "clients", "verdict", "acq/s", "Jain", "wait p99 ms", "max wait ms", "abandoned", "RT/acq",
+      "lock", "clients", "verdict", "acq/s", "% serial limit", "Jain", "wait p99 ms", "max wait ms", "abandoned", "RT/acq",
       "srv cmds/acq", "coordinator CPU %", "clients CPU %", "servers CPU %"};
   return titles;
 }
 
-std::vector<Row> detail_rows(const std::vector<ScalePoint>& points) {
+std::vector<Row> detail_rows(const ScaleSweep& sweep) {
+  const auto& points = sweep.points;
   std::vector<Row> rows;
   for (const auto& lock : locks_of(points))
     for (int clients : counts_of(points)) {
@@ -135,7 +164,9 @@ std::vector<Row> detail_rows(const std::vector<ScalePoint>& points) {
       if (p == nullptr) continue;
       const json& r = p->run;
       rows.push_back({{lock, std::to_string(clients), verdict_of(r, "(no run)"),
-                       fixed(throughput(*p), 0), fixed(number(r, "/fairness/jain"), 2),
+                       fixed(throughput(*p), 0),
+                       sweep.limit.per_s() > 0 ? fixed(percent_of_limit(*p, sweep.limit), 0) : "—",
+                       fixed(number(r, "/fairness/jain"), 2),
                        fixed(number(r, "/latency/wait_us/p99") / 1000.0, 1),
                        fixed(number(r, "/fairness/max_wait_us") / 1000.0, 1), fixed(number(r, "/totals/abandoned"), 0),
                        fixed(number(r, "/cost/round_trips_per_acquisition"), 1),
@@ -163,18 +194,24 @@ std::string config_line(const std::vector<ScalePoint>& points) {
 
 }  // namespace
 
+double SerialLimit::per_s() const {
+  if (round_trip_us <= 0) return 0;
+  return 1e6 / (hold_ms * 1000.0 + 4.0 * round_trip_us);
+}
+
 double CpuShare::percent(double seconds_used) const {
   if (wall_s <= 0) return 0;
   return 100.0 * seconds_used / (wall_s * static_cast<double>(std::max(1u, cores)));
 }
 
-json scale_document(const std::vector<ScalePoint>& points) {
+json scale_document(const ScaleSweep& sweep) {
   json rows = json::array();
-  for (const auto& p : points) {
+  for (const auto& p : sweep.points) {
     rows.push_back({{"lock", p.lock},
                     {"clients", p.clients},
                     {"verdict", verdict_of(p.run, "error")},
                     {"acquisitions_per_s", throughput(p)},
+                    {"percent_of_serial_limit", percent_of_limit(p, sweep.limit)},
                     {"jain", number(p.run, "/fairness/jain")},
                     {"wait_p99_us", number(p.run, "/latency/wait_us/p99")},
                     {"max_wait_us", number(p.run, "/fairness/max_wait_us")},
@@ -190,13 +227,19 @@ json scale_document(const std::vector<ScalePoint>& points) {
                              {"clients_percent", p.cpu.percent(p.cpu.clients_s)},
                              {"servers_percent", p.cpu.percent(p.cpu.servers_s)}}}});
   }
-  return {{"schema", "locklab.scale/1"}, {"points", rows}, {"keeps", keep_lines(points)}};
+  const json limit = {{"round_trip_us", sweep.limit.round_trip_us},
+                      {"hold_ms", sweep.limit.hold_ms},
+                      {"acquisitions_per_s", sweep.limit.per_s()}};
+  return {{"schema", "locklab.scale/1"}, {"serial_limit", limit}, {"points", rows}, {"keeps", keep_lines(sweep)}};
 }
 
-std::string scale_markdown(const std::vector<ScalePoint>& points) {
+std::string scale_markdown(const ScaleSweep& sweep) {
+  const auto& points = sweep.points;
   std::ostringstream out;
   const auto counts = counts_of(points);
-  out << "# locklab scale\n\n" << config_line(points) << "\n\n## Acquisitions/s against clients\n\n| lock |";
+  out << "# locklab scale\n\n" << config_line(points) << "\n\n";
+  if (const auto line = limit_line(sweep.limit); !line.empty()) out << line << "\n\n";
+  out << "## Acquisitions/s against clients\n\n| lock |";
   for (int clients : counts) out << " " << clients << " |";
   out << "\n|---|";
   for (std::size_t i = 0; i < counts.size(); ++i) out << "---:|";
@@ -209,7 +252,7 @@ std::string scale_markdown(const std::vector<ScalePoint>& points) {
     }
     out << "\n";
   }
-  const auto keeps = keep_lines(points);
+  const auto keeps = keep_lines(sweep);
   if (!keeps.empty()) {
     out << "\n";
     for (const auto& line : keeps) out << "- " << line << "\n";
@@ -219,7 +262,7 @@ std::string scale_markdown(const std::vector<ScalePoint>& points) {
   out << "\n|---|";
   for (std::size_t i = 1; i < detail_titles().size(); ++i) out << (i == 2 ? "---|" : "---:|");
   out << "\n";
-  for (const auto& row : detail_rows(points)) {
+  for (const auto& row : detail_rows(sweep)) {
     out << "|";
     for (const auto& cell : row.cells) out << " " << cell << " |";
     out << "\n";
@@ -230,21 +273,24 @@ std::string scale_markdown(const std::vector<ScalePoint>& points) {
   return out.str();
 }
 
-std::string scale_svg(const std::vector<ScalePoint>& points) { return svg_line_chart(points); }
+std::string scale_svg(const ScaleSweep& sweep) { return svg_line_chart(sweep); }
 
-std::string scale_html(const std::vector<ScalePoint>& points) {
+std::string scale_html(const ScaleSweep& sweep) {
+  const auto& points = sweep.points;
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab scale</title><style>"
          "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
          "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
          "th{background:#f3f3f3}td:first-child{text-align:left}.note{color:#666;font-size:13px}"
          "</style></head><body>\n<h1>locklab scale</h1>\n<p class=\"note\">"
-      << config_line(points) << "</p>\n" << svg_line_chart(points) << "\n<ul>";
-  for (const auto& line : keep_lines(points)) out << "<li>" << line << "</li>";
+      << config_line(points) << "</p>\n";
+  if (const auto line = limit_line(sweep.limit); !line.empty()) out << "<p>" << line << "</p>\n";
+  out << svg_line_chart(sweep) << "\n<ul>";
+  for (const auto& line : keep_lines(sweep)) out << "<li>" << line << "</li>";
   out << "</ul>\n<table><tr>";
   for (const auto& title : detail_titles()) out << "<th>" << title << "</th>";
   out << "</tr>\n";
-  for (const auto& row : detail_rows(points)) {
+  for (const auto& row : detail_rows(sweep)) {
     out << "<tr>";
     for (const auto& cell : row.cells) out << "<td>" << cell << "</td>";
     out << "</tr>\n";

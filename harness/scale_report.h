@@ -28,11 +28,26 @@ struct ScalePoint {
   CpuShare cpu;
 };
 
-// The renderings, from the points (also used by tests).
-nlohmann::json scale_document(const std::vector<ScalePoint>& points);
-std::string scale_markdown(const std::vector<ScalePoint>& points);
-std::string scale_svg(const std::vector<ScalePoint>& points);
-std::string scale_html(const std::vector<ScalePoint>& points);
+// The ceiling of any one-key lock, measured in the same sweep: one acquisition
+// costs at least the hold plus 4 round trips (acquire, GET, SET, release), so
+// no lock can pass 1 / (hold + 4 RTT) acquisitions/s (issue 11).
+struct SerialLimit {
+  double round_trip_us = 0;  // median of plain GETs on the lock server, before the sweep
+  double hold_ms = 0;
+  // 0 when the round trip was not measured.
+  double per_s() const;
+};
+
+struct ScaleSweep {
+  std::vector<ScalePoint> points;
+  SerialLimit limit;
+};
+
+// The renderings, from the sweep (also used by tests).
+nlohmann::json scale_document(const ScaleSweep& sweep);
+std::string scale_markdown(const ScaleSweep& sweep);
+std::string scale_svg(const ScaleSweep& sweep);
+std::string scale_html(const ScaleSweep& sweep);
 // One point for the sweep's progress on stderr: throughput, fairness, verdict.
 std::string scale_progress_line(const ScalePoint& point);
 
