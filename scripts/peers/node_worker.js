@@ -9,20 +9,29 @@
 // release. Prints one JSON line: per-worker counts and every acquisition's
 // wait (µs from wanting the lock, across abandoned attempts, to holding it).
 //
+// With --cycles (the uncontended row): no counter, no hold, just acquire +
+// release until the deadline, after one warm-up cycle outside the count
+// (connections, scripts). Prints cycles and the per-cycle latency p50/p99.
+//
 // Usage: node_worker.js --peer redlock4|redlock5|semaphore --lock H:P[,H:P...]
-//        --counter H:P --start EPOCH_S --duration S [--key K] [--hold-ms N]
-//        [--ttl-ms N] [--wait-ms N] [--retry-ms N] [--worker N]
+//        (--counter H:P | --cycles) --start EPOCH_S --duration S [--key K]
+//        [--hold-ms N] [--ttl-ms N] [--wait-ms N] [--retry-ms N] [--worker N]
 'use strict';
 
 const Redis = require('ioredis');
 
 function parse(argv) {
   const options = {key: 'locklab:lock', counterKey: 'locklab:counter', holdMs: 1, ttlMs: 2000, waitMs: 1000,
-                   retryMs: 5, worker: 0};
+                   retryMs: 5, worker: 0, cycles: false};
   const names = {'--peer': 'peer', '--lock': 'lock', '--counter': 'counter', '--start': 'start',
                  '--duration': 'duration', '--key': 'key', '--hold-ms': 'holdMs', '--ttl-ms': 'ttlMs',
                  '--wait-ms': 'waitMs', '--retry-ms': 'retryMs', '--worker': 'worker'};
   for (let i = 2; i < argv.length; i += 2) {
+    if (argv[i] === '--cycles') {  // a flag: no value
+      options.cycles = true;
+      i -= 1;
+      continue;
+    }
     const name = names[argv[i]];
     if (!name || i + 1 >= argv.length) {
       console.error(`node_worker.js: bad argument ${argv[i]}`);
@@ -30,7 +39,7 @@ function parse(argv) {
     }
     options[name] = ['peer', 'lock', 'counter', 'key'].includes(name) ? argv[i + 1] : Number(argv[i + 1]);
   }
-  for (const required of ['peer', 'lock', 'counter', 'start', 'duration']) {
+  for (const required of ['peer', 'lock', ...(options.cycles ? [] : ['counter']), 'start', 'duration']) {
     if (options[required] === undefined) {
       console.error(`node_worker.js: --${required} is required`);
       process.exit(2);
@@ -89,15 +98,64 @@ function lockerFor(options, servers) {
   process.exit(2);
 }
 
+const now = () => Number(process.hrtime.bigint() / 1000n);  // µs, monotonic
+
+// Nearest rank, as scripts/peers/table.py computes it.
+function percentile(sorted, q) {
+  return sorted.length ? sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] : 0;
+}
+
+// Uncontended acquire + release until the deadline; one JSON line.
+async function cycles(options, acquire) {
+  const stats = {peer: options.peer, worker: options.worker, mode: 'cycles', cycles: 0, abandoned: 0, errors: 0,
+                 release_failures: 0};
+  const warmUp = await acquire();  // connections and scripts, outside the count
+  if (!warmUp) throw new Error('the warm-up acquire of a free lock failed');
+  await warmUp();
+  const durations = [];
+  await sleep(Math.max(0, options.start * 1000 - Date.now()));
+  const deadline = now() + options.duration * 1e6;
+  while (now() < deadline) {
+    const began = now();
+    let release;
+    try {
+      release = await acquire();
+    } catch (e) {
+      stats.errors += 1;
+      continue;
+    }
+    if (!release) {
+      stats.abandoned += 1;
+      continue;
+    }
+    try {
+      await release();
+    } catch (e) {
+      stats.release_failures += 1;
+      continue;
+    }
+    durations.push(now() - began);
+  }
+  durations.sort((a, b) => a - b);
+  Object.assign(stats, {cycles: durations.length, cycle_p50_us: percentile(durations, 0.50),
+                        cycle_p99_us: percentile(durations, 0.99)});
+  console.log(JSON.stringify(stats));
+}
+
 async function main() {
   const options = parse(process.argv);
   const servers = options.lock.split(',').map(client);
-  const counter = client(options.counter);
-  await Promise.all([...servers, counter].map((c) => c.ping()));
+  await Promise.all(servers.map((c) => c.ping()));
   const acquire = lockerFor(options, servers);
+  if (options.cycles) {
+    await cycles(options, acquire);
+    for (const c of servers) c.disconnect();
+    return;
+  }
+  const counter = client(options.counter);
+  await counter.ping();
   const stats = {peer: options.peer, worker: options.worker, acquired: 0, abandoned: 0, errors: 0,
                  release_failures: 0, waits_us: []};
-  const now = () => Number(process.hrtime.bigint() / 1000n);  // µs, monotonic
 
   await sleep(Math.max(0, options.start * 1000 - Date.now()));
   const deadline = now() + options.duration * 1e6;
