@@ -59,8 +59,8 @@ def cycles(a, lock):
             continue
         durations.append((time.monotonic() - began) * 1e6)
     durations.sort()
-    stats.update(cycles=len(durations), cycle_p50_us=percentile(durations, 0.50),
-                 cycle_p99_us=percentile(durations, 0.99))
+    stats.update(cycles=len(durations), cycle_p50_us=round(percentile(durations, 0.50), 1),
+                 cycle_p99_us=round(percentile(durations, 0.99), 1))
     print(json.dumps(stats))
 
 
