@@ -42,7 +42,6 @@
 namespace locklab {
 namespace {
 
-using namespace std::chrono_literals;
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;

@@ -128,9 +128,9 @@ class RedlockLock final : public DistributedLock {
   // replies and their counting.
   struct Round {
     Replies replies;
-    Clock::time_point start;               // just before the send
-    Clock::time_point counted;             // every reply in (or timed out), after the step point
-    std::chrono::microseconds elapsed{0};  // counted - start
+    Clock::time_point start;                // just before the send
+    Clock::time_point counted;              // every reply in (or timed out), after the step point
+    std::chrono::microseconds elapsed{0};   // counted - start
     std::chrono::microseconds validity{0};  // ttl - elapsed - drift
   };
   Round timed_round(const redis::Args& command, std::string_view step_point);
