@@ -208,6 +208,165 @@ Result<RunOptions> resolve_sentinel_master(RunOptions options) {
   return options;
 }
 
+namespace {
+
+// The servers of the run (provide_servers), each answering before anything starts.
+Result<Servers> provide_reachable_servers(const RunOptions& options, const Generation& generation,
+                                          const FaultNeeds& needs) {
+  auto servers = provide_servers(options, generation, needs);
+  if (!servers) return servers.error();
+  for (const auto& server : servers->lock)
+    if (auto ok = reachable(server); !ok) return ok.error();
+  if (auto ok = reachable(servers->counter); !ok) return ok.error();
+  return servers;
+}
+
+// Several hosts: join the run on the oracle (multihost.h). One host: no coordinator.
+Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options) {
+  if (options.run_id.empty()) return std::optional<HostCoordinator>{};
+  auto joined = HostCoordinator::join(oracle_config(options), options.hosts);
+  if (!joined) return joined.error();
+  return std::optional<HostCoordinator>{std::move(joined).value()};
+}
+
+// No lock left from an earlier run, the counter from zero. Once per run: with
+// several hosts, the first to arrive does it.
+Status start_from_clean_slate(const RunOptions& options, const Servers& servers, CounterResource& counter,
+                              std::optional<HostCoordinator>& coordinator) {
+  auto clean_slate = [&]() -> Status {
+    for (const auto& server : servers.lock) (void)ask(server, {"DEL", options.key});
+    if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
+    return Done{};
+  };
+  return coordinator ? coordinator->arrive(clean_slate, milliseconds{options.barrier_timeout_ms}) : clean_slate();
+}
+
+// What the nemeses may act on: the clients' history, the lock key and its servers.
+NemesisContext nemesis_context(const RunOptions& options, const Servers& servers, const SharedHistory& history) {
+  NemesisContext context;
+  context.history = &history;
+  context.key = options.key;
+  context.ttl = milliseconds{options.ttl_ms};
+  if (servers.topology != nullptr) context.lock_servers = servers.topology->servers();
+  context.topology = servers.topology.get();
+  context.endpoints = servers.lock;
+  context.counter_server = servers.counter_server;
+  context.current_holder = [&history] { return history.header().holder.load(); };
+  return context;
+}
+
+// The clients' run, and what was read when every one of them was set up.
+struct ClientsRun {
+  WorkloadOutcome outcome;
+  Result<std::int64_t> commands_before = Error{ErrorKind::io, "not measured"};
+  Status started_together = Done{};
+};
+
+Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const SharedHistory& history,
+                               FaultSet& nemeses, const StepNemesis& steps, NemesisContext& context,
+                               std::optional<HostCoordinator>& coordinator) {
+  ClientsRun run;
+  // Server commands are counted from the moment every client is set up.
+  auto snapshot = [&] {
+    if (coordinator)  // every host's clients are ready
+      run.started_together = coordinator->start_barrier(milliseconds{options.barrier_timeout_ms});
+    run.commands_before = commands_served(servers.lock);
+  };
+  WorkloadConfig workload = workload_config(options, servers);
+  workload.fault_allowance = nemeses.allowance(context.ttl) + steps.allowance(context.ttl);
+  if (coordinator) workload.oracle = oracle_config(options);
+  auto outcome = run_workload(workload, history, nemeses, context, snapshot);
+  if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
+                                                                 : outcome.error();
+  run.outcome = std::move(outcome).value();
+  return run;
+}
+
+// What the run left behind, read once the clients are done.
+struct RunEnd {
+  Status finished_together = Done{};
+  std::vector<CsRecord> records;
+  Tally tally;
+  Result<std::int64_t> commands_after = Error{ErrorKind::io, "not measured"};
+  Result<long long> counter_final = Error{ErrorKind::io, "not read"};
+  std::int64_t confirmed = 0;  // critical sections whose counter write was acknowledged
+};
+
+RunEnd read_run_end(const RunOptions& options, const Servers& servers, const SharedHistory& history,
+                    const WorkloadOutcome& outcome, CounterResource& counter,
+                    std::optional<HostCoordinator>& coordinator) {
+  RunEnd end;
+  // Several hosts: the counter is final once every host is done.
+  if (coordinator) end.finished_together = coordinator->end_barrier(milliseconds{options.barrier_timeout_ms});
+  end.records = history.records();
+  end.tally = tally_clients(history, outcome, options.mode);
+  end.commands_after = commands_served(servers.lock);
+  end.counter_final = counter.value();
+  for (const auto& record : end.records) end.confirmed += record.write == CsWrite::written ? 1 : 0;
+  return end;
+}
+
+Safety check_run_safety(const RunOptions& options, const Generation& generation, const Servers& servers,
+                        const SharedHistory& history, const WorkloadOutcome& outcome, const RunEnd& end,
+                        bool several_hosts) {
+  SafetyInput input;
+  input.records = end.records;
+  input.clients = end.tally.spans;
+  input.run_start_ns = outcome.go_ns;
+  input.stall_threshold_ns = static_cast<std::int64_t>(effective_stall_ms(options)) * 1'000'000;
+  input.confirmed_increments = end.confirmed;
+  // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
+  input.counter_growth = end.counter_final ? *end.counter_final : end.confirmed;
+  // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
+  if (several_hosts) input.counter_growth = end.confirmed;
+  input.lock_has_keys = generation.capabilities.uses_redis;
+  input.keys_left = keys_left(servers.lock, options.key);
+  input.stale_writes_rejected = end.tally.stale;
+  input.live_max_occupancy = history.header().max_occupancy.load();
+  return check_safety(input);
+}
+
+// The safety verdict, overruled by "error" when the run could not measure.
+Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const RunEnd& end) {
+  Verdict verdict = judge(safety);
+  if (const auto errors = measurement_errors(end.tally, outcome, end.counter_final); !errors.empty()) {
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
+  }
+  return verdict;
+}
+
+// Several hosts: both barriers must have held, and the oracle must have seen
+// one holder at a time across all of them.
+void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, const ClientsRun& run,
+                        const RunEnd& end, const std::string& run_id) {
+  for (const Status* barrier : {&run.started_together, &end.finished_together})
+    if (!*barrier) {
+      verdict.verdict = "error";
+      verdict.reasons.insert(verdict.reasons.begin(), "barrier: " + barrier->error().message);
+    }
+  if (!reading) {
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), "cannot read the oracle: " + reading.error().message);
+  } else if (reading->max_occupancy > 1) {
+    if (verdict.verdict != "error") verdict.verdict = "violation";
+    verdict.reasons.push_back("the oracle saw " + std::to_string(reading->max_occupancy) +
+                              " holders at once across the hosts of run " + run_id);
+  }
+}
+
+Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
+  MetricsInput input;
+  input.records = end.records;
+  input.per_client_acquired = end.tally.per_client;
+  input.open_waits_ns = end.tally.open_waits;
+  input.acquired = end.tally.acquired;
+  input.elapsed_ns = outcome.end_ns - outcome.go_ns;
+  return compute_metrics(input);
+}
+
+}  // namespace
+
 Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (auto problem = validate(given)) return Error{ErrorKind::usage, *problem};
   auto resolved = resolve_sentinel_master(given);
@@ -220,131 +379,47 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   // servers are laid out as the faults need them.
   auto faults = make_faults(options);
   if (!faults) return faults.error();
-  auto servers = provide_servers(options, generation, (*faults)->needs());
+  auto servers = provide_reachable_servers(options, generation, (*faults)->needs());
   if (!servers) return servers.error();
-  for (const auto& server : servers->lock)
-    if (auto ok = reachable(server); !ok) return ok.error();
-  if (auto ok = reachable(servers->counter); !ok) return ok.error();
-
-  // Several hosts: join the run on the oracle (multihost.h).
-  const milliseconds barrier_timeout{options.barrier_timeout_ms};
-  std::optional<HostCoordinator> coordinator;
-  if (!options.run_id.empty()) {
-    auto joined = HostCoordinator::join(oracle_config(options), options.hosts);
-    if (!joined) return joined.error();
-    coordinator.emplace(std::move(joined).value());
-  }
-
-  // A clean slate: no lock left from an earlier run, counter from zero (once
-  // per run: with several hosts, the first to arrive does it).
+  auto joined = join_hosts(options);
+  if (!joined) return joined.error();
+  std::optional<HostCoordinator>& coordinator = *joined;
   CounterResource counter(servers->counter);
-  auto clean_slate = [&]() -> Status {
-    for (const auto& server : servers->lock) (void)ask(server, {"DEL", options.key});
-    if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
-    return Done{};
-  };
-  if (auto clean = coordinator ? coordinator->arrive(clean_slate, barrier_timeout) : clean_slate(); !clean)
-    return clean.error();
+  if (auto clean = start_from_clean_slate(options, *servers, counter, coordinator); !clean) return clean.error();
 
   std::string why;
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
   if (!history) return Error{ErrorKind::io, why};
-
-  FaultSet& active = **faults;
+  FaultSet& nemeses = **faults;
   StepNemesis steps(options.steps);
-  if (!options.steps.empty()) active.also(steps);
-  if (nemesis != nullptr) active.also(*nemesis);
-  NemesisContext context;
-  context.history = &*history;
-  context.key = options.key;
-  context.ttl = milliseconds{options.ttl_ms};
-  if (servers->topology != nullptr) context.lock_servers = servers->topology->servers();
-  context.topology = servers->topology.get();
-  context.endpoints = servers->lock;
-  context.counter_server = servers->counter_server;
-  const SharedHistory& shared = *history;
-  context.current_holder = [&shared] { return shared.header().holder.load(); };
+  if (!options.steps.empty()) nemeses.also(steps);
+  if (nemesis != nullptr) nemeses.also(*nemesis);
+  NemesisContext context = nemesis_context(options, *servers, *history);
+  auto run = run_clients(options, *servers, *history, nemeses, steps, context, coordinator);
+  if (!run) return run.error();
+  const WorkloadOutcome& outcome = run->outcome;
 
-  // Server commands are counted from the moment every client is set up.
-  Result<std::int64_t> before = Error{ErrorKind::io, "not measured"};
-  Status started_together = Done{};
-  auto snapshot = [&] {
-    if (coordinator) started_together = coordinator->start_barrier(barrier_timeout);  // every host's clients are ready
-    before = commands_served(servers->lock);
-  };
-  WorkloadConfig workload = workload_config(options, *servers);
-  workload.fault_allowance = active.allowance(context.ttl) + steps.allowance(context.ttl);
-  if (coordinator) workload.oracle = oracle_config(options);
-  auto outcome = run_workload(workload, *history, active, context, snapshot);
-  if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
-                                                                 : outcome.error();
-
-  // --- judge ------------------------------------------------------------------
-  // Several hosts: the counter is final once every host is done.
-  const Status finished_together = coordinator ? coordinator->end_barrier(barrier_timeout) : Status{Done{}};
-  const auto records = history->records();
-  const Tally tally = tally_clients(*history, *outcome, options.mode);
-  auto after = commands_served(servers->lock);
-  const auto counter_final = counter.value();
-  std::int64_t confirmed = 0;
-  for (const auto& record : records) confirmed += record.write == CsWrite::written ? 1 : 0;
-
-  SafetyInput safety_input;
-  safety_input.records = records;
-  safety_input.clients = tally.spans;
-  safety_input.run_start_ns = outcome->go_ns;
-  safety_input.stall_threshold_ns = static_cast<std::int64_t>(effective_stall_ms(options)) * 1'000'000;
-  safety_input.confirmed_increments = confirmed;
-  // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
-  safety_input.counter_growth = counter_final ? *counter_final : confirmed;
-  // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
-  if (coordinator) safety_input.counter_growth = confirmed;
-  safety_input.lock_has_keys = generation.capabilities.uses_redis;
-  safety_input.keys_left = keys_left(servers->lock, options.key);
-  safety_input.stale_writes_rejected = tally.stale;
-  safety_input.live_max_occupancy = history->header().max_occupancy.load();
-  const Safety safety = check_safety(safety_input);
-  Verdict verdict = judge(safety);
-  if (const auto errors = measurement_errors(tally, *outcome, counter_final); !errors.empty()) {
-    verdict.verdict = "error";
-    verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
-  }
-
+  const RunEnd end = read_run_end(options, *servers, *history, outcome, counter, coordinator);
+  const Safety safety =
+      check_run_safety(options, generation, *servers, *history, outcome, end, coordinator.has_value());
+  Verdict verdict = judge_run(safety, outcome, end);
   Result<OracleReading> reading = Error{ErrorKind::io, "not a multi-host run"};
   if (coordinator) {
     reading = coordinator->reading();
-    for (const Status* barrier : {static_cast<const Status*>(&started_together), &finished_together})
-      if (!*barrier) {
-        verdict.verdict = "error";
-        verdict.reasons.insert(verdict.reasons.begin(), "barrier: " + barrier->error().message);
-      }
-    if (!reading) {
-      verdict.verdict = "error";
-      verdict.reasons.insert(verdict.reasons.begin(), "cannot read the oracle: " + reading.error().message);
-    } else if (reading->max_occupancy > 1) {
-      if (verdict.verdict != "error") verdict.verdict = "violation";
-      verdict.reasons.push_back("the oracle saw " + std::to_string(reading->max_occupancy) +
-                                " holders at once across the hosts of run " + options.run_id);
-    }
+    judge_across_hosts(verdict, reading, *run, end, options.run_id);
   }
-
-  MetricsInput metrics_input;
-  metrics_input.records = records;
-  metrics_input.per_client_acquired = tally.per_client;
-  metrics_input.open_waits_ns = tally.open_waits;
-  metrics_input.acquired = tally.acquired;
-  metrics_input.elapsed_ns = outcome->end_ns - outcome->go_ns;
-  const Metrics metrics = compute_metrics(metrics_input);
+  const Metrics metrics = run_metrics(outcome, end);
 
   std::optional<std::int64_t> final_value, served;
-  if (counter_final) final_value = *counter_final;
-  if (after && before) served = *after - *before;
+  if (end.counter_final) final_value = *end.counter_final;
+  if (end.commands_after && run->commands_before) served = *end.commands_after - *run->commands_before;
   const ServerFacts facts = server_facts(*servers);
-  Findings findings{generation, facts,   *outcome,  tally,       records, safety,
-                    verdict,    metrics, confirmed, final_value, served,  active.name(),
-                    active.record(), unavailability_after_crashes(outcome->crashed_ns, records, outcome->end_ns)};
+  Findings findings{generation,    facts,       outcome,     end.tally,
+                    end.records,   safety,      verdict,     metrics,
+                    end.confirmed, final_value, served,      nemeses.name(),
+                    nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
   auto document = run_document(options, findings);
-  if (coordinator) document["multihost"] = multihost_block(options, reading, final_value, confirmed);
+  if (coordinator) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
   return document;
 }
 

@@ -298,10 +298,39 @@ bool Scenario::flag(std::string_view name) const {
   return false;
 }
 
+SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::string key) {
+  auto server = must(RedisServer::start(), "redis-server");
+  auto probe = must(RedisProbe::connect(server->connection_options()), "probe");
+  LockConfig config;
+  config.key = std::move(key);
+  config.ttl = ttl;
+  config.servers = {server->connection_options()};
+  return {std::move(server), std::move(probe), std::move(config)};
+}
+
+MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl, std::string key) {
+  auto masters = must(start_masters(count), std::to_string(count) + " masters");
+  LockConfig config;
+  config.key = std::move(key);
+  config.ttl = ttl;
+  for (const auto& master : masters) config.servers.push_back(master->connection_options());
+  return {std::move(masters), std::move(config)};
+}
+
 std::unique_ptr<DistributedLock> Scenario::make_lock(const LockConfig& config) { return make_lock(lock_.name, config); }
 
 std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, const LockConfig& config) {
   return must(locklab::make_lock(name, config), "lock " + name);
+}
+
+bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try) {
+  bool holds = false;
+  actor(std::move(who), [&] {
+    holds = lock.try_acquire(std::chrono::milliseconds{0}) == Acquire::acquired;
+    if (after_try) after_try();
+    if (holds) narrator_->enter();
+  })->join();
+  return holds;
 }
 
 void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {

@@ -35,6 +35,7 @@
 #include "conditions.h"
 #include "lock.h"
 #include "redis/connection.h"
+#include "redis_server.h"
 #include "result.h"
 
 namespace locklab::harness {
@@ -142,6 +143,20 @@ class Actor {
   std::thread thread_;
 };
 
+// The stage most stories are told on: one redis-server of their own, a probe
+// on it for the observer, and the settings every client of the story starts from.
+struct SingleServerStage {
+  std::unique_ptr<RedisServer> server;
+  RedisProbe probe;
+  LockConfig config;  // key, ttl and this one server; everything else at LockConfig's defaults
+};
+
+// A Redlock story's stage: independent masters, and the settings naming them all.
+struct MastersStage {
+  ServerList masters;
+  LockConfig config;  // key, ttl and every master, in order; everything else at LockConfig's defaults
+};
+
 class Scenario {
  public:
   // Parses the command line; --help prints and exits 0, a usage error exits 2.
@@ -160,6 +175,9 @@ class Scenario {
     if (!result) die(std::string(what) + ": " + result.error().message);
     return std::move(result).value();
   }
+  // Starts the story's redis-server and its probe (a failure exits 1, as must()).
+  SingleServerStage single_server(std::chrono::milliseconds ttl, std::string key = "lock");
+  MastersStage masters(std::size_t count, std::chrono::milliseconds ttl, std::string key = "lock");
   std::unique_ptr<DistributedLock> make_lock(const LockConfig& config);
   std::unique_ptr<DistributedLock> make_lock(const std::string& name, const LockConfig& config);
   // Waits for `condition`, narrating what was awaited and for how long; exits 1
@@ -178,6 +196,11 @@ class Scenario {
   std::unique_ptr<Actor> actor(std::string name, std::function<void()> body) {
     return std::make_unique<Actor>(*narrator_, std::move(name), std::move(body));
   }
+
+  // `who` tries `lock` once (no wait) as a named actor, joined at once; true
+  // when it got the lock, its critical section then open on the timeline.
+  // `after_try` runs in the actor right after the attempt (to narrate it).
+  bool tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try = {});
 
   // Prints the verdict, writes --json (and the timeline next to it as .svg),
   // returns the exit code: 0 when the race happened exactly when expected.

@@ -42,7 +42,6 @@
 namespace locklab {
 namespace {
 
-using namespace std::chrono_literals;
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
@@ -55,9 +54,8 @@ return 0
 
 constexpr milliseconds kDefaultRetryBase{100};  // see retry_delay_bounds
 
-long long ms_count(microseconds us) { return us.count() / 1000; }
+std::string ms_text(microseconds us) { return std::to_string(us.count() / 1000) + " ms"; }
 
-// How a node's answer to SET NX PX counts.
 RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply>& reply) {
   using Vote = RedlockLock::Vote;
   // Sent but unanswered (timeout, closed, reset) may have been applied; any other failure was not.
@@ -65,18 +63,6 @@ RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply
   if (reply->is_status("OK")) return {node, Vote::voted_for, reply->describe()};
   if (reply->is_nil()) return {node, Vote::voted_against, reply->describe()};
   return {node, Vote::errored, "unexpected reply: " + reply->describe()};
-}
-
-bool rearmed(const Result<redis::Reply>& reply) { return reply && reply->is_integer() && reply->integer() == 1; }
-
-// A dead node must cost at most the per-node timeout, connecting included.
-std::vector<redis::ConnectionOptions> node_options(std::vector<redis::ConnectionOptions> servers,
-                                                   milliseconds node_timeout) {
-  for (auto& options : servers) {
-    options.connect_timeout = std::min(options.connect_timeout, std::max(node_timeout, 1ms));
-    options.command_timeout = node_timeout;
-  }
-  return servers;
 }
 
 }  // namespace
@@ -95,7 +81,7 @@ RedlockLock::RedlockLock(const LockConfig& config)
     : config_(config),
       step_(config.step),
       node_timeout_(config.node_timeout.count() > 0 ? config.node_timeout : scaled_node_timeout(config.ttl)),
-      nodes_(node_options(config.servers, node_timeout_)),
+      nodes_(redis::within(config.servers, node_timeout_)),
       drift_(clock_drift(config.ttl, config.clock_drift_factor)),
       jitter_(std::random_device{}()) {}
 
@@ -127,34 +113,43 @@ std::optional<RedlockLock::Clock::time_point> RedlockLock::valid_until() const {
   return held_ ? valid_until_ : std::nullopt;
 }
 
+RedlockLock::Round RedlockLock::timed_round(const redis::Args& command, std::string_view step_point) {
+  Round round;
+  round.start = Clock::now();
+  round.replies = nodes_.run(command, node_timeout_);
+  step_(step_point);
+  round.counted = Clock::now();
+  round.elapsed = duration_cast<microseconds>(round.counted - round.start);
+  // The lease began when the requests left: the time they took is gone from it.
+  round.validity = duration_cast<microseconds>(config_.ttl) - round.elapsed - drift_;
+  return round;
+}
+
 RedlockLock::Attempt RedlockLock::attempt_once() {
   // Unique per lock request (distlock page): a delayed release of an earlier hold cannot match it.
   token_ = acquisition_token(config_.owner);
+  const Round round = timed_round({"SET", config_.key, token_, "NX", "PX", std::to_string(config_.ttl.count())},
+                                  "after-fan-out-before-count");
   Attempt attempt;
-  const auto start = Clock::now();
-  const Replies replies =
-      nodes_.run({"SET", config_.key, token_, "NX", "PX", std::to_string(config_.ttl.count())}, node_timeout_);
-  step_("after-fan-out-before-count");
-  const auto counted = Clock::now();
-
-  for (std::size_t i = 0; i < replies.size(); ++i) attempt.votes.push_back(vote_of(nodes_.name(i), replies[i]));
+  for (std::size_t i = 0; i < round.replies.size(); ++i)
+    attempt.votes.push_back(vote_of(nodes_.name(i), round.replies[i]));
   count(attempt);
-  attempt.elapsed = duration_cast<microseconds>(counted - start);
-  attempt.validity = duration_cast<microseconds>(config_.ttl) - attempt.elapsed - drift_;
+  attempt.elapsed = round.elapsed;
+  attempt.validity = round.validity;
 
   const bool quorum_for = attempt.votes_for >= quorum();
   attempt.acquired = quorum_for && attempt.validity.count() > 0;
   if (attempt.acquired) {
-    valid_until_ = start + config_.ttl - drift_;
-    attempt.verdict = "acquired, validity " + std::to_string(ms_count(attempt.validity)) + " ms";
+    valid_until_ = round.start + config_.ttl - drift_;
+    attempt.verdict = "acquired, validity " + ms_text(attempt.validity);
   } else if (quorum_for) {
     // The check one public library skips: a quorum that came too late is no lock.
-    attempt.verdict = "quorum came too late: elapsed " + std::to_string(ms_count(attempt.elapsed)) +
-                      " ms, validity " + std::to_string(ms_count(attempt.validity)) + " ms <= 0";
+    attempt.verdict = "quorum came too late: elapsed " + ms_text(attempt.elapsed) + ", validity " +
+                      ms_text(attempt.validity) + " <= 0";
   } else {
     attempt.verdict = "no quorum: " + std::to_string(attempt.votes_for) + " for, " +
                       std::to_string(attempt.votes_against) + " against, " +
-                      std::to_string(replies.size() - attempt.votes_for - attempt.votes_against) +
+                      std::to_string(round.replies.size() - attempt.votes_for - attempt.votes_against) +
                       " errored or timed out (quorum " + std::to_string(quorum()) + ")";
   }
   return attempt;
@@ -229,8 +224,8 @@ Acquire RedlockLock::try_acquire(milliseconds wait) {
     std::this_thread::sleep_for(std::min<Clock::duration>(retry_delay(failures_), deadline - now));
   }
 
-  const std::size_t answered = last_attempt_.votes_for + last_attempt_.votes_against;
-  if (answered < quorum()) {
+  // Too few nodes answered to ever decide: that is an error, not contention.
+  if (last_attempt_.votes_for + last_attempt_.votes_against < quorum()) {
     std::string why = "redlock: " + last_attempt_.verdict;
     for (const auto& vote : last_attempt_.votes)
       if (vote.vote == Vote::errored || vote.vote == Vote::timed_out) why += "; " + vote.detail;
@@ -248,25 +243,16 @@ Release RedlockLock::release() {
   clear_error();
   const std::string token = token_;  // the hold this release ends, fixed before any delay
   step_("before-release");
-  const Replies replies = release_everywhere(token);
+  const auto counts = redis::count_integers(release_everywhere(token));
   if (token == token_) forget_hold();  // not a hold acquired while this release was delayed
 
-  std::size_t deleted = 0, others = 0, unanswered = 0;
-  std::string first_error;
-  for (const auto& reply : replies) {
-    if (reply && reply->is_integer()) {
-      deleted += reply->integer() == 1;
-      others += reply->integer() == 0;
-    } else if (++unanswered == 1) {
-      first_error = reply ? "unexpected reply " + reply->describe() : reply.error().message;
-    }
-  }
+  const std::size_t deleted = counts.of(1);
   if (deleted >= quorum()) return Release::released;
-  if (others >= quorum()) return Release::not_owner;
-  if (deleted + unanswered >= quorum())
+  if (counts.of(0) >= quorum()) return Release::not_owner;
+  if (deleted + counts.unanswered >= quorum())
     return fail(Release::error, "redlock: deleted on " + std::to_string(deleted) + ", no answer from " +
-                                    std::to_string(unanswered) + " (quorum " + std::to_string(quorum()) +
-                                    "): " + first_error);
+                                    std::to_string(counts.unanswered) + " (quorum " + std::to_string(quorum()) +
+                                    "): " + counts.first_unanswered);
   return Release::already_expired;
 }
 
@@ -274,21 +260,14 @@ RedlockLock::Extend RedlockLock::extend() {
   clear_error();
   if (!held_ || !valid_until_) return Extend::not_held;
   if (extensions_ >= config_.max_extensions) return Extend::limit_reached;
-  const auto start = Clock::now();
   // Never re-create a lapsed lock: someone else may have held it in between.
-  if (start >= *valid_until_) return Extend::expired;
+  if (Clock::now() >= *valid_until_) return Extend::expired;
 
-  const Replies replies =
-      nodes_.run({"EVAL", kExtend, "1", config_.key, token_, std::to_string(config_.ttl.count())}, node_timeout_);
-  step_("after-extend-fan-out-before-count");
-  const auto counted = Clock::now();
-  if (counted >= *valid_until_) return Extend::expired;
-
-  const auto extended = std::count_if(replies.begin(), replies.end(), rearmed);
-  const auto validity =
-      duration_cast<microseconds>(config_.ttl) - duration_cast<microseconds>(counted - start) - drift_;
-  if (static_cast<std::size_t>(extended) < quorum() || validity.count() <= 0) return Extend::lost;
-  valid_until_ = start + config_.ttl - drift_;
+  const Round round = timed_round({"EVAL", kExtend, "1", config_.key, token_, std::to_string(config_.ttl.count())},
+                                  "after-extend-fan-out-before-count");
+  if (round.counted >= *valid_until_) return Extend::expired;
+  if (redis::count_integers(round.replies).of(1) < quorum() || round.validity.count() <= 0) return Extend::lost;
+  valid_until_ = round.start + config_.ttl - drift_;
   ++extensions_;
   return Extend::extended;
 }

@@ -27,6 +27,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,16 @@ class RedlockLock final : public DistributedLock {
 
   using Replies = redis::FanOut::Replies;
 
+  // One fan-out timed on the monotonic clock, with the step point between the
+  // replies and their counting.
+  struct Round {
+    Replies replies;
+    Clock::time_point start;                // just before the send
+    Clock::time_point counted;              // every reply in (or timed out), after the step point
+    std::chrono::microseconds elapsed{0};   // counted - start
+    std::chrono::microseconds validity{0};  // ttl - elapsed - drift
+  };
+  Round timed_round(const redis::Args& command, std::string_view step_point);
   Attempt attempt_once();
   Replies release_everywhere(const std::string& token);
   bool may_still_hold_quorum(const Attempt& attempt, const Replies& released) const;

@@ -2,7 +2,6 @@
 // uuid", the key expires in the gap, index2 acquires, and index1's DEL removes
 // index2's lock. With lua-safe-delete (§7) the check and the delete are one
 // script and index2's lock survives.
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -13,13 +12,7 @@ using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("check_then_delete_race"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 100ms;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(100ms);
   StepGate gate(story.window());
   LockConfig index1_config = config;
   index1_config.step = gate.hook();
@@ -37,13 +30,7 @@ int main(int argc, char** argv) {
   story.say("index1 is parked at step point " + story.window());
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
-  bool index2_holds = false;
-  auto second = story.actor("index2", [&] {
-    index2_holds = index2->try_acquire(0ms) == Acquire::acquired;
-    if (index2_holds) story.narrator().enter();
-  });
-  second->join();
-  if (!index2_holds) story.die("index2 could not take the expired lock");
+  if (!story.tries_once("index2", *index2)) story.die("index2 could not take the expired lock");
 
   gate.open();
   first->join();

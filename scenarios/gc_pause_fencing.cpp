@@ -7,7 +7,6 @@
 #include "counter_resource.h"
 #include "g7_fenced.h"
 #include "redis/link.h"
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -26,13 +25,7 @@ std::string token_text(std::optional<std::uint64_t> token) {
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("gc_pause_fencing"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 100ms;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(100ms);
   // Kleppmann's figure numbers the tokens 33 and 34: start the fence counter at 32.
   redis::Link setup(server->connection_options());
   story.must(setup.command({"SET", FencedLock::fence_key_for(config.key), "32"}), "preset the fence counter");

@@ -14,7 +14,6 @@
 // winner would be a failure of the compare and ends the story as unexpected.
 #include <charconv>
 
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -39,13 +38,7 @@ std::optional<long long> stamp_of(const std::optional<std::string>& value) {
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("getset_c0_c1_c2"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock.foo";  // the article's key
-  config.ttl = 100ms;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(100ms, "lock.foo");  // the article's key
   StepGate c1_gate(story.window()), c2_gate(story.window());
   LockConfig c1_config = config, c2_config = config;
   c1_config.step = c1_gate.hook();

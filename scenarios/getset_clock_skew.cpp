@@ -4,7 +4,6 @@
 // it reads A's live timestamp as long passed, GETSETs, gets back exactly the
 // stamp it read and believes it won — while A is still inside. lua-safe-delete's
 // lease is counted by the server (SET ... PX): B's clock is never consulted.
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 
@@ -21,13 +20,7 @@ constexpr auto kSkew = 60s;     // B's clock is ahead by more than the lease
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("getset_clock_skew"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = kLease;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(kLease);
   LockConfig a_config = config, b_config = config;
   a_config.owner = "A";
   b_config.owner = "B";

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "g4_lua_safe_delete.h"
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -19,8 +18,7 @@ using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("lua_delete_fixes_it"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
+  auto [server, probe, config] = story.single_server(100ms);
 
   const bool scripted = story.lock_name() == "lua-safe-delete";
   if (scripted) {
@@ -33,10 +31,6 @@ int main(int argc, char** argv) {
     story.say("release is two commands: GET lock, compare with our token, then DEL lock");
   }
 
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 100ms;
-  config.servers = {server->connection_options()};
   StepGate gate(story.window());
   LockConfig index1_config = config;
   index1_config.owner = "index1";
@@ -61,13 +55,7 @@ int main(int argc, char** argv) {
                       : " (its GET said: mine; the DEL is still ahead)"));
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
-  bool index2_holds = false;
-  auto second = story.actor("index2", [&] {
-    index2_holds = index2->try_acquire(0ms) == Acquire::acquired;
-    if (index2_holds) story.narrator().enter();
-  });
-  second->join();
-  if (!index2_holds) story.die("index2 could not take the expired lock");
+  if (!story.tries_once("index2", *index2)) story.die("index2 could not take the expired lock");
 
   gate.open();
   first->join();

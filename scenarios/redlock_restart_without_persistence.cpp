@@ -25,13 +25,9 @@ constexpr auto kTtl = 1500ms;
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("redlock_restart_without_persistence"), argc, argv);
   const bool delayed = story.flag("delayed-restart");
-  auto masters = story.must(start_masters(5), "5 masters");
+  auto [masters, config] = story.masters(5, kTtl);
   const NodeNames names = name_nodes(masters);
   auto& c = *masters[2];
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = kTtl;
-  for (const auto& master : masters) config.servers.push_back(master->connection_options());
   auto lock_a = story.make_lock(config);
   auto lock_z = story.make_lock(config);
   auto& holder = dynamic_cast<RedlockLock&>(*lock_a);
@@ -40,14 +36,7 @@ int main(int argc, char** argv) {
   masters[3]->crash();
   masters[4]->crash();
   story.say("nodes D and E are down while A acquires");
-  bool a_holds = false;
-  auto a = story.actor("A", [&] {
-    a_holds = lock_a->try_acquire(0ms) == Acquire::acquired;
-    narrate_votes(story, holder, names);
-    if (a_holds) story.narrator().enter();
-  });
-  a->join();
-  if (!a_holds) story.die("A did not get A, B and C");
+  if (!tries_once(story, "A", holder, names)) story.die("A did not get A, B and C");
   story.must(masters[3]->restart(), "restart D");
   story.must(masters[4]->restart(), "restart E");
   story.say("D and E are back (empty: they never saw A's key)");
@@ -55,13 +44,7 @@ int main(int argc, char** argv) {
   c.crash();
   story.say("node C crashes (SIGKILL); persistence is off, A's key on C is gone");
   auto z_tries = [&](const std::string& when) {
-    bool acquired = false;
-    auto z = story.actor("Z", [&] {
-      acquired = lock_z->try_acquire(0ms) == Acquire::acquired;
-      narrate_votes(story, contender, names);
-      if (acquired) story.narrator().enter();
-    });
-    z->join();
+    const bool acquired = tries_once(story, "Z", contender, names);
     story.say(when + ": Z " + (acquired ? "holds the lock" : "is refused"));
     return acquired;
   };

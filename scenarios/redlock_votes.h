@@ -1,5 +1,5 @@
 // Narrates a Redlock attempt's votes node by node, the nodes named A..E as in
-// the story (shared by the redlock_* scenarios).
+// the story, and an actor's try (shared by the redlock_* scenarios).
 #pragma once
 
 #include <map>
@@ -30,6 +30,11 @@ inline void narrate_votes(Scenario& story, const RedlockLock& lock, const NodeNa
   story.say("votes: " + line);
   story.say(std::to_string(attempt.votes_for) + " of " + std::to_string(attempt.votes.size()) + " for, quorum " +
             std::to_string(lock.quorum()) + ": " + attempt.verdict);
+}
+
+// `who` tries the lock once as a named actor (Scenario::tries_once), the votes narrated.
+inline bool tries_once(Scenario& story, const std::string& who, RedlockLock& lock, const NodeNames& names) {
+  return story.tries_once(who, lock, [&] { narrate_votes(story, lock, names); });
 }
 
 }  // namespace locklab::harness

@@ -4,7 +4,6 @@
 // caller can release — a self-deadlock, bounded here by the wait. The hash
 // lock (reentrant-watchdog, the seed's HINCRBY script) counts holds per
 // owner: it enters twice and must release twice (still_held, then released).
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 
@@ -21,16 +20,10 @@ constexpr auto kLease = 10s;         // far longer than the story: only reentran
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("reentrancy"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = kLease;
+  auto [server, probe, config] = story.single_server(kLease);
   config.retry_interval = 100ms;
   config.watchdog = false;  // a fixed lease: renewal is watchdog_renewal's story
   config.owner = "uuid-1";
-  config.servers = {server->connection_options()};
   auto lock = story.make_lock(config);
   // What the lock key holds: a hash of {owner: holds} for the reentrant lock.
   const auto show_key = [&] { story.observe([&] { return probe.read({"HGETALL", config.key}); }); };

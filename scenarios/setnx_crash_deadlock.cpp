@@ -2,7 +2,6 @@
 // the lock with SETNX, its business logic throws before the DEL, and the key
 // stays forever (PTTL -1): B retries and never gets in. With a lease
 // (setnx-expire's EXPIRE, lua-safe-delete's PX) the server frees it and B enters.
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -21,14 +20,8 @@ constexpr auto kPatience = 1500ms;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("setnx_crash_deadlock"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 100ms;
+  auto [server, probe, config] = story.single_server(100ms);
   config.retry_interval = 250ms;  // the seed sleeps 1 s between SETNX; a few narrated retries suffice
-  config.servers = {server->connection_options()};
   LockConfig a_config = config;
   a_config.owner = "A";
   a_config.step = crash_at(story.window());

@@ -3,7 +3,6 @@
 // crashes before its EXPIRE, the key never expires and B never gets in.
 // set-nx-px-token sets value and TTL in one command: there is no gap to crash
 // in, so A crashes right after acquiring and the lease frees the key for B.
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 #include "step_gate.h"
@@ -22,14 +21,8 @@ constexpr auto kPatience = 1500ms;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("setnx_expire_gap"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 100ms;
+  auto [server, probe, config] = story.single_server(100ms);
   config.retry_interval = 250ms;  // a few narrated retries, not hundreds
-  config.servers = {server->connection_options()};
   LockConfig a_config = config;
   a_config.owner = "A";
   // An empty window: one atomic command, no gap inside acquire; A dies right after it.

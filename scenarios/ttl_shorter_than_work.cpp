@@ -12,7 +12,6 @@
 // is watchdog_renewal's and fencing's lesson, not this one's.
 #include <atomic>
 
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 
@@ -30,13 +29,7 @@ constexpr auto kLastLease = 1s;  // index3's: nobody waits for it to run out
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("ttl_shorter_than_work"), argc, argv);
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = kTtl;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(kTtl);
   LockConfig index1_config = config;
   index1_config.owner = "index1";
   auto index1 = story.make_lock(index1_config);

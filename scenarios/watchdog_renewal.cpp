@@ -11,7 +11,6 @@
 
 #include "process_actor.h"
 #include "process_control.h"
-#include "redis_server.h"
 #include "scenario.h"
 #include "scenario_catalog.h"
 
@@ -53,13 +52,7 @@ int main(int argc, char** argv) {
   Scenario story(scenario_spec("watchdog_renewal"), argc, argv);
   const bool watchdog = story.lock_name() == "reentrant-watchdog";
   const bool sigstop = story.flag("sigstop");
-  auto server = story.must(RedisServer::start(), "redis-server");
-  auto probe = story.must(RedisProbe::connect(server->connection_options()), "probe");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = kLease;
-  config.servers = {server->connection_options()};
+  auto [server, probe, config] = story.single_server(kLease);
 
   // A is a process of its own: SIGSTOP must freeze its watchdog too.
   auto a = story.must(ProcessActor::start(story.narrator(), "A",

@@ -3,20 +3,13 @@
 // behaviour. Runs are small (a few hundred operations) to keep the suite fast.
 #include <algorithm>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "results.h"
-
-#ifndef LOCKLAB_BINARY
-#error "LOCKLAB_BINARY must name the built locklab executable"
-#endif
+#include "support/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {
@@ -24,41 +17,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using testing::run_locklab;
+using testing::slurp;
 
 class LocklabBinary : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "locklab-e2e-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
-  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  // Runs locklab with `args` (already shell-quoted where needed), capturing both streams.
-  Outcome locklab(const std::string& args) const {
-    const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string command = std::string("'") + LOCKLAB_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    const int status = std::system(command.c_str());
-    Outcome outcome;
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    outcome.out = slurp(out);
-    outcome.err = slurp(err);
-    return outcome;
-  }
-
-  static std::string slurp(const std::string& file) {
-    std::ifstream in(file);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
 
   json result(const std::string& name) const {
     auto loaded = load_run(path(name));
@@ -72,12 +36,12 @@ class LocklabBinary : public ::testing::Test {
     EXPECT_EQ(err.rfind("locklab: ", 0), 0u) << err;
   }
 
-  std::string dir_;
+  testing::ScratchDir scratch_{"locklab-e2e"};
 };
 
 TEST_F(LocklabBinary, NoLockLosesUpdatesAcrossProcesses) {
   // hold 2 ms: four read-modify-write windows overlap, so updates are lost every run.
-  const auto run = locklab("run --lock no-lock --clients 4 --ops 200 --hold 2 --json " + path("no-lock.json"));
+  const auto run = run_locklab("run --lock no-lock --clients 4 --ops 200 --hold 2 --json " + path("no-lock.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("no-lock.json");
   EXPECT_EQ(r["verdict"], "violation");
@@ -91,8 +55,8 @@ TEST_F(LocklabBinary, NoLockLosesUpdatesAcrossProcesses) {
 }
 
 TEST_F(LocklabBinary, LuaSafeDeleteIsSafeWithHoldBelowTtl) {
-  const auto run = locklab("run --lock lua-safe-delete --clients 4 --ops 200 --hold 1 --ttl 2000 --expect-safe --json " +
-                           path("g4.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --clients 4 --ops 200 --hold 1 --ttl 2000 --expect-safe "
+                               "--json " + path("g4.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const json r = result("g4.json");
   EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
@@ -113,8 +77,8 @@ TEST_F(LocklabBinary, LuaSafeDeleteIsSafeWithHoldBelowTtl) {
 }
 
 TEST_F(LocklabBinary, ThreadModeMeasuresToo) {
-  const auto run = locklab("run --lock lua-safe-delete --mode thread --clients 3 --ops 90 --hold 0 --json " +
-                           path("threads.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --mode thread --clients 3 --ops 90 --hold 0 --json " +
+                               path("threads.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("threads.json");
   EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
@@ -122,7 +86,8 @@ TEST_F(LocklabBinary, ThreadModeMeasuresToo) {
 }
 
 TEST_F(LocklabBinary, ExpectSafeTurnsAViolationIntoExit3) {
-  const auto run = locklab("run --lock local-mutex --clients 3 --ops 60 --hold 2 --expect-safe --json " + path("m.json"));
+  const auto run =
+      run_locklab("run --lock local-mutex --clients 3 --ops 60 --hold 2 --expect-safe --json " + path("m.json"));
   EXPECT_EQ(run.exit_code, 3) << "a mutex in each process excludes nothing across processes: " << run.err;
   EXPECT_EQ(result("m.json")["verdict"], "violation") << "the result is still written";
 }
@@ -130,8 +95,8 @@ TEST_F(LocklabBinary, ExpectSafeTurnsAViolationIntoExit3) {
 TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
   // The first holder dies (SIGKILL) right after acquiring; setnx has no
   // TTL, so everyone else waits forever for a key that never expires.
-  const auto run = locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
-                           "--fault crash-holder --json " + path("dead.json"));
+  const auto run = run_locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
+                               "--fault crash-holder --json " + path("dead.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("dead.json");
   EXPECT_EQ(r["verdict"], "deadlock") << r["verdict_reasons"];
@@ -143,8 +108,8 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
 
 TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
-  const auto run = locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
-                           "--fault crash-holder --json " + path("ttl.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
+                               "--fault crash-holder --json " + path("ttl.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("ttl.json");
   EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
@@ -162,8 +127,8 @@ TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
 // lost) is a violation. Before sections were recorded on entry this run
 // said "safe" with max_concurrent_holders 2.
 TEST_F(LocklabBinary, HolderDyingAfterItsWriteStillShowsItsOverlap) {
-  const auto run = locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 2 "
-                           "--step locklab:cs-exit:crash:0 --json " + path("crash.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 2 "
+                               "--step locklab:cs-exit:crash:0 --json " + path("crash.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("crash.json");
   EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
@@ -175,8 +140,8 @@ TEST_F(LocklabBinary, HolderDyingAfterItsWriteStillShowsItsOverlap) {
 // The same inside release(): the client left its section (its end is real),
 // then died before the compare-and-delete was sent.
 TEST_F(LocklabBinary, HolderDyingInsideReleaseStillShowsItsOverlap) {
-  const auto run = locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 1 "
-                           "--step before-release:crash:0 --json " + path("release.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --clients 2 --hold 150 --ttl 50 --duration 1 "
+                               "--step before-release:crash:0 --json " + path("release.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("release.json");
   EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
@@ -188,8 +153,8 @@ TEST_F(LocklabBinary, HolderDyingInsideReleaseStillShowsItsOverlap) {
 // overlap, and the section it finished is counted, so the counter is exact
 // (before, its increment was on the counter but not on record).
 TEST_F(LocklabBinary, HolderDyingBetweenGetAndDelIsSafeAndCounted) {
-  const auto run = locklab("run --lock set-nx-px-token --clients 2 --hold 2 --ttl 500 --ops 30 "
-                           "--step after-get-before-del:crash:0 --json " + path("g3.json"));
+  const auto run = run_locklab("run --lock set-nx-px-token --clients 2 --hold 2 --ttl 500 --ops 30 "
+                               "--step after-get-before-del:crash:0 --json " + path("g3.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("g3.json");
   EXPECT_EQ(r["totals"]["crashed_clients"], 1);
@@ -202,12 +167,12 @@ TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   // hold 150 ms > ttl 50 ms: every lease lapses mid-section and the next client
   // gets in. Unfenced, updates are lost; fenced, the stale holder is refused.
   const std::string slow = " --clients 3 --duration 0.8 --hold 150 --ttl 50 --json ";
-  ASSERT_EQ(locklab("run --lock lua-safe-delete" + slow + path("g4.json")).exit_code, 0);
+  ASSERT_EQ(run_locklab("run --lock lua-safe-delete" + slow + path("g4.json")).exit_code, 0);
   const json unfenced = result("g4.json");
   EXPECT_EQ(unfenced["verdict"], "violation");
   EXPECT_GT(unfenced["safety"]["overlaps"].get<int>(), 0);
 
-  ASSERT_EQ(locklab("run --lock fenced" + slow + path("g7.json")).exit_code, 0);
+  ASSERT_EQ(run_locklab("run --lock fenced" + slow + path("g7.json")).exit_code, 0);
   const json fenced = result("g7.json");
   EXPECT_EQ(fenced["verdict"], "safe") << fenced["verdict_reasons"];
   EXPECT_GT(fenced["safety"]["stale_writes_rejected"].get<int>(), 0);
@@ -218,8 +183,8 @@ TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
 }
 
 TEST_F(LocklabBinary, WaitReplicasStartsAReplicaAndGuardsEveryAcquire) {
-  const auto run = locklab("run --lock lua-safe-delete --wait-replicas 1 --clients 2 --ops 40 --expect-safe --json " +
-                           path("guarded.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --wait-replicas 1 --clients 2 --ops 40 --expect-safe "
+                               "--json " + path("guarded.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const json r = result("guarded.json");
   EXPECT_EQ(r["config"]["wait_replicas"], 1);
@@ -230,7 +195,7 @@ TEST_F(LocklabBinary, WaitReplicasStartsAReplicaAndGuardsEveryAcquire) {
 }
 
 TEST_F(LocklabBinary, UnreachableRedisIsARuntimeFailureWithNoResult) {
-  const auto run = locklab("run --lock lua-safe-delete --redis 127.0.0.1:1 --ops 10 --json " + path("none.json"));
+  const auto run = run_locklab("run --lock lua-safe-delete --redis 127.0.0.1:1 --ops 10 --json " + path("none.json"));
   EXPECT_EQ(run.exit_code, 1);
   expect_one_line(run.err);
   EXPECT_NE(run.err.find("127.0.0.1:1"), std::string::npos) << run.err;
@@ -251,18 +216,18 @@ TEST_F(LocklabBinary, BadFlagsAreUsageErrors) {
       "run --lock setnx --ttl 2000000000" + json, "run --lock setnx --ops 999999999999" + json, "compare --lock no-such-lock",
       "report --out " + path("r")};
   for (const auto& args : cases) {
-    const auto run = locklab(args);
+    const auto run = run_locklab(args);
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.err;
     expect_one_line(run.err);
     EXPECT_FALSE(fs::exists(path("bad.json"))) << args;
   }
-  EXPECT_EQ(locklab("run --help").exit_code, 0);
-  EXPECT_EQ(locklab("compare --help").exit_code, 0);
+  EXPECT_EQ(run_locklab("run --help").exit_code, 0);
+  EXPECT_EQ(run_locklab("compare --help").exit_code, 0);
 }
 
 TEST_F(LocklabBinary, CompareWritesRunsReportAndCounterTable) {
-  const auto run = locklab("compare --quick --duration 0.4 --clients 3 --lock no-lock --lock lua-safe-delete --out " +
-                           path("cmp"));
+  const auto run = run_locklab("compare --quick --duration 0.4 --clients 3 --lock no-lock --lock lua-safe-delete "
+                               "--out " + path("cmp"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(result("cmp/no-lock.json")["verdict"], "violation");
   EXPECT_EQ(result("cmp/lua-safe-delete.json")["verdict"], "safe");
@@ -271,10 +236,10 @@ TEST_F(LocklabBinary, CompareWritesRunsReportAndCounterTable) {
   EXPECT_NE(run.out.find("Counter demo"), std::string::npos) << run.out;
 
   // `report` re-renders stored runs; a file that is no run is a usage error.
-  EXPECT_EQ(locklab("report " + path("cmp/no-lock.json") + " " + path("cmp/lua-safe-delete.json") + " --out " +
-                    path("again")).exit_code, 0);
+  EXPECT_EQ(run_locklab("report " + path("cmp/no-lock.json") + " " + path("cmp/lua-safe-delete.json") + " --out " +
+                        path("again")).exit_code, 0);
   EXPECT_TRUE(fs::exists(path("again/report.html")));
-  EXPECT_EQ(locklab("report " + path("cmp/report.md") + " --out " + path("bad")).exit_code, 2);
+  EXPECT_EQ(run_locklab("report " + path("cmp/report.md") + " --out " + path("bad")).exit_code, 2);
 }
 
 }  // namespace

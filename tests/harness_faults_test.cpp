@@ -4,11 +4,7 @@
 // conditions, never by sleeps; every test also checks that the run ended
 // without killing anyone (no client left stopped).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -16,10 +12,7 @@
 #include "faults.h"
 #include "nemesis.h"
 #include "run.h"
-
-#ifndef LOCKLAB_BINARY
-#error "LOCKLAB_BINARY must name the built locklab executable"
-#endif
+#include "support/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {
@@ -354,36 +347,23 @@ TEST(RandomFaults, OneSeedOneScheduleAnotherSeedAnother) {
 
 // --- the CLI ---------------------------------------------------------------------
 
-int run_locklab(const std::string& args, std::string* err) {
-  const auto file = std::filesystem::temp_directory_path() / ("locklab-faults-" + std::to_string(::getpid()) + ".err");
-  const int status = std::system((std::string("'") + LOCKLAB_BINARY + "' " + args + " >/dev/null 2>'" + file.string() + "'").c_str());
-  std::ifstream in(file);
-  err->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  std::filesystem::remove(file);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(FaultCli, BadSpecsExit2WithOneLine) {
   for (const char* args : {"run --lock setnx --fault explode", "run --lock setnx --fault crash-holder:color=red",
                            "run --lock setnx --fault pause-holder:ms=x", "run --lock setnx --clients 2 --fault crash-holder:client=5",
                            "run --lock setnx --mode thread --fault pause-holder:ms=5",
                            "run --lock setnx --fault random:count=9"}) {
-    std::string err;
-    EXPECT_EQ(run_locklab(args, &err), 2) << args << ": " << err;
-    ASSERT_FALSE(err.empty()) << args;
-    EXPECT_EQ(err.find('\n'), err.size() - 1) << args << ": " << err;
+    const auto run = testing::run_locklab(args);
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.err;
+    ASSERT_FALSE(run.err.empty()) << args;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << args << ": " << run.err;
   }
-  std::string err;
-  EXPECT_EQ(run_locklab("run --help", &err), 0);
+  EXPECT_EQ(testing::run_locklab("run --help").exit_code, 0);
 }
 
 TEST(FaultCli, TheFaultRunsFromTheCommandLine) {
-  std::string err;
-  EXPECT_EQ(run_locklab("run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault crash-holder --fault "
-                        "slow-holder:ms=10",
-                        &err),
-            0)
-      << err;
+  const auto run = testing::run_locklab(
+      "run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault crash-holder --fault slow-holder:ms=10");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
 }  // namespace

@@ -2,11 +2,8 @@
 // callers) and the CLI's validators refuse the same values with the same line;
 // compare() reports what stops it as an error value, not an exit code.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,10 +11,7 @@
 
 #include "compare.h"
 #include "run.h"
-
-#ifndef LOCKLAB_BINARY
-#error "LOCKLAB_BINARY must name the built locklab executable"
-#endif
+#include "support/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {
@@ -122,27 +116,13 @@ TEST(Validate, CrossOptionChecks) {
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "locklab-options-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   // Runs locklab with `args`; returns the exit code and stderr.
-  std::pair<int, std::string> locklab(const std::string& args) const {
-    const std::string err = (fs::path(dir_) / "stderr.txt").string();
-    const std::string command =
-        std::string("'") + LOCKLAB_BINARY + "' " + args + " >/dev/null 2>'" + err + "'";
-    const int status = std::system(command.c_str());
-    std::ifstream in(err);
-    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  static std::pair<int, std::string> locklab(const std::string& args) {
+    const auto outcome = testing::run_locklab(args);
+    return {outcome.exit_code, outcome.err};
   }
 
-  std::string dir_;
+  testing::ScratchDir scratch_{"locklab-options"};
 };
 
 // The CLI refuses each out-of-bounds value before anything starts, with exit 2
@@ -154,7 +134,7 @@ TEST_F(Cli, EachBoundIsAUsageErrorWithValidatesMessage) {
       c.set(options, value);
       const auto expected = validate(options);
       ASSERT_TRUE(expected);
-      const std::string compare = "compare --lock no-lock --out " + dir_ + "/cmp";
+      const std::string compare = "compare --lock no-lock --out " + scratch_.path("cmp");
       for (const std::string& command : {std::string("run --lock no-lock"), compare}) {
         const std::string args = command + " " + std::string(c.bound.flag) + " " + text(value);
         const auto [code, err] = locklab(args);
@@ -163,7 +143,7 @@ TEST_F(Cli, EachBoundIsAUsageErrorWithValidatesMessage) {
       }
     }
   }
-  EXPECT_FALSE(fs::exists(fs::path(dir_) / "cmp")) << "nothing ran";
+  EXPECT_FALSE(fs::exists(scratch_.path("cmp"))) << "nothing ran";
 }
 
 TEST_F(Cli, OtherChecksGiveValidatesMessage) {
@@ -200,13 +180,11 @@ TEST(Compare, ReturnsErrorsAsValues) {
   EXPECT_EQ(invalid.error().message, *out_of_bounds(bounds::clients, 0));
 
   // A failure that is not the caller's wording: the output directory cannot be made.
-  std::string pattern = (fs::temp_directory_path() / "locklab-compare-XXXXXX").string();
-  const fs::path dir = ::mkdtemp(pattern.data());
-  std::ofstream(dir / "file") << "x";
+  const testing::ScratchDir dir("locklab-compare");
+  std::ofstream(dir.path("file")) << "x";
   options.base = default_compare_workload(true);
-  options.out = (dir / "file" / "out").string();
+  options.out = dir.path("file") + "/out";
   auto unwritable = compare(options);
-  fs::remove_all(dir);
   ASSERT_FALSE(unwritable);
   EXPECT_NE(unwritable.error().kind, ErrorKind::usage);
   EXPECT_NE(unwritable.error().message.find("cannot create"), std::string::npos) << unwritable.error().message;

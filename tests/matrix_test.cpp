@@ -3,9 +3,7 @@
 // against real redis-server processes: every cell must end in its expected
 // class (each generation's known weakness shows, each fix holds).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -15,6 +13,7 @@
 #include "matrix_expectations.h"
 #include "matrix_report.h"
 #include "registry.h"
+#include "support/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {
@@ -137,11 +136,7 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
   EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.json"));
 }
 
-int locklab(const std::string& args) {
-  const std::string command = std::string("'") + LOCKLAB_BINARY + "' " + args + " >/dev/null 2>&1";
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int locklab(const std::string& args) { return testing::run_locklab(args).exit_code; }
 
 TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {
   EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);

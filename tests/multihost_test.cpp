@@ -3,10 +3,7 @@
 // the occupancy oracle live on the oracle Redis; `locklab merge` judges the
 // hosts together.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -14,29 +11,17 @@
 
 #include "options.h"
 #include "redis_server.h"
-
-#ifndef LOCKLAB_BINARY
-#error "LOCKLAB_BINARY must name the built locklab executable"
-#endif
+#include "support/locklab_binary.h"
 
 namespace locklab::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 class MultiHost : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "locklab-multihost-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.str().empty()) << "mkdtemp failed";
     auto lock_server = harness::RedisServer::start();
     ASSERT_TRUE(lock_server) << lock_server.error().message;
     lock_server_ = std::move(lock_server).value();
@@ -47,22 +32,9 @@ class MultiHost : public ::testing::Test {
   void TearDown() override {
     lock_server_.reset();
     oracle_.reset();
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
   }
 
-  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  Outcome locklab(const std::string& args, const std::string& name) const {
-    const std::string out = path(name + ".out"), err = path(name + ".err");
-    const std::string command = std::string("'") + LOCKLAB_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    const int status = std::system(command.c_str());
-    Outcome outcome;
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    outcome.out = slurp(out);
-    outcome.err = slurp(err);
-    return outcome;
-  }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
 
   // One host's `locklab run` of run `run_id`.
   std::string host_args(const std::string& lock, const std::string& run_id, const std::string& host, int hosts) const {
@@ -73,24 +45,19 @@ class MultiHost : public ::testing::Test {
 
   // Two hosts at once, then merge; returns merged.json.
   json run_two_hosts(const std::string& lock, const std::string& run_id) {
-    auto first = std::async(std::launch::async, [&] { return locklab(host_args(lock, run_id, "a", 2), "a"); });
-    const Outcome second = locklab(host_args(lock, run_id, "b", 2), "b");
+    auto first = std::async(std::launch::async, [&] { return run_locklab(host_args(lock, run_id, "a", 2)); });
+    const Outcome second = run_locklab(host_args(lock, run_id, "b", 2));
     const Outcome one = first.get();
     EXPECT_EQ(one.exit_code, 0) << one.err;
     EXPECT_EQ(second.exit_code, 0) << second.err;
-    const Outcome merged = locklab("merge " + path("a.json") + " " + path("b.json") + " --out " + path("merged"), "merge");
+    const Outcome merged = run_locklab("merge " + path("a.json") + " " + path("b.json") + " --out " + path("merged"));
     EXPECT_EQ(merged.exit_code, 0) << merged.err;
     std::ifstream in(path("merged/merged.json"));
     if (!in) return json::object();
     return json::parse(in);
   }
 
-  static std::string slurp(const std::string& file) {
-    std::ifstream in(file);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
-
-  std::string dir_;
+  ScratchDir scratch_{"locklab-multihost"};
   std::unique_ptr<harness::RedisServer> lock_server_;
   std::unique_ptr<harness::RedisServer> oracle_;
 };
@@ -117,21 +84,20 @@ TEST_F(MultiHost, ALoneHostGivesUpAtTheStartBarrier) {
   std::string args = host_args("lua-safe-delete", "lonely-run", "a", 2);
   args.replace(args.find("--barrier-timeout 20000"), std::string("--barrier-timeout 20000").size(),
                "--barrier-timeout 300");
-  const Outcome alone = locklab(args, "a");
+  const Outcome alone = run_locklab(args);
   EXPECT_EQ(alone.exit_code, 1) << alone.out << alone.err;
   EXPECT_NE(alone.out.find("barrier"), std::string::npos) << alone.out;
 }
 
 TEST_F(MultiHost, RunIdNeedsAnOracleAndMergeNeedsMultiHostDocuments) {
-  const Outcome no_oracle = locklab("run --lock lua-safe-delete --ops 10 --redis " + lock_server_->endpoint().to_string() +
-                                        " --run-id x",
-                                    "no-oracle");
+  const Outcome no_oracle = run_locklab("run --lock lua-safe-delete --ops 10 --redis " +
+                                        lock_server_->endpoint().to_string() + " --run-id x");
   EXPECT_EQ(no_oracle.exit_code, 2);
   EXPECT_NE(no_oracle.err.find("--run-id needs --oracle"), std::string::npos) << no_oracle.err;
 
-  const Outcome single = locklab("run --lock lua-safe-delete --ops 10 --json " + path("single.json"), "single");
+  const Outcome single = run_locklab("run --lock lua-safe-delete --ops 10 --json " + path("single.json"));
   ASSERT_EQ(single.exit_code, 0) << single.err;
-  const Outcome merged = locklab("merge " + path("single.json"), "merge");
+  const Outcome merged = run_locklab("merge " + path("single.json"));
   EXPECT_EQ(merged.exit_code, 2);
   EXPECT_NE(merged.err.find("not a --run-id run"), std::string::npos) << merged.err;
 }

@@ -167,5 +167,34 @@ TEST_F(FanOutTest, AConnectionClosedAfterTheSendIsOutcomeUnknown) {
   EXPECT_LT(Clock::now() - start, 5s) << "the close ended the wait";
 }
 
+// Redlock's release and extend read a round as "how many said 1, how many 0";
+// an error reply or a missing reply is neither, and the first one is kept for
+// the error line.
+TEST_F(FanOutTest, CountIntegersTalliesRepliesByValueAndTheRestAsUnanswered) {
+  admin(0, {"SET", "tally", "0"});
+  admin(1, {"SET", "tally", "0"});
+  admin(2, {"SET", "tally", "not a number"});
+  auto nodes = fan_out();
+  const auto counts = redis::count_integers(nodes.run({"INCR", "tally"}, 1s));
+  EXPECT_EQ(counts.of(1), 2u);
+  EXPECT_EQ(counts.of(0), 0u);
+  EXPECT_EQ(counts.unanswered, 1u);
+  EXPECT_NE(counts.first_unanswered.find("not an integer"), std::string::npos) << counts.first_unanswered;
+}
+
+// A dead server may cost a round no more than the round's timeout: connecting
+// included, but a shorter connect timeout stays, and 0 still allows 1 ms.
+TEST(FanOutOptions, WithinBoundsConnectAndCommandByTheRoundTimeout) {
+  redis::ConnectionOptions patient, hasty;
+  patient.connect_timeout = 5000ms;
+  hasty.connect_timeout = 3ms;
+  const auto bounded = redis::within({patient, hasty}, 20ms);
+  EXPECT_EQ(bounded[0].connect_timeout, 20ms);
+  EXPECT_EQ(bounded[0].command_timeout, 20ms);
+  EXPECT_EQ(bounded[1].connect_timeout, 3ms);
+  EXPECT_EQ(bounded[1].command_timeout, 20ms);
+  EXPECT_EQ(redis::within({patient}, 0ms)[0].connect_timeout, 1ms);
+}
+
 }  // namespace
 }  // namespace locklab::testing

@@ -115,4 +115,29 @@ FanOut::Replies FanOut::run(const Args& command, std::chrono::milliseconds timeo
   return replies;
 }
 
+std::vector<ConnectionOptions> within(std::vector<ConnectionOptions> servers, std::chrono::milliseconds timeout) {
+  for (auto& options : servers) {
+    options.connect_timeout = std::min(options.connect_timeout, std::max(timeout, std::chrono::milliseconds{1}));
+    options.command_timeout = timeout;
+  }
+  return servers;
+}
+
+std::size_t IntegerCounts::of(long long value) const {
+  const auto found = by_value.find(value);
+  return found == by_value.end() ? 0 : found->second;
+}
+
+IntegerCounts count_integers(const FanOut::Replies& replies) {
+  IntegerCounts counts;
+  for (const auto& reply : replies) {
+    if (reply && reply->is_integer()) {
+      ++counts.by_value[reply->integer()];
+    } else if (++counts.unanswered == 1) {
+      counts.first_unanswered = reply ? "unexpected reply " + reply->describe() : reply.error().message;
+    }
+  }
+  return counts;
+}
+
 }  // namespace locklab::redis

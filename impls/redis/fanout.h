@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,5 +60,21 @@ class FanOut {
   std::vector<ConnectionOptions> servers_;
   std::vector<std::optional<Connection>> connections_;
 };
+
+// Every server limited to `timeout` per request, connecting included: a dead
+// server must cost a round at most that (a connect would otherwise wait its own
+// connect_timeout first). A zero `timeout` still allows 1 ms to connect.
+std::vector<ConnectionOptions> within(std::vector<ConnectionOptions> servers, std::chrono::milliseconds timeout);
+
+// A round's integer replies counted by value (scripts that answer 1 / 0 / -1);
+// any other slot (no reply, an error, another type) counts as unanswered.
+struct IntegerCounts {
+  std::map<long long, std::size_t> by_value;
+  std::size_t unanswered = 0;
+  std::string first_unanswered;  // what the first of those was, for an error line
+
+  std::size_t of(long long value) const;
+};
+IntegerCounts count_integers(const FanOut::Replies& replies);
 
 }  // namespace locklab::redis
