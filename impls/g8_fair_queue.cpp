@@ -52,7 +52,12 @@ end
 // ARGV[4] waiter timeout ms, ARGV[5] '1' = queue up when busy, '0' = one attempt.
 // nil = acquired; an integer = the holder's PTTL (we are queued if ARGV[5] = '1').
 constexpr const char* kAcquire = R"lua(
-if redis.call('get', lock) == me then return nil end  -- handed over to us while we waited
+local holder = redis.call('get', lock)
+if holder == me then return nil end  -- handed over to us while we waited
+if not holder and redis.call('llen', queue) == 0 then  -- free and nobody waiting: no queue work
+  redis.call('set', lock, me, 'px', ttl)
+  return nil
+end
 local now = prune_crashed_waiters()
 local head = redis.call('lindex', queue, 0)
 if redis.call('exists', lock) == 0 and (not head or head == me) then
@@ -79,8 +84,10 @@ constexpr const char* kRelease = R"lua(
 local current = redis.call('get', lock)
 if current and current ~= me then return 0 end
 if current then redis.call('del', lock) end
-prune_crashed_waiters()
-hand_over_to_head()
+if redis.call('llen', queue) > 0 then  -- someone waits: drop the crashed, wake the next
+  prune_crashed_waiters()
+  hand_over_to_head()
+end
 if current then return 1 end
 return -1
 )lua";
