@@ -1,5 +1,8 @@
 #include "cluster_failover.h"
 
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -30,6 +33,7 @@ struct NodeLine {
   std::string id;
   std::string flags;               // "myself,master", "slave", ...
   std::string master;              // a replica's master id, else "-"
+  std::string config_epoch;
   std::vector<std::string> slots;  // "0-5460", "7", "[...migrating...]"
 };
 
@@ -39,8 +43,9 @@ std::vector<NodeLine> parse_nodes(std::string_view text) {
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     NodeLine node;
-    std::string address, ping, pong, epoch, link;
-    if (!(words >> node.id >> address >> node.flags >> node.master >> ping >> pong >> epoch >> link)) continue;
+    std::string address, ping, pong, link;
+    if (!(words >> node.id >> address >> node.flags >> node.master >> ping >> pong >> node.config_epoch >> link))
+      continue;
     for (std::string slot; words >> slot;) node.slots.push_back(slot);
     nodes.push_back(std::move(node));
   }
@@ -84,16 +89,32 @@ std::string failover_seen_by(const RedisServer& node, const std::string& new_id,
          (demoted ? "" : "the old master not yet a replica");
 }
 
-// Empty when `node` knows `replica_id` as a replica of `master_id`. The
-// cluster is ok as soon as the slots are covered, but a master that still
-// takes the replica for a master refuses it its vote ("it is a master node"),
-// and a FORCE failover without a majority times out.
-std::string replica_seen_by(const RedisServer& node, const std::string& replica_id, const std::string& master_id) {
+// The masters' config epochs as `node` sees them, by node id.
+using Epochs = std::map<std::string, std::string>;
+
+// Empty when `node` knows `replica_id` as a replica of `master_id` and sees
+// the masters' config epochs all different (fills `epochs`). The cluster is ok
+// as soon as the slots are covered, but gossip is still settling then, and a
+// FORCE failover's votes need it settled: a master that still takes the
+// replica for a master refuses its vote ("it is a master node"), and so does
+// one that knows a newer config epoch for the slot than the replica asks with
+// (the masters all start at epoch 0 and resolve the collision by bumping).
+std::string settled_at(const RedisServer& node, const std::string& replica_id, const std::string& master_id,
+                       Epochs& epochs) {
   auto nodes = ask(node, {"CLUSTER", "NODES"});
   if (!nodes) return nodes.error().message;
-  for (const auto& line : parse_nodes(nodes->text()))
-    if (line.id == replica_id && has_flag(line.flags, "slave") && line.master == master_id) return {};
-  return node.endpoint().to_string() + " does not know the replica as its master's yet";
+  bool known = false;
+  std::set<std::string> distinct;
+  for (const auto& line : parse_nodes(nodes->text())) {
+    if (line.id == replica_id) known = has_flag(line.flags, "slave") && line.master == master_id;
+    if (has_flag(line.flags, "master")) {
+      epochs[line.id] = line.config_epoch;
+      distinct.insert(line.config_epoch);
+    }
+  }
+  if (!known) return node.endpoint().to_string() + " does not know the replica as its master's yet";
+  if (distinct.size() != epochs.size()) return node.endpoint().to_string() + " sees masters sharing a config epoch";
+  return {};
 }
 
 // The masters' log lines about their votes ("Failover auth granted/denied ..."): why an election failed.
@@ -147,7 +168,7 @@ Result<std::unique_ptr<ClusterFailoverTopology>> ClusterFailoverTopology::start(
   if (master_port != std::to_string(topology->proxy_->endpoint().port))
     return Error{ErrorKind::protocol, "the replica follows port " + master_port + ", not the proxy's " +
                                           std::to_string(topology->proxy_->endpoint().port)};
-  if (auto known = topology->wait_replica_known(settings.ready_timeout); !known) return known.error();
+  if (auto known = topology->wait_settled(settings.ready_timeout); !known) return known.error();
   const auto warm_up = redis::same_slot_key(settings.key, ":replication-warm-up");
   if (auto acking = wait_for_first_acknowledgement(master, warm_up, settings.ready_timeout); !acking)
     return acking.error();
@@ -155,24 +176,31 @@ Result<std::unique_ptr<ClusterFailoverTopology>> ClusterFailoverTopology::start(
   return topology;
 }
 
-Status ClusterFailoverTopology::wait_replica_known(std::chrono::milliseconds timeout) {
+Status ClusterFailoverTopology::wait_settled(std::chrono::milliseconds timeout) {
   auto master_id = ask(master(), {"CLUSTER", "MYID"});
   if (!master_id) return master_id.error();
   auto replica_id = ask(replica(), {"CLUSTER", "MYID"});
   if (!replica_id) return replica_id.error();
   std::string last = "not polled";
-  const bool known = wait_until(
+  const bool settled = wait_until(
       [&] {
+        std::optional<Epochs> agreed;
         for (const auto* list : {&cluster_->masters(), &cluster_->replicas()})
           for (const auto& node : *list) {
-            last = replica_seen_by(*node, std::string(replica_id->text()), std::string(master_id->text()));
+            Epochs epochs;
+            last = settled_at(*node, std::string(replica_id->text()), std::string(master_id->text()), epochs);
             if (!last.empty()) return false;
+            if (agreed && *agreed != epochs) {
+              last = node->endpoint().to_string() + " sees other config epochs than the nodes before it";
+              return false;
+            }
+            agreed = std::move(epochs);
           }
         return true;
       },
       timeout, 20ms);
-  if (known) return Done{};
-  return Error{ErrorKind::timeout, "the cluster does not agree on the replica: " + last};
+  if (settled) return Done{};
+  return Error{ErrorKind::timeout, "the cluster's gossip has not settled: " + last};
 }
 
 redis::ConnectionOptions ClusterFailoverTopology::seed() const {

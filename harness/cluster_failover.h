@@ -75,8 +75,9 @@ class ClusterFailoverTopology {
 
  private:
   ClusterFailoverTopology() = default;
-  // Polled: every node knows the replica as the master's replica (the votes need it).
-  Status wait_replica_known(std::chrono::milliseconds timeout);
+  // Polled: every node knows the replica as the master's, and all agree on the
+  // masters' config epochs, all different (the failover's votes need both).
+  Status wait_settled(std::chrono::milliseconds timeout);
 
   ClusterFailoverSettings settings_;
   std::unique_ptr<TcpProxy> proxy_;  // outlives the cluster: the master announces its port
