@@ -85,8 +85,8 @@ std::string failover_seen_by(const RedisServer& node, const std::string& new_id,
     if (line.id == old_id) demoted = has_flag(line.flags, "slave");
   }
   if (promoted && demoted) return {};
-  return node.endpoint().to_string() + " sees " + (promoted ? "" : "the replica not yet master of the slot ") +
-         (demoted ? "" : "the old master not yet a replica");
+  return node.endpoint().to_string() + " sees " +
+         (promoted ? "the old master not yet a replica" : "the replica not yet master of the slot");
 }
 
 // The masters' config epochs as `node` sees them, by node id.
@@ -151,7 +151,8 @@ Result<std::unique_ptr<ClusterFailoverTopology>> ClusterFailoverTopology::start(
     self->proxy_ = std::move(proxy).value();
     // Before any MEET: every node (the replica too) learns the proxy's port
     // from the master's first gossip. The bus port is not announced, so it stays the real one.
-    auto announced = ask(master, {"CONFIG", "SET", "cluster-announce-port", std::to_string(self->proxy_->endpoint().port)});
+    const auto proxy_port = std::to_string(self->proxy_->endpoint().port);
+    auto announced = ask(master, {"CONFIG", "SET", "cluster-announce-port", proxy_port});
     if (!announced) return announced.error();
     return Done{};
   };
@@ -245,7 +246,8 @@ Result<redis::Endpoint> ClusterFailoverTopology::fail_over(std::chrono::millisec
       timeout, 20ms);
   if (!done)
     return Error{ErrorKind::timeout, "CLUSTER FAILOVER FORCE not complete: " + last + "; the masters' votes:" +
-                                         vote_log(cluster_->masters()) + "; the replica's log: " + replica().log_tail(800)};
+                                         vote_log(cluster_->masters()) +
+                                         "; the replica's log: " + replica().log_tail(800)};
   return replica().endpoint();
 }
 
@@ -264,12 +266,14 @@ Status ClusterFailoverTopology::wait_old_master_resynced(std::chrono::millisecon
                info_field(*replication, "master_port") + ", link " + info_field(*replication, "master_link_status") +
                "; full syncs served by the new master: " + info_field(*stats, "sync_full");
         return info_field(*replication, "role") == "slave" && info_field(*replication, "master_port") == new_port &&
-               info_field(*replication, "master_link_status") == "up" && info_field(*stats, "sync_full") != "0";
+               info_field(*replication, "master_link_status") == "up" && !info_field(*stats, "sync_full").empty() &&
+               info_field(*stats, "sync_full") != "0";
       },
       timeout, 20ms);
   if (!done) return Error{ErrorKind::timeout, "the old master did not resync from the new one: " + last};
   // After a sync the replica's first acknowledgement can take a second (it
   // acks once a second); a guarded acquire's short WAIT must not miss it.
+  // replica() is the new master now.
   return wait_for_first_acknowledgement(replica(), redis::same_slot_key(settings_.key, ":replication-warm-up"), timeout);
 }
 

@@ -17,9 +17,9 @@
 //   topology->fail_over();       // CLUSTER FAILOVER FORCE on the replica: it takes the slots
 //   topology->wait_old_master_resynced();  // the demoted master resyncs in full: the write is gone
 //
-// The old master is not killed: FORCE needs no handshake with it (that is the
-// point of FORCE; a plain CLUSTER FAILOVER would wait for the master to send
-// the replica everything, held bytes included). The other masters vote the
+// The old master is not killed: FORCE needs no handshake with it (a plain
+// CLUSTER FAILOVER first waits until the replica has processed the master's
+// whole stream, which the held bytes never let it do). The other masters vote the
 // replica in; the old master sees its slots claimed with a higher epoch,
 // becomes a replica of the new master, and, being ahead of it by the held
 // bytes, cannot continue partially: a full resync replaces its data.
