@@ -308,6 +308,9 @@ Result<FailoverOutcome> run_cluster_failover_trial(const ClusterFailoverTrial& t
   if (auto held = cluster.hold_replication(); !held) return held.error();
   auto first = acquire_in_cluster(trial, cluster, *history, 0, 0ms);
   if (!first) return first.error();
+  // A's reply can reach A before the proxy has read the stream the master
+  // wrote with it: poll for the held bytes (none come if A wrote nothing).
+  wait_until([&] { return cluster.held_bytes() > 0; }, 2000ms);
   outcome.held_bytes = cluster.held_bytes();
 
   auto promoted = cluster.fail_over();

@@ -185,6 +185,9 @@ Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial) {
   (*topology)->replication().hold_replication();
   auto first = acquire_via_sentinel(trial, **topology, *history, 0, 0ms);
   if (!first) return first.error();
+  // A's reply can reach A before the proxy has read the stream the master
+  // wrote with it: poll for the held bytes (none come if A wrote nothing).
+  wait_until([&] { return (*topology)->replication().held_bytes() > 0; }, 2000ms);
   outcome.held_bytes = (*topology)->replication().held_bytes();
 
   auto promoted = (*topology)->kill_master();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cluster_failover.h"
+#include "conditions.h"
 #include "redis/cluster.h"
 
 #ifndef LOCKLAB_BINARY
@@ -44,7 +45,8 @@ TEST(ClusterFailoverTopology, OnlyTheReplicationLinkIsHeldClientsPassThroughTheP
   auto set = client.command({"SET", key, "a"});
   ASSERT_TRUE(set) << "a client connecting after the hold passes: " << set.error().message;
   EXPECT_TRUE(set->is_status("OK")) << set->describe();
-  EXPECT_GT(topology.held_bytes(), 0u) << "the SET waits in the proxy on its way to the replica";
+  EXPECT_TRUE(harness::wait_until([&] { return topology.held_bytes() > 0; }, 5s))
+      << "the SET waits in the proxy on its way to the replica";
 
   auto promoted = topology.fail_over();
   ASSERT_TRUE(promoted) << promoted.error().message;
