@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_failover.h"
 #include "compare.h"
 #include "faults.h"
 #include "matrix.h"
@@ -266,27 +267,41 @@ int merge_files(const std::vector<std::string>& files, const std::string& out) {
   return m["verdict"] == "error" ? kRuntime : kOk;
 }
 
-// `locklab failover`: the Sentinel failover trial (sentinel.h), `runs` times,
-// with the double grants counted.
-int failover_trials(const FailoverTrial& trial, int runs) {
+// `locklab failover`: the Sentinel failover trial (sentinel.h), or with
+// --cluster the Redis Cluster one (cluster_failover.h), `runs` times, with the
+// double grants counted.
+int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
   const Generation* generation = find_generation(trial.lock);
   if (!generation->capabilities.uses_redis || generation->capabilities.multi_node)
     return complain(kUsage, "--lock: failover needs a single-master lock, not " + trial.lock);
   if (trial.wait_replicas > 0 && !generation->capabilities.honours_wait_replicas)
     return complain(kUsage, "--wait-replicas: " + trial.lock + " has no WAIT guard");
+  if (cluster && trial.wait_replicas > 1)
+    return complain(kUsage, "--wait-replicas: the cluster has one replica per master: 0 or 1");
+  ClusterFailoverTrial cluster_trial;
+  cluster_trial.lock = trial.lock;
+  cluster_trial.wait_replicas = trial.wait_replicas;
+  cluster_trial.ttl = trial.ttl;
   int double_grants = 0;
   for (int run = 1; run <= runs; ++run) {
-    auto outcome = run_failover_trial(trial);
+    auto outcome = cluster ? run_cluster_failover_trial(cluster_trial) : run_failover_trial(trial);
     if (!outcome) return complain(kRuntime, "run " + std::to_string(run) + ": " + outcome.error().message);
     double_grants += outcome->double_grants;
-    std::printf("run %d: A %s (%llu replication bytes held); master %s killed, Sentinel promoted %s; B %s: %s\n", run,
-                outcome->first_acquire.c_str(), static_cast<unsigned long long>(outcome->held_bytes),
-                outcome->old_master.to_string().c_str(), outcome->new_master.to_string().c_str(),
-                outcome->second_acquire.c_str(), outcome->verdict.verdict.c_str());
+    if (cluster)
+      std::printf("run %d: A %s (%llu replication bytes held); CLUSTER FAILOVER FORCE: replica %s took the slot "
+                  "from %s (demoted, resynced in full); B %s: %s\n",
+                  run, outcome->first_acquire.c_str(), static_cast<unsigned long long>(outcome->held_bytes),
+                  outcome->new_master.to_string().c_str(), outcome->old_master.to_string().c_str(),
+                  outcome->second_acquire.c_str(), outcome->verdict.verdict.c_str());
+    else
+      std::printf("run %d: A %s (%llu replication bytes held); master %s killed, Sentinel promoted %s; B %s: %s\n",
+                  run, outcome->first_acquire.c_str(), static_cast<unsigned long long>(outcome->held_bytes),
+                  outcome->old_master.to_string().c_str(), outcome->new_master.to_string().c_str(),
+                  outcome->second_acquire.c_str(), outcome->verdict.verdict.c_str());
     std::fflush(stdout);
   }
-  std::printf("%s, --wait-replicas %d: %d double grant(s) in %d run(s)\n", trial.lock.c_str(), trial.wait_replicas,
-              double_grants, runs);
+  std::printf("%s%s, --wait-replicas %d: %d double grant(s) in %d run(s)\n", trial.lock.c_str(),
+              cluster ? " (cluster)" : "", trial.wait_replicas, double_grants, runs);
   return kOk;
 }
 
@@ -377,16 +392,21 @@ int main(int argc, char** argv) {
   mrg->add_option("results", merge_inputs, "Per-host run result JSON files")->required()->check(CLI::ExistingFile);
   mrg->add_option("--out", merge_out, "Write merged.json and the per-host report here");
 
-  auto* fo = app.add_subcommand("failover", "Sentinel failover: the master dies holding a lock its replica never got");
+  auto* fo = app.add_subcommand(
+      "failover", "Master failover (Sentinel, or --cluster): the master fails over holding a lock its replica never got");
   FailoverTrial failover_trial;
   int failover_runs = 1;
+  bool failover_cluster = false;
+  fo->add_flag("--cluster", failover_cluster,
+               "A 3-master Redis Cluster with a replica each; CLUSTER FAILOVER FORCE on the lock's replica");
   fo->add_option("--lock", failover_trial.lock, "Generation (single master)")
       ->check(checked_by(unknown_lock, "NAME"))
       ->capture_default_str();
   fo->add_option("--wait-replicas", failover_trial.wait_replicas, "The WAIT guard: replicas to wait for after acquiring")
       ->check(within(bounds::wait_replicas))
       ->capture_default_str();
-  fo->add_option("--runs", failover_runs, "Trials (each starts its own master, replica and 3 sentinels)")
+  fo->add_option("--runs", failover_runs,
+                 "Trials (each starts its own master, replica and 3 sentinels; --cluster: its own 6-node cluster)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
 
@@ -488,7 +508,7 @@ int main(int argc, char** argv) {
       return scale_sweep(scale_options);
     }
     if (mrg->parsed()) return merge_files(merge_inputs, merge_out);
-    if (fo->parsed()) return failover_trials(failover_trial, failover_runs);
+    if (fo->parsed()) return failover_trials(failover_trial, failover_cluster, failover_runs);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line, no crash
     return complain(kRuntime, std::string("internal error: ") + e.what());
   }

@@ -6,11 +6,9 @@
 #include "conditions.h"
 
 namespace locklab::harness {
-namespace {
 
 using namespace std::chrono_literals;
 
-// The value of `field` in an INFO section ("field:value\r\n"), or empty.
 std::string info_field(std::string_view info, std::string_view field) {
   const std::string needle = std::string(field) + ":";
   for (std::size_t at = info.find(needle); at != std::string_view::npos; at = info.find(needle, at + 1)) {
@@ -22,21 +20,27 @@ std::string info_field(std::string_view info, std::string_view field) {
   return {};
 }
 
-Result<std::string> replication_info(const RedisServer& server) {
+Result<std::string> server_info(const RedisServer& server, const std::string& section) {
   auto connection = redis::Connection::connect(server.connection_options());
   if (!connection) return connection.error();
-  auto reply = connection->command({"INFO", "replication"});
+  auto reply = connection->command({"INFO", section});
   if (!reply) return reply.error();
+  if (!reply->is_string()) return Error{ErrorKind::reply, "INFO " + section + ": " + reply->describe()};
   return std::string(reply->text());
 }
 
-// One write the replica must acknowledge: after a fresh sync the first
-// REPLCONF ACK can take a second, and a short WAIT would miss it.
-Status wait_for_first_acknowledgement(const RedisServer& master, std::chrono::milliseconds timeout) {
+namespace {
+
+Result<std::string> replication_info(const RedisServer& server) { return server_info(server, "replication"); }
+
+}  // namespace
+
+Status wait_for_first_acknowledgement(const RedisServer& master, const std::string& key,
+                                      std::chrono::milliseconds timeout) {
   auto connection = redis::Connection::connect(master.connection_options());
   if (!connection) return connection.error();
-  const std::string key = "locklab:replication-warm-up";
   auto acked = connection->command({"SET", key, "1"});
+  if (acked && acked->is_error()) return Error{ErrorKind::reply, "SET " + key + ": " + std::string(acked->text())};
   if (acked) acked = connection->command({"WAIT", "1", std::to_string(timeout.count())});
   if (!acked) return acked.error();
   (void)connection->command({"DEL", key});
@@ -46,7 +50,27 @@ Status wait_for_first_acknowledgement(const RedisServer& master, std::chrono::mi
   return Done{};
 }
 
-}  // namespace
+Status wait_replica_in_sync(const RedisServer& master, const RedisServer& replica, std::chrono::milliseconds timeout) {
+  std::string last = "no INFO yet";
+  const bool synced = wait_until(
+      [&] {
+        auto master_info = replication_info(master);
+        auto replica_info = replication_info(replica);
+        if (!master_info || !replica_info) {
+          last = !master_info ? master_info.error().message : replica_info.error().message;
+          return false;
+        }
+        const auto master_offset = info_field(*master_info, "master_repl_offset");
+        const auto replica_offset = info_field(*replica_info, "slave_repl_offset");
+        last = "link " + info_field(*replica_info, "master_link_status") + ", master offset " + master_offset +
+               ", replica offset " + replica_offset;
+        return info_field(*replica_info, "master_link_status") == "up" && !master_offset.empty() &&
+               master_offset == replica_offset;
+      },
+      timeout, 20ms);
+  if (synced) return Done{};
+  return Error{ErrorKind::timeout, "replica " + replica.endpoint().to_string() + " not in sync: " + last};
+}
 
 Result<std::unique_ptr<ProxiedReplication>> ProxiedReplication::start(ServerOptions options) {
   std::unique_ptr<ProxiedReplication> pair(new ProxiedReplication());
@@ -62,32 +86,15 @@ Result<std::unique_ptr<ProxiedReplication>> ProxiedReplication::start(ServerOpti
   if (!replica) return replica.error();
   pair->replica_ = std::move(replica).value();
   if (auto synced = pair->wait_in_sync(options.start_timeout); !synced) return synced.error();
-  if (auto acking = wait_for_first_acknowledgement(*pair->master_, options.start_timeout); !acking)
+  if (auto acking = wait_for_first_acknowledgement(*pair->master_, "locklab:replication-warm-up", options.start_timeout);
+      !acking)
     return acking.error();
   if (auto synced = pair->wait_in_sync(options.start_timeout); !synced) return synced.error();
   return pair;
 }
 
 Status ProxiedReplication::wait_in_sync(std::chrono::milliseconds timeout) {
-  std::string last = "no INFO yet";
-  const bool synced = wait_until(
-      [&] {
-        auto master_info = replication_info(*master_);
-        auto replica_info = replication_info(*replica_);
-        if (!master_info || !replica_info) {
-          last = !master_info ? master_info.error().message : replica_info.error().message;
-          return false;
-        }
-        const auto master_offset = info_field(*master_info, "master_repl_offset");
-        const auto replica_offset = info_field(*replica_info, "slave_repl_offset");
-        last = "link " + info_field(*replica_info, "master_link_status") + ", master offset " + master_offset +
-               ", replica offset " + replica_offset;
-        return info_field(*replica_info, "master_link_status") == "up" && !master_offset.empty() &&
-               master_offset == replica_offset;
-      },
-      timeout, 20ms);
-  if (synced) return Done{};
-  return Error{ErrorKind::timeout, "replica " + replica_->endpoint().to_string() + " not in sync: " + last};
+  return wait_replica_in_sync(*master_, *replica_, timeout);
 }
 
 Result<redis::ConnectionOptions> ProxiedReplication::fail_over() {

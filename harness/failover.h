@@ -13,12 +13,30 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "redis_server.h"
 #include "result.h"
 #include "tcp_proxy.h"
 
 namespace locklab::harness {
+
+// The value of `field` in INFO text ("field:value\r\n"), or empty.
+std::string info_field(std::string_view info, std::string_view field);
+// `INFO <section>` of one server, on a connection of its own.
+Result<std::string> server_info(const RedisServer& server, const std::string& section);
+
+// Polled: `replica`'s link to its master is up and its replication offset
+// equals `master`'s (so nothing written so far is missing on the replica).
+Status wait_replica_in_sync(const RedisServer& master, const RedisServer& replica,
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000});
+
+// One write of `key` (deleted after) that a replica must acknowledge: after a
+// fresh sync the first REPLCONF ACK can take a second, and a short WAIT (the
+// guard's) would miss it. In a cluster `key` must be in a slot of `master`.
+Status wait_for_first_acknowledgement(const RedisServer& master, const std::string& key,
+                                      std::chrono::milliseconds timeout);
 
 class ProxiedReplication {
  public:

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -82,12 +83,14 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::start(ClusterOptions options
     if (!node) return node.error();
     cluster->replicas_.push_back(std::move(node).value());
   }
+  if (cluster->options_.before_forming)
+    if (auto prepared = cluster->options_.before_forming(*cluster); !prepared) return prepared.error();
   if (auto formed = cluster->form(); !formed) return formed.error();
   return cluster;
 }
 
 Status RedisCluster::form() {
-  // Equal slot ranges, the last master taking the remainder.
+  // Equal slot ranges, the last master taking the remainder (master_of_slot()).
   const int per_master = redis::kClusterSlots / static_cast<int>(masters_.size());
   for (std::size_t i = 0; i < masters_.size(); ++i) {
     const int first = static_cast<int>(i) * per_master;
@@ -166,6 +169,11 @@ std::vector<RedisServer*> RedisCluster::replicas_of(std::size_t master) const {
   for (std::size_t i = master * per; i < (master + 1) * per && i < replicas_.size(); ++i)
     replicas.push_back(replicas_[i].get());
   return replicas;
+}
+
+std::size_t RedisCluster::master_of_slot(int slot) const {
+  const int per_master = redis::kClusterSlots / static_cast<int>(masters_.size());
+  return std::min(static_cast<std::size_t>(slot / per_master), masters_.size() - 1);
 }
 
 redis::ConnectionOptions RedisCluster::seed() const {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -18,12 +19,18 @@
 
 namespace locklab::harness {
 
+class RedisCluster;
+
 struct ClusterOptions {
   std::size_t masters = 3;
   std::size_t replicas_per_master = 0;
   ServerOptions server;  // applied to every node (cluster arguments are added)
   std::chrono::milliseconds node_timeout{5'000};  // cluster-node-timeout
   std::chrono::milliseconds ready_timeout{30'000};
+  // Runs once every node has started, before the cluster forms (slots, MEET,
+  // REPLICATE): e.g. a master told to announce a proxy's port, which its
+  // replica then follows (cluster_failover.h). An error stops start().
+  std::function<Status(const RedisCluster&)> before_forming;
 };
 
 class RedisCluster {
@@ -37,6 +44,9 @@ class RedisCluster {
   // masters()[i] owns slot range i of masters().size(); replicas_of(i) follow it.
   const ServerList& masters() const { return masters_; }
   std::vector<RedisServer*> replicas_of(std::size_t master) const;
+  const ServerList& replicas() const { return replicas_; }
+  // The index of the master that start() gives `slot` (known before the cluster forms).
+  std::size_t master_of_slot(int slot) const;
   std::size_t size() const { return masters_.size() + replicas_.size(); }
 
   // Connection options for a lock or client: the first master as seed, with

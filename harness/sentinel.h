@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "checker.h"
 #include "failover.h"
+#include "failover_trial.h"
 #include "redis/connection.h"
 #include "redis_server.h"
 #include "result.h"
@@ -78,17 +78,6 @@ struct FailoverTrial {
   int wait_replicas = 0;  // 1 = the WAIT guard
   std::chrono::milliseconds ttl{10'000};
   SentinelSettings sentinel;
-};
-
-struct FailoverOutcome {
-  std::string first_acquire;   // A's try_acquire outcome ("acquired", "error" ...)
-  std::string first_error;     // why, when not acquired
-  std::string second_acquire;  // B's, on the promoted master
-  std::string second_error;
-  redis::Endpoint old_master, new_master;
-  std::uint64_t held_bytes = 0;  // replication bytes the proxy held when the master died
-  int double_grants = 0;         // 1 when A and B held the lock at the same time
-  Verdict verdict;               // the checker's
 };
 
 Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial);

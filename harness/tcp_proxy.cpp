@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,7 @@ struct TcpProxy::Link {
   int client = -1;
   int server = -1;
   std::array<Flow, 2> flows;
+  std::array<std::optional<ProxyMode>, 2> own_modes;  // set_open_connections_mode(); else the proxy-wide mode
   bool broken = false;
 };
 
@@ -161,19 +163,40 @@ void TcpProxy::apply(Change&& change) {
   applied_.wait(lock, [&] { return state_->seen >= ticket; });
 }
 
+namespace {
+
+void discard_queued(Flow& flow, FlowCounters& counters) {
+  counters.dropped += flow.queued;
+  counters.buffered -= flow.queued;
+  flow.queue.clear();
+  flow.queued = 0;
+}
+
+}  // namespace
+
 void TcpProxy::set_mode(Direction direction, ProxyMode mode) {
   apply([&](State& state) {
     const auto chosen = selected(direction);
     for (std::size_t i = 0; i < 2; ++i) {
       if (!chosen[i]) continue;
       state.modes[i] = mode;
-      if (mode.kind != ProxyMode::Kind::drop) continue;
-      // A blackhole: what was waiting in the proxy is lost too.
       for (auto& link : state.links) {
-        state.counters[i].dropped += link.flows[i].queued;
-        state.counters[i].buffered -= link.flows[i].queued;
-        link.flows[i].queue.clear();
-        link.flows[i].queued = 0;
+        link.own_modes[i].reset();
+        // A blackhole: what was waiting in the proxy is lost too.
+        if (mode.kind == ProxyMode::Kind::drop) discard_queued(link.flows[i], state.counters[i]);
+      }
+    }
+  });
+}
+
+void TcpProxy::set_open_connections_mode(Direction direction, ProxyMode mode) {
+  apply([&](State& state) {
+    const auto chosen = selected(direction);
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!chosen[i]) continue;
+      for (auto& link : state.links) {
+        link.own_modes[i] = mode;
+        if (mode.kind == ProxyMode::Kind::drop) discard_queued(link.flows[i], state.counters[i]);
       }
     }
   });
@@ -184,12 +207,7 @@ void TcpProxy::discard_buffered(Direction direction) {
     const auto chosen = selected(direction);
     for (std::size_t i = 0; i < 2; ++i) {
       if (!chosen[i]) continue;
-      for (auto& link : state.links) {
-        state.counters[i].dropped += link.flows[i].queued;
-        state.counters[i].buffered -= link.flows[i].queued;
-        link.flows[i].queue.clear();
-        link.flows[i].queued = 0;
-      }
+      for (auto& link : state.links) discard_queued(link.flows[i], state.counters[i]);
     }
   });
 }
@@ -304,6 +322,9 @@ void TcpProxy::run() {
   std::vector<pollfd> fds;
   std::vector<Link*> polled;  // polled[i] owns fds[2 + 2*i] (client) and fds[3 + 2*i] (server)
 
+  const auto mode_of = [&](const Link& link, std::size_t flow) -> const ProxyMode& {
+    return link.own_modes[flow] ? *link.own_modes[flow] : state.modes[flow];
+  };
   const auto drop_link = [&](Link& link, bool reset) {
     for (std::size_t i = 0; i < 2; ++i) {
       state.counters[i].dropped += link.flows[i].queued;
@@ -328,7 +349,7 @@ void TcpProxy::run() {
     }
     for (auto& link : state.links) {
       for (std::size_t i = 0; i < 2; ++i)
-        if (!write_due(link.flows[i], state.modes[i], state.counters[i], now)) link.broken = true;
+        if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now)) link.broken = true;
     }
     for (auto it = state.links.begin(); it != state.links.end();) {
       const bool finished = it->flows[0].shut && it->flows[1].shut;
@@ -359,7 +380,7 @@ void TcpProxy::run() {
       polled.push_back(&link);
       for (std::size_t i = 0; i < 2; ++i) {
         const Flow& flow = link.flows[i];
-        if (flow.queue.empty() || flow.want_write || state.modes[i].kind == ProxyMode::Kind::hold) continue;
+        if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold) continue;
         const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
         const int bounded = static_cast<int>(std::max<long long>(0, wait));
         timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
@@ -381,10 +402,10 @@ void TcpProxy::run() {
       const short client_revents = fds[2 + 2 * i].revents;
       const short server_revents = fds[3 + 2 * i].revents;
       if ((client_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kClientToServer]) &&
-          !read_into(link.flows[kClientToServer], state.modes[kClientToServer], state.counters[kClientToServer], after))
+          !read_into(link.flows[kClientToServer], mode_of(link, kClientToServer), state.counters[kClientToServer], after))
         link.broken = true;
       if ((server_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kServerToClient]) &&
-          !read_into(link.flows[kServerToClient], state.modes[kServerToClient], state.counters[kServerToClient], after))
+          !read_into(link.flows[kServerToClient], mode_of(link, kServerToClient), state.counters[kServerToClient], after))
         link.broken = true;
     }
     if (fds[1].revents & POLLIN) {

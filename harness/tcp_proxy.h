@@ -15,7 +15,10 @@
 //                reset every new one until heal()
 //
 // pass/delay/hold/drop are per direction; cut is for the whole link (a TCP
-// reset ends both directions). The "client" is whoever connects to the proxy
+// reset ends both directions). set_open_connections_mode() gives only the
+// connections open now a mode of their own (a cluster master whose one open
+// connection is its replica's replication link: hold that, pass every client
+// that connects later). The "client" is whoever connects to the proxy
 // (for replication: the replica), the "server" the upstream (the master).
 //
 // Every mode change takes effect before the call returns: after hold() no
@@ -75,7 +78,10 @@ class TcpProxy {
   // connection is reset too, so no client keeps talking to the old upstream.
   void retarget(redis::Endpoint upstream, bool reset_existing = true);
 
+  // Every connection, open now or later (overrides set_open_connections_mode()).
   void set_mode(Direction direction, ProxyMode mode);
+  // Only the connections open now; later ones take the proxy-wide mode.
+  void set_open_connections_mode(Direction direction, ProxyMode mode);
   void pass(Direction direction = Direction::both) { set_mode(direction, ProxyMode::pass()); }
   void delay(std::chrono::milliseconds by, Direction direction = Direction::both) {
     set_mode(direction, ProxyMode::delayed(by));

@@ -101,6 +101,31 @@ TEST_F(TcpProxyTest, HeldRequestIsAppliedOnlyAfterResume) {
   EXPECT_EQ(proxy_->counters(Direction::client_to_server).buffered, 0u);
 }
 
+// A cluster master's proxy (harness/cluster_failover.h): its one open
+// connection, the replication link, is held; clients that connect later pass.
+TEST_F(TcpProxyTest, OpenConnectionsModeHoldsOnlyTheConnectionsOpenNow) {
+  auto early = through_proxy();
+  ASSERT_TRUE(early.command({"PING"}));
+  proxy_->set_open_connections_mode(Direction::server_to_client, harness::ProxyMode::hold());
+  ASSERT_TRUE(early.send({"SET", "early", "1"}));
+  ASSERT_TRUE(wait_until([&] { return proxy_->counters(Direction::server_to_client).buffered > 0; }, 5s))
+      << "the early connection's reply stays in the proxy";
+  EXPECT_TRUE(wait_until([&] { return key_is("early", "1"); }, 5s)) << "requests still pass: only replies are held";
+
+  auto late = through_proxy();
+  auto pong = late.command({"PING"});
+  ASSERT_TRUE(pong) << "a later connection passes: " << pong.error().message;
+  EXPECT_TRUE(pong->is_status("PONG"));
+  EXPECT_GT(proxy_->counters(Direction::server_to_client).buffered, 0u) << "the early reply is still held";
+
+  // The proxy-wide mode takes over every connection again.
+  proxy_->pass(Direction::server_to_client);
+  auto reply = early.read_until(Clock::now() + 5s);
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_TRUE(reply->is_status("OK"));
+  EXPECT_EQ(proxy_->counters(Direction::server_to_client).buffered, 0u);
+}
+
 TEST_F(TcpProxyTest, DiscardedHeldRequestNeverReachesTheServer) {
   auto client = through_proxy(300ms);
   proxy_->hold(Direction::client_to_server);

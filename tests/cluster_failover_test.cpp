@@ -1,0 +1,132 @@
+// Redis Cluster failover, for real (issue 12 item 4, the cluster variant): a
+// 3-master cluster with a replica each, the replication stream of the lock
+// key's master held in a TcpProxy the master announces as its port. Client A
+// acquires, the replica takes the slot with CLUSTER FAILOVER FORCE, the old
+// master is demoted and resyncs in full, client B acquires the same lock: two
+// holders, and the checker says so. The WAIT guard refuses A instead.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cluster_failover.h"
+#include "conditions.h"
+#include "redis/cluster.h"
+
+#ifndef LOCKLAB_BINARY
+#error "LOCKLAB_BINARY must name the built locklab executable"
+#endif
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ClusterFailoverTopology, OnlyTheReplicationLinkIsHeldClientsPassThroughTheProxy) {
+  auto started = harness::ClusterFailoverTopology::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& topology = **started;
+  const auto proxy_port = topology.link().endpoint().port;
+
+  // Clients find the key's master at the port it announces: the proxy's.
+  redis::ClusterConnection client(topology.seed());
+  const std::string key = "locklab:failover";
+  ASSERT_TRUE(client.refresh_slot_map());
+  const int slot = redis::key_slot(key);
+  int owner_port = 0;
+  for (const auto& range : client.slot_map())
+    if (range.first <= slot && slot <= range.last) owner_port = range.master.port;
+  EXPECT_EQ(owner_port, proxy_port);
+
+  ASSERT_TRUE(topology.hold_replication());
+  auto set = client.command({"SET", key, "a"});
+  ASSERT_TRUE(set) << "a client connecting after the hold passes: " << set.error().message;
+  EXPECT_TRUE(set->is_status("OK")) << set->describe();
+  EXPECT_TRUE(harness::wait_until([&] { return topology.held_bytes() > 0; }, 5s))
+      << "the SET waits in the proxy on its way to the replica";
+
+  auto promoted = topology.fail_over();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  EXPECT_EQ(promoted->to_string(), topology.replica().endpoint().to_string());
+  ASSERT_TRUE(topology.wait_old_master_resynced());
+  auto after = client.command({"GET", key});
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_TRUE(after->is_nil()) << "the new master never got the SET: " << after->describe();
+}
+
+TEST(ClusterFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
+  harness::ClusterFailoverTrial trial;
+  auto outcome = harness::run_cluster_failover_trial(trial);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  EXPECT_EQ(outcome->first_acquire, "acquired") << outcome->first_error;
+  EXPECT_GT(outcome->held_bytes, 0u) << "the lock's SET must be in the proxy, not on the replica";
+  EXPECT_NE(outcome->new_master.to_string(), outcome->old_master.to_string());
+  EXPECT_EQ(outcome->second_acquire, "acquired") << "the promoted replica never had the lock";
+  EXPECT_EQ(outcome->double_grants, 1);
+  EXPECT_EQ(outcome->verdict.verdict, "violation");
+}
+
+TEST(ClusterFailover, WaitGuardRefusesTheLockTheReplicaNeverGot) {
+  harness::ClusterFailoverTrial trial;
+  trial.wait_replicas = 1;
+  auto outcome = harness::run_cluster_failover_trial(trial);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  EXPECT_EQ(outcome->first_acquire, "error") << "WAIT 1 returns 0 while replication is held";
+  EXPECT_NE(outcome->first_error.find("only 0 of 1 replica"), std::string::npos) << outcome->first_error;
+  EXPECT_GT(outcome->held_bytes, 0u);
+  // The demoted master now replicates from the new one and acknowledges B's lock.
+  EXPECT_EQ(outcome->second_acquire, "acquired") << outcome->second_error;
+  EXPECT_EQ(outcome->double_grants, 0);
+  EXPECT_EQ(outcome->verdict.verdict, "safe");
+}
+
+// `locklab failover --cluster` end to end: its output and exit codes.
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Outcome locklab(const std::string& args) {
+  namespace fs = std::filesystem;
+  std::string pattern = (fs::temp_directory_path() / "locklab-cluster-failover-XXXXXX").string();
+  const fs::path dir = ::mkdtemp(pattern.data());
+  const auto out = (dir / "stdout").string(), err = (dir / "stderr").string();
+  const int status = std::system((std::string("'") + LOCKLAB_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'").c_str());
+  const auto slurp = [](const std::string& file) {
+    std::ifstream in(file);
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  };
+  Outcome outcome{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  return outcome;
+}
+
+TEST(ClusterFailoverCli, ReportsTheDoubleGrant) {
+  const auto run = locklab("failover --cluster --runs 1");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("run 1: A acquired"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("CLUSTER FAILOVER FORCE"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("B acquired: violation"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("lua-safe-delete (cluster), --wait-replicas 0: 1 double grant(s) in 1 run(s)"),
+            std::string::npos)
+      << run.out;
+}
+
+TEST(ClusterFailoverCli, BadInputIsOneLineAndExitTwo) {
+  for (const std::string args : {"failover --cluster --lock redlock", "failover --cluster --wait-replicas 2",
+                                 "failover --cluster --lock setnx --wait-replicas 1"}) {
+    const auto run = locklab(args);
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out << run.err;
+    ASSERT_FALSE(run.err.empty()) << args;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << args << ": one line: " << run.err;
+    EXPECT_EQ(run.err.rfind("locklab: ", 0), 0u) << run.err;
+    EXPECT_TRUE(run.out.empty()) << args << ": no trial ran: " << run.out;
+  }
+}
+
+}  // namespace
+}  // namespace locklab::testing
