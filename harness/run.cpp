@@ -39,7 +39,7 @@ struct Servers {
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
-  std::optional<ClusterServers> cluster;  // --cluster: the lock servers are this cluster
+  std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
   nlohmann::json cluster_facts = nullptr;
 };
 
