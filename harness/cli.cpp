@@ -366,6 +366,16 @@ int main(int argc, char** argv) {
       ->check(checked_by(endpoints_problem, "HOST:PORT[,...]"));
   run->add_option("--sentinel-master", run_options.sentinel_master, "With --sentinel: the monitored master's name")
       ->capture_default_str();
+  // `--cluster` alone starts a cluster; `--cluster SEEDS` is `--cluster --redis SEEDS`
+  // (the form scenarios/fine_grained_locks takes).
+  std::string cluster_seeds;
+  auto* cluster = run->add_option("--cluster", cluster_seeds,
+                                  "Lock on a Redis Cluster, commands routed by key slot: alone, start a 3-master "
+                                  "cluster for the run; with HOST:PORT[,...] (or --redis), seeds of an existing one")
+                      ->expected(0, 1)
+                      ->check(checked_by([](const std::string& text) {
+                        return text.empty() ? std::nullopt : endpoints_problem(text);
+                      }, "[HOST:PORT[,...]]"));
   run->add_option("--run-id", run_options.run_id, "Several client hosts: the run id every host shares (with --oracle)");
   run->add_option_function<std::string>(
          "--oracle", [&run_options](const std::string& text) { run_options.oracle = parse_endpoints(text, nullptr).value().front(); },
@@ -487,6 +497,11 @@ int main(int argc, char** argv) {
     if (scenarios->parsed()) return list_scenarios();
     if (run->parsed()) {
       run_options.command = command_line(argc, argv);
+      run_options.cluster = cluster->count() > 0;
+      if (!cluster_seeds.empty()) {
+        if (!run_options.redis.empty()) return complain(kUsage, "--cluster HOST:PORT and --redis: give the seeds once");
+        run_options.redis = parse_endpoints(cluster_seeds, nullptr).value();
+      }
       for (const auto& spec : run_options.step_specs)  // each checked by its validator
         run_options.steps.push_back(parse_step_action(spec, nullptr).value());
       return run_one(run_options, json_path, expect_safe);

@@ -14,22 +14,15 @@ bool wait_until(const Condition& condition, std::chrono::milliseconds timeout, s
 }
 
 Result<RedisProbe> RedisProbe::connect(const redis::ConnectionOptions& options) {
-  auto connection = redis::Connection::connect(options);
-  if (!connection) return connection.error();
-  RedisProbe probe(std::move(connection).value());
-  probe.options_ = options;
+  RedisProbe probe(options);
+  if (auto connected = probe.link_.get(); !connected) return connected.error();
   return probe;
 }
 
-// A broken probe connection is replaced on the next read: the observer must
-// keep observing across a server restart (a fault the story injects).
+// A broken probe connection is replaced on the next read (redis::Link): the
+// observer must keep observing across a server restart (a fault the story injects).
 std::optional<redis::Reply> RedisProbe::ask(const redis::Args& args) {
-  if (connection_.broken()) {
-    auto fresh = redis::Connection::connect(options_);
-    if (!fresh) return std::nullopt;
-    connection_ = std::move(fresh).value();
-  }
-  auto reply = connection_.command(args);
+  auto reply = link_.command(args);
   if (!reply || reply->is_error()) return std::nullopt;
   return std::move(reply).value();
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "redis/connection.h"
+#include "redis/link.h"
 #include "result.h"
 
 namespace locklab::harness {
@@ -25,6 +26,7 @@ bool wait_until(const Condition& condition, std::chrono::milliseconds timeout,
 // A connection of the observer's own for reading Redis state (never a client's:
 // its replies would interleave with the client's). A failed read reads as
 // "unknown" (nullopt), never as a state: a condition over it stays false.
+// Options with `cluster` set read each key on the master owning its slot.
 class RedisProbe {
  public:
   static Result<RedisProbe> connect(const redis::ConnectionOptions& options);
@@ -41,11 +43,10 @@ class RedisProbe {
   Condition value_differs(std::string key, std::string from);  // present with another value
 
  private:
-  explicit RedisProbe(redis::Connection connection) : connection_(std::move(connection)) {}
+  explicit RedisProbe(redis::ConnectionOptions options) : link_(std::move(options)) {}
   std::optional<redis::Reply> ask(const redis::Args& args);
 
-  redis::ConnectionOptions options_;
-  redis::Connection connection_;
+  redis::Link link_;  // reconnects after a failure; routes by slot in a cluster
 };
 
 }  // namespace locklab::harness

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "redis/cluster.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -41,21 +43,22 @@ Result<long long> parse_counter(const redis::Reply& reply, const std::string& ke
 CounterResource::CounterResource(redis::ConnectionOptions server, std::string key)
     : link_(std::move(server)),
       key_(std::move(key)),
-      fence_key_(key_ + ":highest-token"),
+      // In a cluster the fenced scripts need both keys in one slot.
+      fence_key_(link_.options().cluster ? redis::same_slot_key(key_, ":highest-token") : key_ + ":highest-token"),
       fenced_read_(kFencedRead),
       fenced_write_(kFencedWrite) {}
 
+// Every call goes through link_ (not a connection taken from it): in a
+// cluster the link routes each one to the master owning the counter's slot.
 Result<CounterResource::Read> CounterResource::read(std::optional<std::uint64_t> token) {
-  auto connection = link_.get();
-  if (!connection) return connection.error();
   if (!token) {
-    auto reply = (*connection)->command({"GET", key_});
+    auto reply = link_.command({"GET", key_});
     if (!reply) return reply.error();
     auto value = parse_counter(*reply, key_);
     if (!value) return value.error();
     return Read{false, *value};
   }
-  auto reply = fenced_read_.run(**connection, {key_, fence_key_}, {std::to_string(*token)});
+  auto reply = link_.run(fenced_read_, {key_, fence_key_}, {std::to_string(*token)});
   if (!reply) return reply.error();
   if (reply->element(0).integer() == 0) return Read{true, 0};
   auto value = parse_counter(reply->element(1), key_);
@@ -64,15 +67,15 @@ Result<CounterResource::Read> CounterResource::read(std::optional<std::uint64_t>
 }
 
 Result<bool> CounterResource::write(long long value, std::optional<std::uint64_t> token) {
-  auto connection = link_.get();
-  if (!connection) return connection.error();
   if (!token) {
-    auto reply = (*connection)->command({"SET", key_, std::to_string(value)});
+    auto reply = link_.command({"SET", key_, std::to_string(value)});
     if (!reply) return reply.error();
-    if (!reply->is_status("OK")) return redis::reply_error(**connection, *reply, "SET counter");
+    if (!reply->is_status("OK"))
+      return Error{ErrorKind::reply, link_.options().endpoint.to_string() + ": SET counter failed: " +
+                                         std::string(reply->text())};
     return true;
   }
-  auto reply = fenced_write_.run(**connection, {key_, fence_key_}, {std::to_string(*token), std::to_string(value)});
+  auto reply = link_.run(fenced_write_, {key_, fence_key_}, {std::to_string(*token), std::to_string(value)});
   if (!reply) return reply.error();
   return reply->integer() == 1;
 }

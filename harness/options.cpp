@@ -70,6 +70,19 @@ std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& t
   return endpoints;
 }
 
+namespace {
+
+// What --cluster cannot be combined with (the faults are checked with the others).
+std::optional<std::string> cluster_problem(const RunOptions& options, const Generation& generation) {
+  if (!options.cluster) return std::nullopt;
+  if (generation.capabilities.multi_node)
+    return "--cluster stores each key on one master; " + options.lock + " needs independent masters (--redis or --nodes)";
+  if (!options.sentinels.empty()) return "--cluster and --sentinel exclude each other";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> validate(const RunOptions& options) {
   if (auto problem = unknown_lock(options.lock)) return option_problem("--lock", *problem);
   const Generation& generation = *find_generation(options.lock);
@@ -96,7 +109,8 @@ std::optional<std::string> validate(const RunOptions& options) {
   if (auto problem = key_problem(options.key)) return option_problem("--key", *problem);
   for (const auto& endpoint : options.redis)
     if (endpoint.port <= 0 || endpoint.port > 65535) return "--redis: bad port in " + endpoint.to_string();
-  if (options.counter_redis && options.redis.empty()) return "--counter-redis needs --redis";
+  if (options.counter_redis && options.redis.empty() && !options.cluster) return "--counter-redis needs --redis";
+  if (auto problem = cluster_problem(options, generation)) return problem;
   if (!options.sentinels.empty() && !options.redis.empty()) return "--sentinel and --redis exclude each other";
   if (!options.sentinels.empty() && generation.capabilities.multi_node)
     return "--sentinel names one master; " + options.lock + " needs several (--redis)";
@@ -117,6 +131,11 @@ std::optional<std::string> validate(const RunOptions& options) {
   if (!options.faults.empty()) {
     auto faults = make_faults(options);
     if (!faults) return "--fault: " + faults.error().message;
+    // The topology faults act on servers, proxies and replicas locklab lays
+    // out itself (topology.h); a cluster is none of these.
+    if ((*faults)->needs().own_servers && options.cluster)
+      return "--fault: " + (*faults)->name() +
+             " acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side faults only)";
     if ((*faults)->needs().own_servers && !options.redis.empty())
       return "--fault: " + (*faults)->name() + " acts on servers locklab starts itself; drop --redis";
   }

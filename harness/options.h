@@ -29,7 +29,11 @@ struct RunOptions {
   int retry_ms = 5;
   ClientMode mode = ClientMode::process;
   std::vector<redis::Endpoint> redis;            // empty: start our own servers
-  std::optional<redis::Endpoint> counter_redis;  // with redis: default = the first lock server
+  std::optional<redis::Endpoint> counter_redis;  // with redis or cluster: default = the first lock server / the cluster
+  // A Redis Cluster (docs/topologies.md): without `redis`, a 3-master cluster
+  // started for the run (`wait_replicas` replicas per master); with `redis`,
+  // those are seeds of an existing cluster. Commands are routed by key slot.
+  bool cluster = false;
   int nodes = 5;                                 // multi-node generations without redis
   int wait_replicas = 0;  // the failover guard (generations 4, 5); own servers: start this many replicas
   int wait_replicas_timeout_ms = 100;

@@ -40,6 +40,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"wait_ms", options.wait_ms},
           {"retry_ms", options.retry_ms},
           {"mode", mode_name(options.mode)},
+          // How a client finds the lock's server: directly, by slot, or by asking sentinels.
+          {"topology", options.cluster ? "cluster" : options.sentinels.empty() ? "standalone" : "sentinel"},
           {"redis", endpoints},
           {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
           {"nodes", generation.capabilities.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
@@ -129,7 +131,8 @@ json run_document(const RunOptions& options, const Findings& f) {
                  {"endpoints", endpoints},
                  {"counter_endpoint", f.servers.counter_endpoint},
                  {"counter_shared_with_lock_server", f.servers.counter_shared},
-                 {"own_servers", options.redis.empty()}}},
+                 {"own_servers", options.redis.empty()},
+                 {"cluster", f.servers.cluster}}},
       {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
       {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},
       {"totals", {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},

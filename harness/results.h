@@ -38,6 +38,7 @@ struct ServerFacts {
   std::string counter_endpoint;
   bool counter_shared = false;  // the counter lives on a lock server
   std::string version;          // of the first lock server (the counter's when there is none)
+  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (cluster_servers.h)
 };
 
 // From a crash to the next acquisition by anyone (the longest such window

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "checker.h"
+#include "cluster_servers.h"
 #include "counter_resource.h"
 #include "faults.h"
 #include "metrics.h"
@@ -38,9 +39,29 @@ struct Servers {
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
+  std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
+  nlohmann::json cluster_facts = nullptr;
 };
 
+// --cluster: the lock is reached through the cluster's seed, routed by slot;
+// the counter too unless --counter-redis (cluster_servers.h).
+Result<Servers> provide_cluster_servers(const RunOptions& options, const Generation& generation) {
+  auto cluster = provide_cluster(options);
+  if (!cluster) return cluster.error();
+  Servers servers;
+  if (generation.capabilities.uses_redis) servers.lock.push_back(cluster->seed);
+  static const WorkloadConfig defaults;  // the counter's key is the workload's
+  const std::string& counter_key = defaults.counter_key;
+  servers.counter = options.counter_redis ? coordinator_options(*options.counter_redis) : cluster->seed;
+  // The cluster is the lock servers: its command count then includes the counter's GET/SET.
+  servers.counter_shared = !options.counter_redis && generation.capabilities.uses_redis;
+  servers.cluster_facts = cluster_facts(*cluster, options, counter_key);
+  servers.cluster = std::move(cluster).value();
+  return servers;
+}
+
 Result<Servers> provide_servers(const RunOptions& options, const Generation& generation, const FaultNeeds& needs) {
+  if (options.cluster) return provide_cluster_servers(options, generation);
   Servers servers;
   if (!options.redis.empty()) {
     for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
@@ -80,6 +101,7 @@ ServerFacts server_facts(const Servers& servers) {
   for (const auto& server : servers.lock) facts.lock_endpoints.push_back(server.endpoint.to_string());
   facts.counter_endpoint = servers.counter.endpoint.to_string();
   facts.counter_shared = servers.counter_shared;
+  facts.cluster = servers.cluster_facts;
   facts.version = server_version(servers.lock.empty() ? servers.counter : servers.lock.front());
   return facts;
 }

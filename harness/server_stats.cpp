@@ -1,10 +1,14 @@
 #include "server_stats.h"
 
+#include <algorithm>
 #include <charconv>
+
+#include "redis/cluster.h"
 
 namespace locklab::harness {
 
 Result<redis::Reply> ask(const redis::ConnectionOptions& server, const redis::Args& args) {
+  if (server.cluster) return redis::ClusterConnection(server).command(args);  // to the key's master
   auto connection = redis::Connection::connect(server);
   if (!connection) return connection.error();
   return connection->command(args);
@@ -19,9 +23,39 @@ Status reachable(const redis::ConnectionOptions& server) {
   return Done{};
 }
 
-Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& servers) {
-  std::int64_t total = 0;
+namespace {
+
+// A cluster's seed stands for every master: each serves the keys of its slots.
+Result<std::vector<redis::ConnectionOptions>> every_master(const std::vector<redis::ConnectionOptions>& servers) {
+  std::vector<redis::ConnectionOptions> masters;
   for (const auto& server : servers) {
+    if (!server.cluster) {
+      masters.push_back(server);
+      continue;
+    }
+    redis::ClusterConnection cluster(server);
+    if (auto loaded = cluster.refresh_slot_map(); !loaded) return loaded.error();
+    for (const auto& range : cluster.slot_map()) {
+      const bool seen = std::any_of(masters.begin(), masters.end(), [&](const redis::ConnectionOptions& known) {
+        return known.endpoint.to_string() == range.master.to_string();
+      });
+      if (seen) continue;
+      redis::ConnectionOptions master = server;
+      master.endpoint = range.master;
+      master.cluster = false;
+      masters.push_back(master);
+    }
+  }
+  return masters;
+}
+
+}  // namespace
+
+Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& given) {
+  auto servers = every_master(given);
+  if (!servers) return servers.error();
+  std::int64_t total = 0;
+  for (const auto& server : *servers) {
     auto reply = ask(server, {"INFO", "commandstats"});
     if (!reply) return reply.error();
     auto calls = parse_commandstats_calls(reply->text());

@@ -15,13 +15,14 @@
 
 namespace locklab::harness {
 
-// One command on a fresh connection.
+// One command on a fresh connection (a cluster's seed: routed to the key's master).
 Result<redis::Reply> ask(const redis::ConnectionOptions& server, const redis::Args& args);
 
 // PING answered PONG; the error names the server.
 Status reachable(const redis::ConnectionOptions& server);
 
-// Commands the servers have served so far, summed (INFO itself excluded).
+// Commands the servers have served so far, summed (INFO itself excluded); a
+// cluster's seed counts every master of the cluster.
 Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& servers);
 
 // Servers on which `key` still exists, and how many of those have no TTL.

@@ -114,6 +114,40 @@ TEST(Validate, CrossOptionChecks) {
   EXPECT_EQ(validate(options), "--step pause/crash need --mode process (a thread cannot stop or die alone)");
 }
 
+// --cluster: a lock whose keys live on one master of the cluster, reached by
+// slot. What cannot work that way is refused before anything starts.
+TEST(Validate, ClusterChecks) {
+  RunOptions options = valid_options();
+  options.cluster = true;
+  EXPECT_EQ(validate(options), std::nullopt) << "a lock without Redis: only the counter is in the cluster";
+  options.lock = "redlock";
+  EXPECT_EQ(validate(options),
+            "--cluster stores each key on one master; redlock needs independent masters (--redis or --nodes)");
+  options.lock = "lua-safe-delete";
+  options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
+  EXPECT_EQ(validate(options), "--cluster and --sentinel exclude each other");
+  options.sentinels.clear();
+  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "failover", "net:mode=cut", "unavailable"}) {
+    options.faults = {fault};
+    const std::string name = fault.substr(0, fault.find(':'));
+    EXPECT_EQ(validate(options), "--fault: " + name +
+                                     " acts on servers locklab lays out itself, not on a cluster (--cluster runs "
+                                     "client-side faults only)")
+        << fault;
+  }
+  options.faults = {"crash-holder", "pause-holder:until=expired", "slow-holder:ms=10", "clock-skew:offset=5", "random"};
+  options.steps.push_back(*parse_step_action("locklab:cs-exit:crash:0", nullptr));
+  EXPECT_EQ(validate(options), std::nullopt) << "client-side faults and step actions work on a cluster";
+  options.faults.clear();
+  options.steps.clear();
+  options.counter_redis = redis::Endpoint{"127.0.0.1", 7000};
+  EXPECT_EQ(validate(options), std::nullopt) << "--counter-redis moves the counter out of a started cluster";
+  options.wait_replicas = 1;
+  EXPECT_EQ(validate(options), std::nullopt) << "a started cluster gets the replicas to WAIT for";
+  options.redis = {redis::Endpoint{"127.0.0.1", 7001}};
+  EXPECT_EQ(validate(options), std::nullopt) << "seeds of an existing cluster";
+}
+
 class Cli : public ::testing::Test {
  protected:
   // Runs locklab with `args`; returns the exit code and stderr.
@@ -156,6 +190,31 @@ TEST_F(Cli, OtherChecksGiveValidatesMessage) {
        "--wait-replicas applies to lua-safe-delete, reentrant-watchdog, not setnx"},
       {"run --lock setnx --clients 2 --step locklab:cs-enter:crash:5",
        "--step locklab:cs-enter: client 5 does not exist (--clients 2)"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto [code, err] = locklab(args);
+    EXPECT_EQ(code, 2) << args << ": " << err;
+    EXPECT_EQ(err, "locklab: " + message + "\n") << args;
+  }
+}
+
+// Each refusal of --cluster is exit 2 and one line, before any server starts
+// (the seeds below answer nothing: a run would fail with exit 1 instead).
+TEST_F(Cli, ClusterRefusalsAreUsageErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --lock redlock --cluster",
+       "--cluster stores each key on one master; redlock needs independent masters (--redis or --nodes)"},
+      {"run --lock redlock --cluster 127.0.0.1:1",
+       "--cluster stores each key on one master; redlock needs independent masters (--redis or --nodes)"},
+      {"run --lock setnx --cluster --sentinel 127.0.0.1:1", "--cluster and --sentinel exclude each other"},
+      {"run --lock setnx --cluster --fault node-crash",
+       "--fault: node-crash acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side "
+       "faults only)"},
+      {"run --lock lua-safe-delete --cluster --redis 127.0.0.1:1 --fault failover",
+       "--fault: failover acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side "
+       "faults only)"},
+      {"run --lock setnx --cluster 127.0.0.1:1 --redis 127.0.0.1:2", "--cluster HOST:PORT and --redis: give the seeds once"},
+      {"run --lock setnx --cluster bad", "--cluster: bad Redis address 'bad' (expected HOST:PORT)"},
   };
   for (const auto& [args, message] : cases) {
     const auto [code, err] = locklab(args);
