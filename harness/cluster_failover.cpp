@@ -312,6 +312,7 @@ Result<FailoverOutcome> run_cluster_failover_trial(const ClusterFailoverTrial& t
   // wrote with it: poll for the held bytes (none come if A wrote nothing).
   wait_until([&] { return cluster.held_bytes() > 0; }, 2000ms);
   outcome.held_bytes = cluster.held_bytes();
+  if (auto tested = require_held_write(outcome.held_bytes); !tested) return tested.error();
 
   auto promoted = cluster.fail_over();
   if (!promoted) return promoted.error();

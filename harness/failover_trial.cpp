@@ -36,6 +36,12 @@ void leave(TrialClient& client, const SharedHistory& history) {
   client.record->stage = CsStage::closed;
 }
 
+Status require_held_write(std::uint64_t held_bytes) {
+  if (held_bytes > 0) return Done{};
+  return Error{ErrorKind::io, "no replication bytes were held after A's attempt: A wrote nothing the replica could miss, "
+                              "so the trial tested nothing"};
+}
+
 void judge_trial(const TrialClient& first, const TrialClient& second, const SharedHistory& history,
                  FailoverOutcome& outcome) {
   outcome.first_acquire = to_string(first.outcome);

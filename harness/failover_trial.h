@@ -31,6 +31,11 @@ struct FailoverOutcome {
 
 // One client's single attempt; an acquired lock is inside its critical section
 // (recorded as entered) until leave().
+// A trial whose lock write never reached the held replication stream tested
+// nothing (A wrote nothing, or the stream was not held): an error, never a
+// `safe` verdict with 0 double grants.
+Status require_held_write(std::uint64_t held_bytes);
+
 struct TrialClient {
   std::unique_ptr<DistributedLock> lock;
   Acquire outcome = Acquire::error;

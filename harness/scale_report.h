@@ -28,9 +28,10 @@ struct ScalePoint {
   CpuShare cpu;
 };
 
-// The ceiling of any one-key lock, measured in the same sweep: one acquisition
-// costs at least the hold plus 4 round trips (acquire, GET, SET, release), so
-// no lock can pass 1 / (hold + 4 RTT) acquisitions/s (issue 11).
+// The reference for any one-key lock, measured in the same sweep: one handoff
+// takes the hold plus 4 round trips (acquire, GET, SET, release), so
+// 1 / (hold + 4 RTT) acquisitions/s (issue 11). Not a hard ceiling: a polling
+// lock's next acquire can be in flight while the release runs (about 3 RTT).
 struct SerialLimit {
   double round_trip_us = 0;  // median of plain GETs on the lock server, before the sweep
   double hold_ms = 0;

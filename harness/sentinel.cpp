@@ -189,6 +189,7 @@ Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial) {
   // wrote with it: poll for the held bytes (none come if A wrote nothing).
   wait_until([&] { return (*topology)->replication().held_bytes() > 0; }, 2000ms);
   outcome.held_bytes = (*topology)->replication().held_bytes();
+  if (auto tested = require_held_write(outcome.held_bytes); !tested) return tested.error();
 
   auto promoted = (*topology)->kill_master();
   if (!promoted) return promoted.error();
