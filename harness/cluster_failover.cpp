@@ -17,17 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Result<redis::Reply> ask(const RedisServer& node, const redis::Args& args) {
-  auto connection = redis::Connection::connect(node.connection_options());
-  if (!connection) return connection.error();
-  auto reply = connection->command(args);
-  if (!reply) return reply.error();
-  if (reply->is_error())
-    return Error{ErrorKind::reply, node.endpoint().to_string() + ": " + args.front() + " " +
-                                       (args.size() > 1 ? args[1] : "") + ": " + std::string(reply->text())};
-  return reply;
-}
-
 // One line of CLUSTER NODES: "<id> <ip:port@cport> <flags> <master> <ping> <pong> <epoch> <link> <slot>...".
 struct NodeLine {
   std::string id;
@@ -73,11 +62,11 @@ bool serves_slot(const NodeLine& node, int slot) {
 // What one node thinks: is `new_id` the master serving `slot`, `old_id` a
 // replica, and the cluster ok? Empty when all hold, else what does not.
 std::string failover_seen_by(const RedisServer& node, const std::string& new_id, const std::string& old_id, int slot) {
-  auto info = ask(node, {"CLUSTER", "INFO"});
+  auto info = ask_cluster_node(node, {"CLUSTER", "INFO"});
   if (!info) return info.error().message;
   if (info_field(info->text(), "cluster_state") != "ok")
     return node.endpoint().to_string() + ": cluster_state " + info_field(info->text(), "cluster_state");
-  auto nodes = ask(node, {"CLUSTER", "NODES"});
+  auto nodes = ask_cluster_node(node, {"CLUSTER", "NODES"});
   if (!nodes) return nodes.error().message;
   bool promoted = false, demoted = false;
   for (const auto& line : parse_nodes(nodes->text())) {
@@ -101,7 +90,7 @@ using Epochs = std::map<std::string, std::string>;
 // (the masters all start at epoch 0 and resolve the collision by bumping).
 std::string settled_at(const RedisServer& node, const std::string& replica_id, const std::string& master_id,
                        Epochs& epochs) {
-  auto nodes = ask(node, {"CLUSTER", "NODES"});
+  auto nodes = ask_cluster_node(node, {"CLUSTER", "NODES"});
   if (!nodes) return nodes.error().message;
   bool known = false;
   std::set<std::string> distinct;
@@ -152,7 +141,7 @@ Result<std::unique_ptr<ClusterFailoverTopology>> ClusterFailoverTopology::start(
     // Before any MEET: every node (the replica too) learns the proxy's port
     // from the master's first gossip. The bus port is not announced, so it stays the real one.
     const auto proxy_port = std::to_string(self->proxy_->endpoint().port);
-    auto announced = ask(master, {"CONFIG", "SET", "cluster-announce-port", proxy_port});
+    auto announced = ask_cluster_node(master, {"CONFIG", "SET", "cluster-announce-port", proxy_port});
     if (!announced) return announced.error();
     return Done{};
   };
@@ -178,9 +167,9 @@ Result<std::unique_ptr<ClusterFailoverTopology>> ClusterFailoverTopology::start(
 }
 
 Status ClusterFailoverTopology::wait_settled(std::chrono::milliseconds timeout) {
-  auto master_id = ask(master(), {"CLUSTER", "MYID"});
+  auto master_id = ask_cluster_node(master(), {"CLUSTER", "MYID"});
   if (!master_id) return master_id.error();
-  auto replica_id = ask(replica(), {"CLUSTER", "MYID"});
+  auto replica_id = ask_cluster_node(replica(), {"CLUSTER", "MYID"});
   if (!replica_id) return replica_id.error();
   std::string last = "not polled";
   const bool settled = wait_until(
@@ -225,11 +214,11 @@ std::uint64_t ClusterFailoverTopology::held_bytes() const {
 }
 
 Result<redis::Endpoint> ClusterFailoverTopology::fail_over(std::chrono::milliseconds timeout) {
-  auto old_id = ask(master(), {"CLUSTER", "MYID"});
+  auto old_id = ask_cluster_node(master(), {"CLUSTER", "MYID"});
   if (!old_id) return old_id.error();
-  auto new_id = ask(replica(), {"CLUSTER", "MYID"});
+  auto new_id = ask_cluster_node(replica(), {"CLUSTER", "MYID"});
   if (!new_id) return new_id.error();
-  auto forced = ask(replica(), {"CLUSTER", "FAILOVER", "FORCE"});
+  auto forced = ask_cluster_node(replica(), {"CLUSTER", "FAILOVER", "FORCE"});
   if (!forced) return forced.error();
 
   const int slot = redis::key_slot(settings_.key);

@@ -48,16 +48,6 @@ Result<std::unique_ptr<RedisServer>> start_node(const ClusterOptions& options) {
   return RedisServer::start(std::move(server));
 }
 
-Result<redis::Reply> ask(const RedisServer& node, const redis::Args& args) {
-  auto connection = redis::Connection::connect(node.connection_options());
-  if (!connection) return connection.error();
-  auto reply = connection->command(args);
-  if (!reply) return reply.error();
-  if (reply->is_error())
-    return Error{ErrorKind::reply, node.endpoint().to_string() + ": " + args.front() + " " +
-                                       (args.size() > 1 ? args[1] : "") + " failed: " + std::string(reply->text())};
-  return reply;
-}
 
 // "field:value" out of CLUSTER INFO's text.
 std::string info_field(std::string_view info, std::string_view field) {
@@ -69,6 +59,17 @@ std::string info_field(std::string_view info, std::string_view field) {
 }
 
 }  // namespace
+
+Result<redis::Reply> ask_cluster_node(const RedisServer& node, const redis::Args& args) {
+  auto connection = redis::Connection::connect(node.connection_options());
+  if (!connection) return connection.error();
+  auto reply = connection->command(args);
+  if (!reply) return reply.error();
+  if (reply->is_error())
+    return Error{ErrorKind::reply, node.endpoint().to_string() + ": " + args.front() + " " +
+                                       (args.size() > 1 ? args[1] : "") + " failed: " + std::string(reply->text())};
+  return reply;
+}
 
 Result<std::unique_ptr<RedisCluster>> RedisCluster::start(ClusterOptions options) {
   if (options.masters == 0) return Error{ErrorKind::usage, "cluster: at least one master"};
@@ -95,17 +96,17 @@ Status RedisCluster::form() {
   for (std::size_t i = 0; i < masters_.size(); ++i) {
     const int first = static_cast<int>(i) * per_master;
     const int last = i + 1 == masters_.size() ? redis::kClusterSlots - 1 : first + per_master - 1;
-    auto added = ask(*masters_[i], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
+    auto added = ask_cluster_node(*masters_[i], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
     if (!added) return added.error();
   }
   // MEET assumes the bus on port+10000 unless told: tell it the hub's cluster-port.
   const auto& hub = masters_.front()->endpoint();
-  auto hub_bus = ask(*masters_.front(), {"CONFIG", "GET", "cluster-port"});
+  auto hub_bus = ask_cluster_node(*masters_.front(), {"CONFIG", "GET", "cluster-port"});
   if (!hub_bus) return hub_bus.error();
   if (hub_bus->size() != 2) return Error{ErrorKind::protocol, "CONFIG GET cluster-port: " + hub_bus->describe()};
   const std::string hub_bus_port(hub_bus->element(1).text());
   auto meet = [&](const RedisServer& node) -> Status {
-    auto met = ask(node, {"CLUSTER", "MEET", hub.host, std::to_string(hub.port), hub_bus_port});
+    auto met = ask_cluster_node(node, {"CLUSTER", "MEET", hub.host, std::to_string(hub.port), hub_bus_port});
     if (!met) return met.error();
     return Done{};
   };
@@ -118,10 +119,10 @@ Status RedisCluster::form() {
   const auto deadline = std::chrono::steady_clock::now() + options_.ready_timeout;
   for (std::size_t i = 0; i < replicas_.size(); ++i) {
     const auto& master = *masters_[i / options_.replicas_per_master];
-    auto id = ask(master, {"CLUSTER", "MYID"});
+    auto id = ask_cluster_node(master, {"CLUSTER", "MYID"});
     if (!id) return id.error();
     for (;;) {
-      auto followed = ask(*replicas_[i], {"CLUSTER", "REPLICATE", std::string(id->text())});
+      auto followed = ask_cluster_node(*replicas_[i], {"CLUSTER", "REPLICATE", std::string(id->text())});
       if (followed) break;
       if (std::chrono::steady_clock::now() > deadline) return followed.error();
       std::this_thread::sleep_for(20ms);  // gossip has not told the replica about its master yet
@@ -138,7 +139,7 @@ Status RedisCluster::wait_ready(std::chrono::milliseconds timeout) const {
     bool ready = true;
     for (const auto* list : {&masters_, &replicas_}) {
       for (const auto& node : *list) {
-        auto info = ask(*node, {"CLUSTER", "INFO"});
+        auto info = ask_cluster_node(*node, {"CLUSTER", "INFO"});
         if (!info) {
           last_problem = info.error().message;
           ready = false;
@@ -184,7 +185,7 @@ redis::ConnectionOptions RedisCluster::seed() const {
 
 Status RedisCluster::flush_all() const {
   for (const auto& master : masters_)
-    if (auto flushed = ask(*master, {"FLUSHALL"}); !flushed) return flushed.error();
+    if (auto flushed = ask_cluster_node(*master, {"FLUSHALL"}); !flushed) return flushed.error();
   return Done{};
 }
 

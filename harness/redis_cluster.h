@@ -68,4 +68,8 @@ class RedisCluster {
   ServerList replicas_;  // replicas_of(i) = replicas_[i*R .. i*R+R)
 };
 
+// One command on a fresh connection to `node`; an error reply becomes an Error
+// naming the node and the command.
+Result<redis::Reply> ask_cluster_node(const RedisServer& node, const redis::Args& args);
+
 }  // namespace locklab::harness
