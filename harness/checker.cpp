@@ -21,6 +21,16 @@ std::vector<std::pair<std::int64_t, int>> sorted_events(const std::vector<CsReco
 }
 }  // namespace
 
+OverlapKind classify_overlap(const ResourceAccess& a, const ResourceAccess& b) {
+  if (a.refused || b.refused) return OverlapKind::fenced_off;
+  if (!a.has_token || !b.has_token) return OverlapKind::violation;
+  const ResourceAccess& first = a.write_end <= b.read_start ? a : b;
+  const ResourceAccess& second = &first == &a ? b : a;
+  const bool apart = first.write_end <= second.read_start;
+  if (apart && first.token < second.token) return OverlapKind::serialized_by_fence;
+  return OverlapKind::violation;
+}
+
 OverlapSummary find_overlaps(const std::vector<CsRecord>& by_enter) {
   OverlapSummary summary;
   // Pairs: every section still open when a later one enters intersects it.

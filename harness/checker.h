@@ -78,6 +78,37 @@ struct SafetyInput {
   int live_max_occupancy = 0;  // the shared occupancy counter's high-water mark
 };
 
+// The one rule for two overlapping critical sections, written once: the
+// single-host checker applies it to the recorded history (monotonic ns), and
+// the multi-host oracle to the order the oracle Redis saw (its own sequence
+// numbers, no synchronised clocks). Both call this function.
+//
+// What one section did at the protected resource. `read_start` is just before
+// its read was sent, `write_end` just after its write's reply came back; both
+// in one order-preserving unit. A section whose write never completed
+// (failed, pending, died) has write_end = kOpenEnded: its window never closed.
+struct ResourceAccess {
+  static constexpr std::int64_t kOpenEnded = INT64_MAX;
+  bool refused = false;        // the fenced resource refused its token: it changed nothing
+  bool has_token = false;
+  std::uint64_t token = 0;
+  std::int64_t read_start = 0;
+  std::int64_t write_end = kOpenEnded;
+};
+
+enum class OverlapKind {
+  violation,            // two holders whose accesses could interleave
+  fenced_off,           // one of the two was refused by the resource: it changed nothing
+  serialized_by_fence,  // both accepted, one's read-to-write window ended before the other's
+                        // began, and the resource saw their tokens strictly rising in that order
+};
+
+// Two sections of different clients whose lease intervals intersect. Equal
+// tokens are never "serialized by the fence": the resource accepts a token
+// equal to the highest it saw (a holder's own write after its own read), so it
+// cannot tell two holders with one token apart -- their order was luck.
+OverlapKind classify_overlap(const ResourceAccess& a, const ResourceAccess& b);
+
 // The sections that touched the resource: a section whose fenced read or
 // write was refused (stale token) changed nothing, so its overlap with the
 // next holder harmed nothing -- that is what fencing is for.
