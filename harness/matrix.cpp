@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "compare.h"
 #include "faults.h"
@@ -86,11 +87,18 @@ std::string shell_word(const std::string& word) {
   return word.find_first_of(" \t'\"$|&;<>()") == std::string::npos ? word : "'" + word + "'";
 }
 
+std::string duration_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
+}
+
 // The `locklab run` line that replays one cell on its own.
 std::string replay_command(const CellPlan& plan) {
   const RunOptions& o = plan.options;
-  std::string line = "locklab run --lock " + o.lock + " --clients " + std::to_string(o.clients) + " --ops " +
-                     std::to_string(o.ops.value_or(0)) + " --ttl " + std::to_string(o.ttl_ms) + " --hold " +
+  std::string line = "locklab run --lock " + o.lock + " --clients " + std::to_string(o.clients) +
+                     (o.ops ? " --ops " + std::to_string(*o.ops) : " --duration " + duration_text(o.duration_s)) +
+                     " --ttl " + std::to_string(o.ttl_ms) + " --hold " +
                      std::to_string(o.hold_ms) + " --wait " + std::to_string(o.wait_ms) + " --retry " +
                      std::to_string(o.retry_ms) + " --key " + o.key;
   if (o.stall_ms > 0) line += " --stall " + std::to_string(o.stall_ms);
@@ -255,7 +263,7 @@ const std::vector<FaultColumn>& fault_columns() {
       {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted", /*topology=*/true},
       {"node-restart", "restart, no persistence", "9",
        "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once", /*topology=*/true},
-      {"clock-jump", "node clock jump", "10", "clock-jump: node 0's wall clock +10 x ttl while a holder is inside", /*topology=*/true},
+      {"clock-jump", "node clock jump", "10", "clock-jump: node 0's wall clock +10 x ttl while a holder is inside; waiters poll every 30 ms", /*topology=*/true},
       {"net-cut", "net: holder cut", "11a", "net cut: the holder loses its lock-server links while it works 2 x ttl", /*topology=*/true},
       {"unavailable-release", "unavailable: release", "12", "unavailable: the release is refused", /*topology=*/true},
   };
@@ -327,6 +335,11 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
     plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
   } else if (name == "clock-jump") {
     o.hold_ms = 100;
+    // The jump expires the key under its holder. A waiter asleep on the PTTL
+    // it read before the jump (reentrant-watchdog) would miss the lapse and
+    // the cell would read safe by luck: short waits keep every waiter polling,
+    // so where the algorithm allows a second holder one is there at once.
+    o.wait_ms = 30;
     plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder"};
   } else if (name == "net-cut") {
     o.clients = 2;

@@ -107,7 +107,7 @@ constexpr std::array kCells = {
     Row{"getset-timestamp", "clock-jump", C::safe, "expiry is judged by client clocks; the server's clock is not used"},
     Row{"set-nx-px-token", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
     Row{"lua-safe-delete", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
-    Row{"reentrant-watchdog", "clock-jump", C::safe, "the key expires at once, but waiters sleep on the PTTL they saw: the 100 ms holder is done first"},
+    Row{"reentrant-watchdog", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing hash, and a polling waiter takes it"},
     Row{"redlock", "clock-jump", C::safe, "one node of five: the holder keeps a majority elsewhere"},
     Row{"fenced", "clock-jump", C::safe, "the key expires early, but the resource refuses the old holder's token"},
     Row{"fair-queue", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
