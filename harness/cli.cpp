@@ -129,8 +129,8 @@ CLI::Option* add_workload_flags(CLI::App& app, RunOptions& o) {
   app.add_option_function<std::string>(
          "--counter-redis",
          [&o](const std::string& text) { o.counter_redis = parse_endpoints(text, nullptr).value().front(); },
-         "With --redis: the counter's server (default: the first --redis)")
-      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));  // without --redis: validate() says so
+         "With --redis, --sentinel or --cluster: the counter's server (default: the first lock server)")
+      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));  // without any of them: validate() says so
   app.add_option("--nodes", o.nodes, "Masters to start for multi-node generations (Redlock)")
       ->check(within(bounds::nodes))
       ->capture_default_str();

@@ -1,5 +1,7 @@
 #include "fault.h"
 
+#include <algorithm>
+
 namespace locklab::harness {
 
 FaultNeeds& FaultNeeds::operator|=(const FaultNeeds& other) {
@@ -9,6 +11,12 @@ FaultNeeds& FaultNeeds::operator|=(const FaultNeeds& other) {
   clock_shim = clock_shim || other.clock_shim;
   process_clients = process_clients || other.process_clients;
   return *this;
+}
+
+std::string Fault::why_not_acted() const {
+  const nlohmann::json applied = record().value("applied", nlohmann::json::array());
+  if (applied.empty() || !applied.back().contains("what")) return "nothing was applied";
+  return applied.back()["what"].get<std::string>();
 }
 
 template <class Call>
@@ -75,8 +83,24 @@ FaultNeeds FaultSet::needs() const {
 
 nlohmann::json FaultSet::record() const {
   nlohmann::json records = nlohmann::json::array();
-  for (const auto& fault : faults_) records.push_back(fault->record());
+  for (const auto& fault : faults_) {
+    nlohmann::json record = fault->record();
+    record["acted"] = fault->acted();
+    records.push_back(std::move(record));
+  }
   return records;
+}
+
+bool FaultSet::acted() const {
+  return std::all_of(faults_.begin(), faults_.end(), [](const auto& fault) { return fault->acted(); });
+}
+
+std::string FaultSet::why_not_acted() const {
+  std::string why;
+  for (const auto& fault : faults_)
+    if (!fault->acted())
+      why.append(why.empty() ? "" : "; ").append(fault->record().value("spec", fault->name()) + ": " + fault->why_not_acted());
+  return why;
 }
 
 std::chrono::milliseconds FaultSet::allowance(std::chrono::milliseconds ttl) const {

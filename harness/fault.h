@@ -4,6 +4,12 @@
 // each what it needs (its own servers, proxies, a replica, the clock shim)
 // before the servers start, runs them all through one FaultSet, and writes
 // each one's record() into the run document's "faults" array.
+//
+// Every fault says whether it acted (acted(): it changed what it is for -- a
+// client killed, stopped or slowed, a clock skewed and used, servers killed,
+// stopped or jumped, links faulted, a failover done). A run whose asked-for
+// fault did not act proves nothing about that fault: measure() makes its
+// verdict `error` (docs/harness.md, "Faults that did not act").
 #pragma once
 
 #include <chrono>
@@ -34,6 +40,12 @@ class Fault : public Nemesis {
   // What was applied, when (ms since the barrier), for the run document's
   // "faults" array: {"spec": TEXT, "applied": [{"t_ms": .., "what": ..}], ...}.
   virtual nlohmann::json record() const = 0;
+  // Whether it acted in this run; read after after_run(). No default: each
+  // fault states what acting means for it (docs/faults.md, each fault's "acted").
+  virtual bool acted() const = 0;
+  // Why it did not act, in its own words (for the verdict's reason). The
+  // default: the last thing it recorded, or "nothing was applied".
+  virtual std::string why_not_acted() const;
   // The longest this fault may stretch the run (a pause's bound, a slow
   // section); measure() adds it to the workload's hard deadline.
   virtual std::chrono::milliseconds allowance(std::chrono::milliseconds /*ttl*/) const { return {}; }
@@ -58,7 +70,9 @@ class FaultSet final : public Fault {
   StepHook client_step_hook(int client) override;
   std::shared_ptr<const WallClock> client_clock(int client) override;
   FaultNeeds needs() const override;
-  nlohmann::json record() const override;  // an array: one record per fault
+  nlohmann::json record() const override;  // an array: one record per fault, each with "acted"
+  bool acted() const override;             // every fault of the set acted
+  std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;  // the sum
 
  private:

@@ -29,6 +29,7 @@ StepHook Gate::hook(int client) const {
 void Gate::arm(int skip_client) {
   (*cells_)[kSkip].store(skip_client + 1);
   (*cells_)[kArmed].store(1);
+  (*cells_)[kEverArmed].store(1);
 }
 
 void Gate::release() {

@@ -18,16 +18,18 @@ namespace locklab::harness {
 class Gate {
  public:
   Gate(std::string point, int client)
-      : point_(std::move(point)), client_(client), cells_(std::make_shared<SharedCells>(4)) {}
+      : point_(std::move(point)), client_(client), cells_(std::make_shared<SharedCells>(5)) {}
 
   StepHook hook(int client) const;
   void arm(int skip_client = -1);
   int parked() const { return static_cast<int>((*cells_)[kParked].load()) - 1; }
   bool released() const { return (*cells_)[kReleased].load() != 0; }
+  bool ever_armed() const { return (*cells_)[kEverArmed].load() != 0; }
+  const std::string& point() const { return point_; }
   void release();
 
  private:
-  enum Cell : std::size_t { kArmed = 0, kParked = 1, kReleased = 2, kSkip = 3 };
+  enum Cell : std::size_t { kArmed = 0, kParked = 1, kReleased = 2, kSkip = 3, kEverArmed = 4 };
   std::string point_;
   int client_;
   std::shared_ptr<SharedCells> cells_;

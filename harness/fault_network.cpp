@@ -76,7 +76,7 @@ class NetFault final : public GatedFault {
       links_ = topology(context)->client_links(client_);
       apply_mode(links_, mode_, ms_, direction_);
       applied_ = true;
-      note(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
+      note_acted(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
       hold_the_others(context);
     }
     gate_.arm();
@@ -167,7 +167,7 @@ class NetFault final : public GatedFault {
       apply_mode(links_, mode_, ms_, direction_);
       applied_ = true;
       begin_watch(context, holder);
-      note(context, what() + " on client " + std::to_string(holder) + "'s links while it holds the lock");
+      note_acted(context, what() + " on client " + std::to_string(holder) + "'s links while it holds the lock");
       return;
     }
     if (wait_for_other(context, holder, long_patience(ttl_))) {
@@ -184,7 +184,7 @@ class NetFault final : public GatedFault {
       links_ = topology(context)->client_links(holder);
       apply_mode(links_, mode_, ms_, direction_);
       applied_ = true;
-      note(context, what() + " on client " + std::to_string(holder) + "'s links as it releases");
+      note_acted(context, what() + " on client " + std::to_string(holder) + "'s links as it releases");
       contender_.arm(holder);
       gate_.release();
       since_ = Clock::now();
@@ -277,7 +277,7 @@ class UnavailableFault final : public GatedFault {
     }
     if (!applied_) return;
     if (observed(context) > baseline_) {
-      end(context, phase_ == Phase::acquire ? "client " + std::to_string(target_) + "'s acquire failed (" +
+      end_acting(context, phase_ == Phase::acquire ? "client " + std::to_string(target_) + "'s acquire failed (" +
                                                   (drop_reply_ ? "unknown outcome" : "error") + "); links restored"
                                             : "client " + std::to_string(target_) +
                                                   "'s release failed (outcome unknown); links restored");
@@ -287,7 +287,9 @@ class UnavailableFault final : public GatedFault {
   }
 
   void undo(NemesisContext& context) override {
-    if (applied_) end(context, "links restored at the end of the run");
+    if (!applied_) return;
+    if (observed(context) > baseline_) return end_acting(context, "links restored at the end of the run");
+    end(context, "links restored at the end of the run; no failure seen");
   }
 
  private:
@@ -306,14 +308,25 @@ class UnavailableFault final : public GatedFault {
     else apply_mode(links_, NetMode::cut, 0ms, Direction::both);
     applied_ = true;
     since_ = Clock::now();
-    note(context, std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
-                      " for client " + std::to_string(client) + " as it " + when);
+    const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
+                             " for client " + std::to_string(client) + " as it " + when;
+    // Acted: at=release, the holder is let go from the gate into these links,
+    // so its release meets them; at=acquire, client N may never try: acted
+    // once its acquire failed on them (end_acting).
+    if (phase_ == Phase::release) note_acted(context, what);
+    else note(context, what);
   }
 
   void end(NemesisContext& context, const std::string& what) {
     restore(links_);
     applied_ = false;
     note(context, what);
+  }
+  // The client's request failed on the faulted links: the fault acted.
+  void end_acting(NemesisContext& context, const std::string& what) {
+    restore(links_);
+    applied_ = false;
+    note_acted(context, what);
   }
 
   Phase phase_;

@@ -25,6 +25,10 @@ bool targets(int wanted, int client) { return wanted < 0 || wanted == client; }
 
 }  // namespace
 
+std::string nobody_did(int client, const std::string& did) {
+  return client < 0 ? "no client " + did : "client " + std::to_string(client) + " never " + did;
+}
+
 // --- shared state -----------------------------------------------------------------
 
 SharedCells::SharedCells(std::size_t count) : bytes_(sizeof(std::atomic<std::int64_t>) * std::max<std::size_t>(count, 1)) {
@@ -79,6 +83,7 @@ void ClientParking::stop(const NemesisContext& context, int client) {
     (*cells_)[3 * i].store(kFree);
     return;
   }
+  ++stops_;
   Stopped stopped{std::move(paused).value(), rule, (*cells_)[3 * i + 2].load(), {}};
   if (context.history != nullptr)
     for (int c = 0; c < context.history->clients(); ++c)
@@ -219,6 +224,8 @@ nlohmann::json CrashHolderFault::record() const {
   return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}};
 }
 
+std::string CrashHolderFault::why_not_acted() const { return nobody_did(client_, "reached step point " + at_); }
+
 // --- pause-holder -----------------------------------------------------------------
 
 PauseHolderFault::PauseHolderFault(FaultSpec spec, std::string at, int client, PauseRule rule)
@@ -250,6 +257,12 @@ void PauseHolderFault::after_run(NemesisContext& context) {
 
 nlohmann::json PauseHolderFault::record() const {
   return {{"spec", spec_.text}, {"applied", applied_json(parking_->events(), go_ns_)}};
+}
+
+// A client that parked but could not be stopped (it died first) left an event that says so.
+std::string PauseHolderFault::why_not_acted() const {
+  if (!parking_->events().empty()) return parking_->events().back().what;
+  return nobody_did(client_, "reached step point " + at_);
 }
 
 milliseconds PauseHolderFault::allowance(milliseconds ttl) const { return parking_->longest_pause(ttl); }
@@ -287,6 +300,8 @@ void SlowHolderFault::after_run(NemesisContext& context) {
 nlohmann::json SlowHolderFault::record() const {
   return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}};
 }
+
+std::string SlowHolderFault::why_not_acted() const { return nobody_did(client_, "entered its critical section"); }
 
 // --- clock-skew -------------------------------------------------------------------
 
@@ -335,7 +350,15 @@ void ClockSkewFault::tick(NemesisContext&) {
   if (held_back_ && std::chrono::steady_clock::now() >= release_by_) start_skewed_client("nobody else got in");
 }
 
-void ClockSkewFault::after_run(NemesisContext&) { start_skewed_client("the run ended"); }
+void ClockSkewFault::after_run(NemesisContext& context) {
+  start_skewed_client("the run ended");
+  if (context.history != nullptr && client_ < context.history->clients())
+    skewed_attempts_ = context.history->slot(client_).attempts.load();
+}
+
+std::string ClockSkewFault::why_not_acted() const {
+  return "client " + std::to_string(client_) + " made no acquire attempt with its skewed clock";
+}
 
 nlohmann::json ClockSkewFault::record() const {
   return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}};

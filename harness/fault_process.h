@@ -72,6 +72,7 @@ class ClientParking {
   void tick(const NemesisContext& context);
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
+  int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
  private:
@@ -96,7 +97,11 @@ class ClientParking {
   std::map<int, Stopped> stopped_;
   std::vector<RedisProbe> probes_;
   std::vector<AppliedEvent> events_;
+  int stops_ = 0;
 };
+
+// "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.
+std::string nobody_did(int client, const std::string& did);
 
 // crash-holder:at=POINT:client=N:times=K
 class CrashHolderFault final : public Fault {
@@ -107,6 +112,8 @@ class CrashHolderFault final : public Fault {
   StepHook client_step_hook(int client) override;
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
+  bool acted() const override { return !events_.empty(); }  // a client was killed
+  std::string why_not_acted() const override;
 
  private:
   FaultSpec spec_;
@@ -127,6 +134,8 @@ class PauseHolderFault final : public Fault {
   void tick(NemesisContext& context) override { parking_->tick(context); }
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
+  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped
+  std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;
 
  private:
@@ -147,6 +156,8 @@ class SlowHolderFault final : public Fault {
   StepHook client_step_hook(int client) override;
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
+  bool acted() const override { return !events_.empty(); }  // a section was made slow
+  std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds) const override { return ms_; }
 
  private:
@@ -176,6 +187,10 @@ class ClockSkewFault final : public Fault {
   void after_run(NemesisContext& context) override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return 10 * ttl; }
   nlohmann::json record() const override;
+  // The skewed client made an acquire attempt with its skewed clock (whether
+  // the lock reads that clock is the generation's matter, not the fault's).
+  bool acted() const override { return skewed_attempts_ > 0; }
+  std::string why_not_acted() const override;
 
  private:
   void start_skewed_client(const std::string& why);
@@ -185,6 +200,7 @@ class ClockSkewFault final : public Fault {
   std::chrono::milliseconds offset_;
   std::optional<PausedProcess> held_back_;
   std::chrono::steady_clock::time_point release_by_{};
+  std::int64_t skewed_attempts_ = 0;  // the skewed client's acquire attempts, read in after_run
   std::int64_t go_ns_ = 0;
   std::vector<AppliedEvent> events_;
 };

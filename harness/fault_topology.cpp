@@ -117,7 +117,7 @@ class FailoverFault final : public GatedFault {
         note(context, "failover failed: " + promoted.error().message);
         return finish();
       }
-      note(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
+      note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
                         " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
       return;
     }
@@ -176,8 +176,8 @@ class ParkedHolderFault : public GatedFault {
   void tick_parked(NemesisContext& context) {
     const int holder = gate_.parked();
     if (holder < 0 || gate_.released()) return;
-    if (!acted_) {
-      acted_ = true;
+    if (!holder_handled_) {
+      holder_handled_ = true;
       others_before_ = acquisitions_by_others(context, holder);
       const bool keep_parked = act(context, holder);
       blockers_.lift(context);
@@ -197,7 +197,7 @@ class ParkedHolderFault : public GatedFault {
   }
 
   Blockers blockers_;
-  bool acted_ = false;
+  bool holder_handled_ = false;  // act() ran for the parked holder (whether it succeeded is acted())
 };
 
 // ---- node-crash -------------------------------------------------------------------
@@ -252,7 +252,8 @@ class NodeCrashFault final : public ParkedHolderFault {
       append_node(which, j);
     }
     crashed_at_ = Clock::now();
-    note(context, "SIGKILL node(s) " + which);
+    if (nodes.empty()) return note(context, "no node to kill: nothing done");
+    note_acted(context, "SIGKILL node(s) " + which);
     if (restart_ == Restart::now) restart_crashed(context, "restarted at once, empty (no persistence)");
   }
 
@@ -298,7 +299,8 @@ class NodePauseFault final : public TopologyFault {
       append_node(which, j);
     }
     since_ = Clock::now();
-    note(context, "SIGSTOP node(s) " + which + (ms_.count() > 0 ? " for " + ms_text(ms_) : " until the end"));
+    if (paused_.empty()) return note(context, "no node could be stopped: nothing done");
+    note_acted(context, "SIGSTOP node(s) " + which + (ms_.count() > 0 ? " for " + ms_text(ms_) : " until the end"));
   }
 
   void tick(NemesisContext& context) override {
@@ -346,9 +348,12 @@ class ClockJumpFault final : public ParkedHolderFault {
     const auto held = holder_nodes(context);
     const bool in_majority = std::find(held.begin(), held.end(), node_) != held.end();
     auto jumped = jump_clock(topology(context)->server(node_), offset_);
-    note(context, jumped ? "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
-                               (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)"
-                         : "clock jump failed: " + jumped.error().message);
+    if (!jumped) {
+      note(context, "clock jump failed: " + jumped.error().message);
+      return true;
+    }
+    note_acted(context, "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
+                            (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)");
     return true;
   }
 

@@ -37,9 +37,16 @@ class TopologyFault : public Fault {
   explicit TopologyFault(FaultSpec spec) : spec_(std::move(spec)) {}
   std::string name() const override { return spec_.name; }
   nlohmann::json record() const override { return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}}; }
+  // Set by note_acted() where the fault really changed the servers or the
+  // links; a "nothing done" note is not acting. Why not: its last note.
+  bool acted() const override { return acted_; }
 
  protected:
   void note(const NemesisContext& context, std::string what);
+  void note_acted(const NemesisContext& context, std::string what) {
+    acted_ = true;
+    note(context, std::move(what));
+  }
   static Topology* topology(const NemesisContext& context) { return context.topology; }
 
   // The watch over `holder`, parked at `gate`: begin_watch() once the fault
@@ -58,6 +65,7 @@ class TopologyFault : public Fault {
  private:
   std::vector<AppliedEvent> events_;
   std::int64_t go_ns_ = 0;
+  bool acted_ = false;
 };
 
 // A topology fault that parks a client at a gate. At the end of the run the
@@ -68,6 +76,12 @@ class GatedFault : public TopologyFault {
   GatedFault(FaultSpec spec, std::string point, int client)
       : TopologyFault(std::move(spec)), gate_(std::move(point), client) {}
   StepHook client_step_hook(int client) override { return gate_.hook(client); }
+  // A gate armed that nobody reached: the fault waited for a holder that never came.
+  std::string why_not_acted() const override {
+    if (gate_.ever_armed() && gate_.parked() < 0)
+      return "no client reached step point " + gate_.point() + ", where the fault waits for a holder";
+    return TopologyFault::why_not_acted();
+  }
   void after_run(NemesisContext& context) final {
     gate_.release();
     undo(context);

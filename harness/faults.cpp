@@ -96,12 +96,18 @@ class RandomFault final : public Fault {
   StepHook client_step_hook(int client) override { return set_->client_step_hook(client); }
   std::shared_ptr<const WallClock> client_clock(int client) override { return set_->client_clock(client); }
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return set_->allowance(ttl); }
+  // Each drawn spec was asked for: random acted only if every one of them did.
+  bool acted() const override { return set_->acted(); }
+  std::string why_not_acted() const override { return "drawn " + set_->why_not_acted(); }
   nlohmann::json record() const override {
     nlohmann::json applied = nlohmann::json::array();
     for (const auto& member : set_->record())
       for (const auto& event : member["applied"]) applied.push_back({{"t_ms", event["t_ms"]}, {"what", member["spec"].get<std::string>() + ": " + event["what"].get<std::string>()}});
     std::sort(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a["t_ms"] < b["t_ms"]; });
-    return {{"spec", spec_.text}, {"seed", seed_}, {"schedule", schedule_}, {"applied", applied}};
+    nlohmann::json drawn_acted = nlohmann::json::array();
+    for (const auto& member : set_->faults()) drawn_acted.push_back(member->acted());
+    return {{"spec", spec_.text}, {"seed", seed_}, {"schedule", schedule_}, {"schedule_acted", drawn_acted},
+            {"applied", applied}};
   }
 
  private:

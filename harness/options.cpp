@@ -81,6 +81,29 @@ std::optional<std::string> cluster_problem(const RunOptions& options, const Gene
   return std::nullopt;
 }
 
+// The lock servers are ours only when locklab lays them out itself
+// (topology.h). With --cluster, --sentinel or --redis they are someone else's:
+// a fault that acts on our servers, proxies or replicas would find none there
+// and do nothing (the run would read safe for a fault that never happened).
+// The flag that makes them someone else's, or nullopt.
+std::optional<std::string> lock_servers_not_ours(const RunOptions& options) {
+  if (options.cluster) return "--cluster";
+  if (!options.sentinels.empty()) return "--sentinel";
+  if (!options.redis.empty()) return "--redis";
+  return std::nullopt;
+}
+
+std::optional<std::string> faults_problem(const RunOptions& options) {
+  if (options.faults.empty()) return std::nullopt;
+  auto faults = make_faults(options);
+  if (!faults) return "--fault: " + faults.error().message;
+  if (!(*faults)->needs().own_servers) return std::nullopt;
+  if (const auto flag = lock_servers_not_ours(options))
+    return "--fault: " + (*faults)->name() + " acts on servers locklab starts itself; with " + *flag +
+           " the lock servers are not ours (client-side faults only)";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> validate(const RunOptions& options) {
@@ -109,7 +132,8 @@ std::optional<std::string> validate(const RunOptions& options) {
   if (auto problem = key_problem(options.key)) return option_problem("--key", *problem);
   for (const auto& endpoint : options.redis)
     if (endpoint.port <= 0 || endpoint.port > 65535) return "--redis: bad port in " + endpoint.to_string();
-  if (options.counter_redis && options.redis.empty() && !options.cluster) return "--counter-redis needs --redis";
+  // With servers of its own locklab keeps the counter on a server apart already.
+  if (options.counter_redis && !lock_servers_not_ours(options)) return "--counter-redis needs --redis, --sentinel or --cluster";
   if (auto problem = cluster_problem(options, generation)) return problem;
   if (!options.sentinels.empty() && !options.redis.empty()) return "--sentinel and --redis exclude each other";
   if (!options.sentinels.empty() && generation.capabilities.multi_node)
@@ -128,17 +152,7 @@ std::optional<std::string> validate(const RunOptions& options) {
     if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
       return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
   }
-  if (!options.faults.empty()) {
-    auto faults = make_faults(options);
-    if (!faults) return "--fault: " + faults.error().message;
-    // The topology faults act on servers, proxies and replicas locklab lays
-    // out itself (topology.h); a cluster is none of these.
-    if ((*faults)->needs().own_servers && options.cluster)
-      return "--fault: " + (*faults)->name() +
-             " acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side faults only)";
-    if ((*faults)->needs().own_servers && !options.redis.empty())
-      return "--fault: " + (*faults)->name() + " acts on servers locklab starts itself; drop --redis";
-  }
+  if (auto problem = faults_problem(options)) return problem;
   if (options.wait_replicas > 0 && !generation.capabilities.honours_wait_replicas) {
     std::string guarded;
     for (const auto& candidate : generations())

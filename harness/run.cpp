@@ -377,6 +377,20 @@ void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, 
   }
 }
 
+// An asked-for fault that did not act leaves the run without what it was
+// asked to show: whatever the checker found, the verdict is error, with one
+// reason per such fault first (docs/harness.md, "Faults that did not act").
+// Read after the run: a fault knows whether it acted once after_run() ran.
+void judge_faults_acted(Verdict& verdict, const FaultSet& faults) {
+  std::vector<std::string> reasons;
+  for (const auto& fault : faults.faults())
+    if (!fault->acted())
+      reasons.push_back("fault " + fault->record().value("spec", fault->name()) + " did not act: " + fault->why_not_acted());
+  if (reasons.empty()) return;
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
+}
+
 Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
   MetricsInput input;
   input.records = end.records;
@@ -430,6 +444,7 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
     reading = coordinator->reading();
     judge_across_hosts(verdict, reading, *run, end, options.run_id);
   }
+  judge_faults_acted(verdict, nemeses);
   const Metrics metrics = run_metrics(outcome, end);
 
   std::optional<std::int64_t> final_value, served;

@@ -153,7 +153,7 @@ Acquire FairQueueLock::try_acquire(std::chrono::milliseconds wait) {
     if (queue_up) {
       if (auto subscribed = subscribe(); !subscribed) {
         // Already queued (a broken doorbell mid-wait): leave, so we block nobody.
-        if (queued && leave(id) == Acquire::acquired) return Acquire::acquired;
+        if (queued) return abandon(id, subscribed.error());
         return fail(Acquire::error, subscribed.error().message);
       }
     }
@@ -162,10 +162,8 @@ Acquire FairQueueLock::try_acquire(std::chrono::milliseconds wait) {
       // The script may have run (queued us, or even handed us the lock) and only
       // its reply was lost, or we were queued by an earlier round: leave, so a
       // dead attempt never blocks the queue behind it until its deadline.
-      if ((queued || reply.error().outcome_unknown()) && leave(id) == Acquire::acquired) return Acquire::acquired;
-      const Acquire outcome = acquiring_command_failed(reply.error());
-      if (outcome == Acquire::unknown) hold_id_ = id;  // we may hold it: release() must name this attempt
-      return outcome;
+      if (queued || reply.error().outcome_unknown()) return abandon(id, reply.error());
+      return acquiring_command_failed(reply.error());
     }
     if (reply->is_nil()) return acquired(id);
     if (!reply->is_integer()) return fail(Acquire::error, "acquire script answered " + reply->describe());
@@ -196,15 +194,32 @@ Acquire FairQueueLock::acquired(const std::string& id) {
   return Acquire::acquired;
 }
 
+// A round failed while we were queued (or our script may have run): leave.
+// If leaving fails too we are still in the queue, and a release hands the
+// lock to the head inside Redis, needing no word from us: we may hold it, so
+// the answer is unknown, never error (the harness then lets it expire).
+Acquire FairQueueLock::abandon(const std::string& id, const Error& why) {
+  const Acquire left = leave(id);
+  if (left == Acquire::acquired) return left;
+  if (left == Acquire::unknown) return fail(Acquire::unknown, why.message + "; then " + last_error());
+  // Left cleanly: the script may still have run before we left, when its reply was lost.
+  const Acquire outcome = acquiring_command_failed(why);
+  if (outcome == Acquire::unknown) hold_id_ = id;  // we may hold it: release() must name this attempt
+  return outcome;
+}
+
 // Without it a timed-out waiter would stay queued until its deadline (one ttl)
 // and be handed the lock meanwhile, blocking everyone behind it.
 Acquire FairQueueLock::leave(const std::string& id) {
   step_("before-leave");
   auto reply = call(leave_script_, {key_, queue_key_, timeouts_key_}, {id, ttl_ms_, channel_prefix_});
-  if (!reply || !reply->is_integer())
-    // It may have been handed to us before we could leave: we may hold it.
+  if (!reply || !reply->is_integer()) {
+    // It may have been handed to us before we could leave: we may hold it,
+    // and release() must name this attempt.
+    hold_id_ = id;
     return fail(Acquire::unknown, "leaving the queue failed (the lock may have been handed to us): " +
                                       (reply ? reply->describe() : reply.error().message));
+  }
   if (reply->integer() == 1) return acquired(id);  // handed over just before the deadline
   return Acquire::timed_out;
 }

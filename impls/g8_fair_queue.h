@@ -38,6 +38,10 @@
 // (3) A wait that runs out while the lock is being handed to us: leave finds
 // the lock ours and try_acquire reports acquired, not a lost lock
 // (FairQueueTest.HandoverDuringLeaveIsAnAcquisition).
+// (4) A queued waiter cut off from Redis (its heartbeat, or its doorbell, and
+// then its leave fail) stays queued and may be handed the lock by the next
+// release: try_acquire answers unknown, never error
+// (FairQueueTest.WaiterCutOffWhileQueuedIsUnknownNotError).
 //
 // Every client of one key must use the same ttl: a release hands the next
 // waiter a lease of the releaser's ttl, and a waiter's deadline is its own ttl.
@@ -78,6 +82,7 @@ class FairQueueLock final : public SingleServerLock {
 
   Result<redis::Reply> run_acquire(const std::string& id, bool queue_up);
   Acquire leave(const std::string& id);
+  Acquire abandon(const std::string& id, const Error& why);  // leave after a failed round: acquired, unknown or why's outcome
   Acquire acquired(const std::string& id);
   Status subscribe();
   // True = `id` was handed the lock; false = `until` passed first (or a stale message).

@@ -18,6 +18,7 @@
 #include "support/redis_fixture.h"
 #include "support/step_arrivals.h"
 #include "step_gate.h"
+#include "tcp_proxy.h"
 
 namespace locklab::testing {
 namespace {
@@ -337,6 +338,36 @@ TEST_F(FairQueueTest, CrashedWaiterPastItsDeadlineIsSkipped) {
   EXPECT_EQ(queued(), 0);
   EXPECT_EQ(run({"ZCARD", kTimeouts}).integer(), 0);
   EXPECT_EQ(next->release(), Release::released);
+}
+
+
+// Race (4), §7b of issue 16: a queued waiter is cut off from Redis. Its next
+// round fails -- the doorbell breaks while it waits (cut after-queued), or its
+// heartbeat fails (cut after-wait) -- and so does its leave script: it is
+// still in the queue, and the holder's release hands it the lock inside
+// Redis. try_acquire must say unknown (it may hold the lock), never error.
+TEST_F(FairQueueTest, WaiterCutOffWhileQueuedIsUnknownNotError) {
+  constexpr auto ttl = 3s;  // a heartbeat every second
+  for (const std::string point : {"after-queued", "after-wait"}) {
+    SCOPED_TRACE(point);
+    ASSERT_EQ(run({"FLUSHALL"}).text(), "OK");
+    auto proxy = harness::TcpProxy::start(server().connection_options().endpoint);
+    ASSERT_TRUE(proxy) << proxy.error().message;
+    auto first = make(cfg("H", ttl));
+    ASSERT_EQ(first->try_acquire(0ms), Acquire::acquired);
+    std::atomic<bool> cut{false};
+    LockConfig through_proxy = cfg("C", ttl, [&](std::string_view at) {
+      if (at == point && !cut.exchange(true)) (*proxy)->cut();
+    });
+    through_proxy.servers.front().endpoint = (*proxy)->endpoint();
+    auto waiter = make(through_proxy);
+    const Acquire outcome = waiter->try_acquire(10s);
+    EXPECT_TRUE(cut.load()) << "the waiter never reached " << point;
+    EXPECT_EQ(outcome, Acquire::unknown) << waiter->last_error();
+    EXPECT_EQ(queued(), 1) << "it could not leave: still queued";
+    ASSERT_EQ(first->release(), Release::released);
+    EXPECT_EQ(holder(), "C:1") << "the release handed the lock to the waiter that answered";
+  }
 }
 
 }  // namespace

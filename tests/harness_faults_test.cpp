@@ -78,6 +78,7 @@ class NeedsOwnServers final : public Fault {
  public:
   FaultNeeds needs() const override { return {}; }  // the default: own servers
   nlohmann::json record() const override { return {{"spec", "test"}, {"applied", json::array()}}; }
+  bool acted() const override { return false; }
 };
 
 TEST(FaultSet, NeedsAreTheUnionOfItsMembers) {

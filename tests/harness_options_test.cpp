@@ -100,7 +100,10 @@ TEST(Validate, CrossOptionChecks) {
   EXPECT_EQ(validate(options), "--key: must not be empty");
   options = valid_options();
   options.counter_redis = redis::Endpoint{"127.0.0.1", 7000};
-  EXPECT_EQ(validate(options), "--counter-redis needs --redis");
+  EXPECT_EQ(validate(options), "--counter-redis needs --redis, --sentinel or --cluster");
+  options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
+  EXPECT_EQ(validate(options), std::nullopt) << "the counter apart from the master the sentinels name";
+  options.sentinels.clear();
   options = valid_options();
   options.lock = "setnx";
   options.wait_replicas = 1;
@@ -112,6 +115,33 @@ TEST(Validate, CrossOptionChecks) {
   options.steps.front().client = 0;
   options.mode = ClientMode::thread;
   EXPECT_EQ(validate(options), "--step pause/crash need --mode process (a thread cannot stop or die alone)");
+}
+
+// One rule for every topology fault: the lock servers must be ours. --redis,
+// --sentinel and --cluster each make them someone else's, and --sentinel is
+// seen as such before its master is asked for (issue 16 §1: it filled --redis
+// too late, and the fault did nothing in a run that read safe).
+TEST(Validate, TopologyFaultsNeedServersLocklabStarts) {
+  RunOptions options = valid_options();
+  options.lock = "lua-safe-delete";
+  const auto refusal = [](const std::string& name, const std::string& flag) {
+    return "--fault: " + name + " acts on servers locklab starts itself; with " + flag +
+           " the lock servers are not ours (client-side faults only)";
+  };
+  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "failover", "net:mode=cut", "unavailable"}) {
+    const std::string name = fault.substr(0, fault.find(':'));
+    options.faults = {fault};
+    EXPECT_EQ(validate(options), std::nullopt) << fault << " on our own servers";
+    options.redis = {redis::Endpoint{"127.0.0.1", 6379}};
+    EXPECT_EQ(validate(options), refusal(name, "--redis")) << fault;
+    options.redis.clear();
+    options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
+    EXPECT_EQ(validate(options), refusal(name, "--sentinel")) << fault;
+    options.sentinels.clear();
+  }
+  options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
+  options.faults = {"crash-holder", "slow-holder:ms=10"};
+  EXPECT_EQ(validate(options), std::nullopt) << "client-side faults work on servers that are not ours";
 }
 
 // --cluster: a lock whose keys live on one master of the cluster, reached by
@@ -131,8 +161,8 @@ TEST(Validate, ClusterChecks) {
     options.faults = {fault};
     const std::string name = fault.substr(0, fault.find(':'));
     EXPECT_EQ(validate(options), "--fault: " + name +
-                                     " acts on servers locklab lays out itself, not on a cluster (--cluster runs "
-                                     "client-side faults only)")
+                                     " acts on servers locklab starts itself; with --cluster the lock servers are "
+                                     "not ours (client-side faults only)")
         << fault;
   }
   options.faults = {"crash-holder", "pause-holder:until=expired", "slow-holder:ms=10", "clock-skew:offset=5", "random"};
@@ -185,7 +215,7 @@ TEST_F(Cli, OtherChecksGiveValidatesMessage) {
       {"run --lock no-such-lock", "--lock: unknown lock 'no-such-lock' (see: locklab list)"},
       {"compare --lock no-such-lock", "--lock: unknown lock 'no-such-lock' (see: locklab list)"},
       {"run --lock no-lock --key ''", "--key: must not be empty"},
-      {"run --lock no-lock --counter-redis 127.0.0.1:7000", "--counter-redis needs --redis"},
+      {"run --lock no-lock --counter-redis 127.0.0.1:7000", "--counter-redis needs --redis, --sentinel or --cluster"},
       {"run --lock setnx --wait-replicas 1",
        "--wait-replicas applies to lua-safe-delete, reentrant-watchdog, not setnx"},
       {"run --lock setnx --clients 2 --step locklab:cs-enter:crash:5",
@@ -208,11 +238,11 @@ TEST_F(Cli, ClusterRefusalsAreUsageErrors) {
        "--cluster stores each key on one master; redlock needs independent masters (--redis or --nodes)"},
       {"run --lock setnx --cluster --sentinel 127.0.0.1:1", "--cluster and --sentinel exclude each other"},
       {"run --lock setnx --cluster --fault node-crash",
-       "--fault: node-crash acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side "
-       "faults only)"},
+       "--fault: node-crash acts on servers locklab starts itself; with --cluster the lock servers are not ours "
+       "(client-side faults only)"},
       {"run --lock lua-safe-delete --cluster --redis 127.0.0.1:1 --fault failover",
-       "--fault: failover acts on servers locklab lays out itself, not on a cluster (--cluster runs client-side "
-       "faults only)"},
+       "--fault: failover acts on servers locklab starts itself; with --cluster the lock servers are not ours "
+       "(client-side faults only)"},
       {"run --lock setnx --cluster 127.0.0.1:1 --redis 127.0.0.1:2", "--cluster HOST:PORT and --redis: give the seeds once"},
       {"run --lock setnx --cluster bad", "--cluster: bad Redis address 'bad' (expected HOST:PORT)"},
   };

@@ -13,6 +13,7 @@
 #include "matrix_expectations.h"
 #include "matrix_report.h"
 #include "registry.h"
+#include "run.h"
 #include "support/locklab_binary.h"
 
 namespace locklab::harness {
@@ -47,6 +48,25 @@ TEST(MatrixClassify, EachClassFromItsRunDocument) {
   EXPECT_EQ(classify(run("deadlock", with(quiet(), "stalls", 1))), CellClass::deadlock);
   EXPECT_EQ(classify(run("safe", with(quiet(), "stalls", 1))), CellClass::liveness);
   EXPECT_EQ(classify(run("error", quiet())), CellClass::error);
+}
+
+// A cell whose fault did not act is error, never its expected class (issue 16
+// §1): here a real run whose crash-holder waits at a step point no lock
+// reaches -- otherwise a quiet, safe run.
+TEST(MatrixClassify, ACellWhoseFaultDidNotActIsError) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.ops = 10;
+  options.ttl_ms = 400;
+  options.faults = {"crash-holder:at=no-such-point"};
+  auto document = measure(options);
+  ASSERT_TRUE(document) << document.error().message;
+  EXPECT_EQ((*document)["faults"][0]["acted"], false);
+  EXPECT_EQ(classify(*document), CellClass::error) << (*document)["verdict_reasons"].dump();
+  json acted = *document;  // the same run with the fault's part left out: what the cell would be
+  acted["verdict"] = "safe";
+  EXPECT_EQ(classify(acted), CellClass::safe) << "nothing else made it error";
 }
 
 TEST(MatrixClassify, UnavailabilityOfHalfALeaseIsLivenessLessIsSafe) {

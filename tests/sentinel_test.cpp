@@ -7,7 +7,9 @@
 // with no replica left, the second too: safety bought with availability).
 #include <gtest/gtest.h>
 
+#include "redis/connection.h"
 #include "redis/sentinel.h"
+#include "redis_server.h"
 #include "run.h"
 #include "sentinel.h"
 
@@ -68,6 +70,41 @@ TEST(SentinelDiscovery, RunLocksOnTheMasterTheSentinelsName) {
   ASSERT_TRUE(after) << after.error().message;
   EXPECT_EQ((*after)["verdict"], "safe");
   EXPECT_EQ((*after)["config"]["redis"][0], promoted->to_string());
+}
+
+// --sentinel with --counter-redis (docs/topologies.md): the lock on the master
+// the sentinels name, the checked counter on a server of its own.
+TEST(SentinelDiscovery, CounterRedisKeepsTheCounterOffTheMaster) {
+  auto topology = harness::SentinelTopology::start();
+  ASSERT_TRUE(topology) << topology.error().message;
+  auto counter = harness::RedisServer::start();
+  ASSERT_TRUE(counter) << counter.error().message;
+  harness::RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.ops = 20;
+  options.mode = harness::ClientMode::thread;
+  options.sentinel_master = "m";
+  for (const auto& sentinel : (*topology)->sentinels()) options.sentinels.push_back(sentinel.endpoint);
+  options.counter_redis = (*counter)->endpoint();
+  ASSERT_EQ(harness::validate(options), std::nullopt);
+
+  auto document = harness::measure(options);
+  ASSERT_TRUE(document) << document.error().message;
+  EXPECT_EQ((*document)["verdict"], "safe") << (*document)["verdict_reasons"].dump();
+  EXPECT_EQ((*document)["config"]["redis"][0], (*topology)->replication().master().endpoint().to_string());
+  EXPECT_EQ((*document)["redis"]["counter_endpoint"], (*counter)->endpoint().to_string());
+  EXPECT_EQ((*document)["redis"]["counter_shared_with_lock_server"], false);
+  auto on_counter = redis::Connection::connect((*counter)->connection_options());
+  ASSERT_TRUE(on_counter) << on_counter.error().message;
+  auto value = on_counter->command({"GET", "locklab:counter"});
+  ASSERT_TRUE(value && value->is_string()) << "the counter lives on --counter-redis";
+  EXPECT_EQ(std::string(value->text()), "20");
+  auto on_master = redis::Connection::connect((*topology)->replication().master().connection_options());
+  ASSERT_TRUE(on_master) << on_master.error().message;
+  auto absent = on_master->command({"EXISTS", "locklab:counter"});
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->integer(), 0) << "not on the master";
 }
 
 TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
