@@ -109,6 +109,7 @@ class Client {
   // write got) for the checker. Returns false when the history is full: the
   // client then gives the lock back unused and stops.
   bool critical_section(std::int64_t invoke) {
+    const std::uint64_t leases_lost_before = lock_->leases_lost();  // a renewal failing from here on fails under us
     CsRecord start;
     start.client = static_cast<std::uint32_t>(index_);
     start.want_ns = want_ns_;
@@ -129,7 +130,6 @@ class Client {
       if (auto seen = oracle_->enter(); !seen) history_.set_error(index_, "oracle: " + seen.error().message);
     if (hook_) hook_(kCsEnter);
 
-    const std::uint64_t leases_lost_before = lock_->leases_lost();
     const auto token = lock_->fencing_token();
     if (token) {
       record->has_token = 1;

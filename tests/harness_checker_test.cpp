@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "checker.h"
 #include "lock.h"
+#include "redis_server.h"
 #include "metrics.h"
 #include "nemesis.h"
 #include "run.h"
@@ -338,6 +341,48 @@ TEST(Checker, UnconfirmedWritesCountOnlyWritesThatWereSent) {
   records[2].write = CsWrite::pending;
   records[3].write = CsWrite::written;
   EXPECT_EQ(unconfirmed_writes(records), 2);
+}
+
+// The same through the workload: the counter holds a non-number when the
+// section reads it, so the read fails and no SET is sent. (Before issue 16
+// §7a the section was recorded `failed` and counted as a write that may have
+// landed.)
+class UnreadableCounterOnce : public Nemesis {
+ public:
+  void before_run(NemesisContext& context) override { counter_ = context.counter_server; }
+  StepHook client_step_hook(int) override {
+    return [this](std::string_view point) {
+      if (point == kCsEnter) set("not-a-number");
+      if (point == kCsExit) set("0");  // readable again for the final count
+    };
+  }
+  bool failed() const { return failed_.load(); }
+
+ private:
+  void set(const std::string& value) {
+    auto connection = counter_ ? redis::Connection::connect(counter_->connection_options())
+                               : Result<redis::Connection>(Error{ErrorKind::io, "no counter server"});
+    if (!connection || !connection->command({"SET", "locklab:counter", value})) failed_ = true;
+  }
+  RedisServer* counter_ = nullptr;
+  std::atomic<bool> failed_{false};
+};
+
+TEST(Checker, AFailedCounterReadIsNotAnUnconfirmedWrite) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 1;
+  options.ops = 1;
+  options.mode = ClientMode::thread;
+  UnreadableCounterOnce nemesis;
+  auto document = measure(options, &nemesis);
+  ASSERT_TRUE(document) << document.error().message;
+  ASSERT_FALSE(nemesis.failed());
+  const auto& r = *document;
+  EXPECT_EQ(r["totals"]["counter_errors"], 1) << "the read failed";
+  EXPECT_EQ(r["counter"]["unconfirmed_writes"], 0) << "no SET was sent: nothing may have landed";
+  EXPECT_EQ(r["counter"]["expected"], 0);
+  EXPECT_EQ(r["counter"]["actual"], 0);
 }
 
 // --- exposed: a lease lost under a holder, nobody entered -------------------------
