@@ -1,7 +1,6 @@
 #include "checker.h"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 
 #include "lock.h"
@@ -167,13 +166,6 @@ LeasesLost leases_lost_inside(const std::vector<CsRecord>& by_enter) {
     if (!entered) ++lost.nobody_entered;
   }
   return lost;
-}
-
-std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) {
-  std::vector<CsRecord> effective;
-  std::copy_if(by_enter.begin(), by_enter.end(), std::back_inserter(effective),
-               [](const CsRecord& section) { return section.write != CsWrite::refused; });
-  return effective;
 }
 
 namespace {

@@ -130,11 +130,6 @@ ClassifiedOverlaps classify_overlaps(const std::vector<CsRecord>& by_enter);
 // The sections that take part in a violating pair (for the timeline picture).
 std::vector<CsRecord> violating_sections(const std::vector<CsRecord>& by_enter);
 
-// The sections that touched the resource: a section whose fenced read or
-// write was refused (stale token) changed nothing, so its overlap with the
-// next holder harmed nothing -- that is what fencing is for.
-std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
-
 // Leases lost under their holder (CsRecord::lease_lost), in sections with no
 // fencing token -- a fenced section's lost lease is the resource's to judge,
 // and it refuses a stale token by design.
