@@ -1,7 +1,6 @@
 #include "checker.h"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 
 #include "lock.h"
@@ -112,32 +111,97 @@ std::int64_t unconfirmed_writes(const std::vector<CsRecord>& records) {
   });
 }
 
-std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter) {
-  std::vector<CsRecord> effective;
-  std::copy_if(by_enter.begin(), by_enter.end(), std::back_inserter(effective),
-               [](const CsRecord& section) { return section.write != CsWrite::refused; });
-  return effective;
+ResourceAccess resource_access(const CsRecord& section) {
+  ResourceAccess access;
+  access.refused = section.write == CsWrite::refused;
+  access.has_token = section.has_token != 0;
+  access.token = section.token;
+  access.read_start = section.read_ns != 0 ? section.read_ns : section.enter_ns;
+  const bool write_completed = section.write == CsWrite::written && section.written_ns != 0;
+  access.write_end = write_completed ? section.written_ns : ResourceAccess::kOpenEnded;
+  return access;
 }
+
+ClassifiedOverlaps classify_overlaps(const std::vector<CsRecord>& by_enter) {
+  ClassifiedOverlaps result;
+  std::vector<bool> in_violation(by_enter.size(), false);
+  std::vector<std::size_t> open;  // indices of sections still inside when the next one enters
+  for (std::size_t later = 0; later < by_enter.size(); ++later) {
+    const CsRecord& section = by_enter[later];
+    std::erase_if(open, [&](std::size_t earlier) { return by_enter[earlier].exit_ns <= section.enter_ns; });
+    for (const std::size_t earlier : open) {
+      if (by_enter[earlier].client == section.client) continue;
+      switch (classify_overlap(resource_access(by_enter[earlier]), resource_access(section))) {
+        case OverlapKind::fenced_off: ++result.fenced_off; break;
+        case OverlapKind::serialized_by_fence: ++result.serialized_by_fence; break;
+        case OverlapKind::violation:
+          ++result.violations;
+          in_violation[earlier] = in_violation[later] = true;
+          if (result.first_violation_ns < 0) result.first_violation_ns = section.enter_ns;
+          break;
+      }
+    }
+    open.push_back(later);
+  }
+  for (std::size_t i = 0; i < by_enter.size(); ++i)
+    if (in_violation[i]) result.violating.push_back(by_enter[i]);
+  result.recorded_max_concurrent = find_overlaps(by_enter).max_concurrent;
+  return result;
+}
+
+std::vector<CsRecord> violating_sections(const std::vector<CsRecord>& by_enter) {
+  return classify_overlaps(by_enter).violating;
+}
+
+LeasesLost leases_lost_inside(const std::vector<CsRecord>& by_enter) {
+  LeasesLost lost;
+  for (std::size_t x = 0; x < by_enter.size(); ++x) {
+    const CsRecord& mine = by_enter[x];
+    if (mine.lease_lost == 0 || mine.has_token != 0) continue;
+    ++lost.inside;
+    const std::int64_t until = std::max(mine.exit_ns, mine.released_ns);
+    bool entered = false;
+    for (std::size_t y = x + 1; y < by_enter.size() && by_enter[y].enter_ns <= until && !entered; ++y)
+      entered = by_enter[y].client != mine.client;
+    if (!entered) ++lost.nobody_entered;
+  }
+  return lost;
+}
+
+namespace {
+// The overlap findings of check_safety: the pairs, classed by the one rule,
+// and the live counter's excuse.
+void judge_overlaps(const SafetyInput& input, Safety& safety) {
+  const ClassifiedOverlaps classified = classify_overlaps(input.records);
+  safety.overlaps = find_overlaps(classified.violating);
+  safety.overlaps.pairs = classified.violations;  // not the pairs among those sections: some may be fence-excused
+  safety.overlaps.first_overlap_ns = classified.first_violation_ns;
+  // No violating pair: one holder of the resource at a time (none in an empty run).
+  if (classified.violations == 0) safety.overlaps.max_concurrent = std::min(1, classified.recorded_max_concurrent);
+  safety.overlaps_fenced_off = classified.fenced_off;
+  safety.overlaps_serialized_by_fence = classified.serialized_by_fence;
+  // The live occupancy counter sees what the records see, or more if a section
+  // is missing from them: every recorded interval covers the time the counter
+  // counted it (workload.cpp). The counter cannot tell a fence-excused holder
+  // from a real one, so two or more live holders are excused only when every
+  // recorded intersecting pair was fenced off or serialized by the fence (at
+  // least one such pair, no violating one), and the live depth is no more than
+  // the recorded depth over all sections. The counter keeps only a high-water
+  // mark: within that bound it cannot tell *when* the depth was reached
+  // (docs/harness.md says what this leaves open). The live maximum is
+  // reported on its own, never folded into the recorded depth.
+  safety.live_max_holders = input.live_max_occupancy;
+  safety.live_holders_fenced_off = input.live_max_occupancy >= 2 && classified.violations == 0 &&
+                                   classified.fenced_off + classified.serialized_by_fence > 0 &&
+                                   input.live_max_occupancy <= classified.recorded_max_concurrent;
+}
+}  // namespace
 
 Safety check_safety(const SafetyInput& input) {
   Safety safety;
-  safety.overlaps = find_overlaps(effective_sections(input.records));
-  const OverlapSummary all = find_overlaps(input.records);
-  safety.overlaps_fenced_off = all.pairs - safety.overlaps.pairs;
-  // The live occupancy counter sees what the records see, or more if a section
-  // is missing from them: every recorded interval covers the time the counter
-  // counted it (workload.cpp). The counter cannot tell a fenced-off holder from
-  // a real one, so two or more live holders are excused only when fenced-off
-  // pairs exist, the effective sections never overlapped (at most one real
-  // holder), and the live depth is no more than the recorded depth over all
-  // sections. The counter keeps only a high-water mark: within that bound it
-  // cannot tell *when* the depth was reached (docs/harness.md says what this
-  // leaves open). The live maximum is reported on its own, never folded into
-  // the recorded depth.
-  safety.live_max_holders = input.live_max_occupancy;
-  safety.live_holders_fenced_off = input.live_max_occupancy >= 2 && safety.overlaps_fenced_off > 0 &&
-                                   safety.overlaps.max_concurrent <= 1 &&
-                                   input.live_max_occupancy <= all.max_concurrent;
+  judge_overlaps(input, safety);
+  safety.leases_lost = leases_lost_inside(input.records);
+  safety.exposed = safety.leases_lost.nobody_entered > 0;
   safety.lost_updates = lost_updates(input.confirmed_increments, input.counter_growth);
   safety.unconfirmed_writes = unconfirmed_writes(input.records);
   safety.unclaimed_increments =
@@ -169,6 +233,10 @@ Verdict judge(const Safety& safety) {
                               " stale-token accesses refused by the fenced resource (" +
                               std::to_string(safety.overlaps_fenced_off) +
                               " overlapping pairs fenced off: the lease lapsed, the resource stayed exact)");
+  if (safety.overlaps_serialized_by_fence > 0)
+    verdict.reasons.push_back(std::to_string(safety.overlaps_serialized_by_fence) +
+                              " overlapping pairs serialized by the fence (the resource accepted their accesses "
+                              "in token order, one after the other)");
 
   if (!safety.stalls.empty()) {
     std::int64_t longest = 0;
@@ -183,6 +251,10 @@ Verdict judge(const Safety& safety) {
     } else {
       verdict.reasons.push_back(what + " (liveness, not a safety violation)");
     }
+  }
+  if (verdict.verdict == "safe" && safety.exposed) {
+    verdict.exposed = true;
+    verdict.reasons.push_back("lease lost under a holder; nobody entered: safe by luck, not by design");
   }
   return verdict;
 }

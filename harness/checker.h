@@ -109,18 +109,51 @@ enum class OverlapKind {
 // cannot tell two holders with one token apart -- their order was luck.
 OverlapKind classify_overlap(const ResourceAccess& a, const ResourceAccess& b);
 
-// The sections that touched the resource: a section whose fenced read or
-// write was refused (stale token) changed nothing, so its overlap with the
-// next holder harmed nothing -- that is what fencing is for.
-std::vector<CsRecord> effective_sections(const std::vector<CsRecord>& by_enter);
+// What a recorded section did at the resource, as classify_overlap reads it:
+// the one mapping from CsRecord to ResourceAccess. A section whose read was
+// never stamped counts from its enter; one whose write did not complete
+// (failed, pending, read failed, died) stays open-ended.
+ResourceAccess resource_access(const CsRecord& section);
+
+// Every intersecting pair of sections of different clients (half-open
+// intervals), classed by classify_overlap.
+struct ClassifiedOverlaps {
+  std::int64_t violations = 0;
+  std::int64_t fenced_off = 0;
+  std::int64_t serialized_by_fence = 0;
+  std::int64_t first_violation_ns = -1;  // the later enter of the earliest violating pair (-1: none)
+  std::vector<CsRecord> violating;       // the sections in at least one violating pair, by enter
+  int recorded_max_concurrent = 0;       // depth over all sections, whatever the pairs' kind
+};
+ClassifiedOverlaps classify_overlaps(const std::vector<CsRecord>& by_enter);
+
+// The sections that take part in a violating pair (for the timeline picture).
+std::vector<CsRecord> violating_sections(const std::vector<CsRecord>& by_enter);
+
+// Leases lost under their holder (CsRecord::lease_lost), in sections with no
+// fencing token -- a fenced section's lost lease is the resource's to judge,
+// and it refuses a stale token by design.
+struct LeasesLost {
+  std::int64_t inside = 0;          // such sections
+  std::int64_t nobody_entered = 0;  // ... that no other client entered before their release returned
+};
+LeasesLost leases_lost_inside(const std::vector<CsRecord>& by_enter);
 
 struct Safety {
-  OverlapSummary overlaps;            // among effective (recorded, not fenced-off) sections only
-  std::int64_t overlaps_fenced_off = 0;  // further pairs that involve a refused (fenced-off) section
+  // Violating pairs only: `pairs` counts them; max_concurrent, overlap_ns and
+  // first_overlap_ns are computed over the sections that take part in one
+  // (max_concurrent is 1 when no pair violates and some section was recorded).
+  OverlapSummary overlaps;
+  std::int64_t overlaps_fenced_off = 0;  // pairs in which the resource refused one section's token
+  std::int64_t overlaps_serialized_by_fence = 0;  // pairs the resource accepted in token order, not interleaved
   // The live occupancy counter's high-water mark. Two or more is a violation
-  // unless fenced-off sections account for it (see check_safety).
+  // unless fence-excused pairs account for it (see check_safety).
   int live_max_holders = 0;
-  bool live_holders_fenced_off = false;
+  bool live_holders_fenced_off = false;  // excused: fenced off or serialized by the fence
+  LeasesLost leases_lost;
+  // A lease was lost under a holder and nobody entered: if the verdict is
+  // safe, it is safe by luck, not by design (docs/harness.md, "exposed").
+  bool exposed = false;
   std::int64_t lost_updates = 0;
   std::int64_t unconfirmed_writes = 0;    // may have landed: growth up to this many above confirmed is exact
   std::int64_t unclaimed_increments = 0;  // counter growth beyond every recorded write: a writer the history lacks
@@ -138,14 +171,16 @@ Safety check_safety(const SafetyInput& input);
 // "error" is decided by the caller (the run could not measure).
 //
 // The invariant (docs/harness.md, "What the oracle sees"): "safe" means no two
-// recorded effective sections overlapped; the live counter's high-water mark
-// was at most 1 -- or, only in a run with fenced-off overlaps, at most the
-// recorded depth over all sections; and the counter grew by exactly the
+// recorded sections overlapped unless the fence kept them apart (one refused,
+// or both accepted in token order without interleaving); the live counter's
+// high-water mark was at most 1 -- or, only in a run with fence-excused
+// overlaps and no violating one, at most the recorded depth over all sections; and the counter grew by exactly the
 // confirmed increments (plus at most the unconfirmed writes, which may have
 // landed).
 struct Verdict {
   std::string verdict;
   std::vector<std::string> reasons;
+  bool exposed = false;  // verdict "safe" and Safety::exposed (a caller that overrules the verdict clears it)
 };
 Verdict judge(const Safety& safety);
 

@@ -211,7 +211,7 @@ int matrix_all(const MatrixOptions& options) {
   for (const auto& cell : result->cells) {
     if (cell.matches()) continue;
     std::fprintf(stderr, "locklab matrix: %s x %s is %s, expected %s (%s)%s\n", cell.lock.c_str(), cell.fault.c_str(),
-                 class_name(cell.observed), cell.expected_text().c_str(), cell.expected_reason.c_str(),
+                 cell.observed_text().c_str(), cell.expected_text().c_str(), cell.expected_reason.c_str(),
                  cell.error.empty() ? "" : (": " + cell.error).c_str());
   }
   if (result->errors() > 0) return kRuntime;

@@ -35,6 +35,7 @@ enum class CsWrite : std::uint8_t {
   failed = 2,    // a counter command failed: the increment may or may not be there
   none = 3,      // not attempted yet (the client died before its SET was sent)
   pending = 4,   // the SET was being sent when the client died: it may have landed
+  read_failed = 5,  // the counter read failed: no SET was sent, so no increment is possible
 };
 
 // How far a client got through a recorded section.
@@ -55,10 +56,20 @@ struct CsRecord {
   std::int64_t exit_ns = 0;      // the counter work is done, release() is about to be called
                                  // (stage inside: filled in by records() -- see there)
   std::int64_t released_ns = 0;  // release() returned (stage closed; else = exit_ns)
+  // The section's access to the protected resource, for judging fenced runs
+  // at the resource (checker.h, classify_overlap): just before the counter
+  // read was sent, and just after the write's reply came back (0: the write
+  // never completed -- its window never closed).
+  std::int64_t read_ns = 0;
+  std::int64_t written_ns = 0;
   std::uint64_t token = 0;       // fencing token, when has_token
   std::uint32_t client = 0;
   std::uint8_t has_token = 0;
   std::uint8_t release = kNoReleaseOutcome;  // locklab::Release value once stage is closed
+  // The lease was lost under the holder: its release found the key gone or
+  // someone else's, or the lock's own leases_lost() (failed watchdog
+  // renewals) grew between entering and release() returning.
+  std::uint8_t lease_lost = 0;
   CsWrite write = CsWrite::written;
   CsStage stage = CsStage::closed;
 };

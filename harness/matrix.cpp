@@ -120,6 +120,7 @@ Cell expected_of(Cell cell) {
   if (auto expectation = expected_cell(cell.lock, cell.fault)) {
     cell.expected = expectation->expected;
     cell.also_expected = expectation->or_else;
+    cell.expected_exposed = expectation->exposed;
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
@@ -148,6 +149,7 @@ Cell measure_cell(const std::string& dir, const Generation& generation, const Fa
     } else {
       (*document)["config"]["json"] = cell_path(dir, cell.lock, cell.fault);
       cell.observed = classify(*document);
+      cell.exposed = exposed(*document);
       cell.run = std::move(*document);
     }
   }
@@ -174,6 +176,7 @@ Result<Cell> load_cell(const std::string& path) {
   cell.fault = text_at(document, "fault");
   cell.specs = document.value("faults", std::vector<std::string>{});
   cell.observed = parse_class(text_at(document, "observed")).value_or(CellClass::error);
+  cell.exposed = document.value("exposed", false);
   cell.not_applicable = text_at(document, "not_applicable");
   cell.error = text_at(document, "error");
   cell.run = document.value("run", json());
@@ -183,7 +186,7 @@ Result<Cell> load_cell(const std::string& path) {
 void announce(const Cell& cell, std::size_t index, std::size_t total) {
   std::string detail = cell.error.empty() ? "" : " (" + cell.error + ")";
   std::fprintf(stderr, "locklab matrix: [%zu/%zu] %s x %s: %s%s%s\n", index + 1, total, cell.lock.c_str(),
-               cell.fault.c_str(), class_name(cell.observed),
+               cell.fault.c_str(), cell.observed_text().c_str(),
                cell.matches() ? "" : (" -- expected " + cell.expected_text()).c_str(), detail.c_str());
 }
 
@@ -248,6 +251,12 @@ CellClass classify(const json& run) {
   // a little less than one ttl, and that is the unavailability to report.
   if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
   return CellClass::safe;
+}
+
+bool exposed(const json& run) {
+  if (run.value("verdict", "error") != "safe") return false;
+  return (run.contains("exposed") && run["exposed"].is_boolean() && run["exposed"].get<bool>()) ||
+         number_at(run, "/safety/leases_lost_nobody_entered") > 0;
 }
 
 const std::vector<FaultColumn>& fault_columns() {
@@ -353,10 +362,25 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
   return plan;
 }
 
+namespace {
+// The classes whose verdict was "safe": the only ones the exposed mark applies to.
+bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::safe || cell_class == CellClass::liveness; }
+}  // namespace
+
+bool Cell::matches() const {
+  const bool class_matches = observed == expected || (also_expected && observed == *also_expected);
+  return class_matches && (!verdict_was_safe(observed) || exposed == expected_exposed);
+}
+
 std::string Cell::expected_text() const {
   std::string text = class_name(expected);
   if (also_expected) text += std::string(" or ") + class_name(*also_expected);
+  if (expected_exposed) text += ", exposed";
   return text;
+}
+
+std::string Cell::observed_text() const {
+  return std::string(class_name(observed)) + (exposed ? ", exposed" : "");
 }
 
 int MatrixResult::mismatches() const {
@@ -380,6 +404,7 @@ json cell_json(const Cell& cell) {
           {"fault", cell.fault},
           {"faults", cell.specs},
           {"observed", class_name(cell.observed)},
+          {"exposed", cell.exposed},
           {"expected", cell.expected_text()},
           {"expected_reason", cell.expected_reason},
           {"matches", cell.matches()},

@@ -42,6 +42,12 @@ std::optional<CellClass> parse_class(std::string_view name);
 //   safe         none of the above
 CellClass classify(const nlohmann::json& run);
 
+// The "exposed" mark, apart from the class: the verdict is safe, yet a lease
+// was lost under a holder and nobody happened to enter (the run document's
+// `exposed`, or its `safety.leases_lost_nobody_entered`): safe by luck, not
+// by design (docs/harness.md, "exposed").
+bool exposed(const nlohmann::json& run);
+
 // One column: a fault, as a row of the anchors' matrix.
 struct FaultColumn {
   std::string name;        // `--fault NAME` of `locklab matrix`
@@ -83,12 +89,18 @@ struct Cell {
   CellClass observed = CellClass::error;
   CellClass expected = CellClass::error;
   std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
+  bool exposed = false;           // exposed(run): safe by luck
+  bool expected_exposed = false;  // the expectation says a safe ending is exposed
   std::string expected_reason;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
   nlohmann::json run;          // the run document (null for n/a cells and failed runs)
-  bool matches() const { return observed == expected || (also_expected && observed == *also_expected); }
-  std::string expected_text() const;
+  // The class matches, and so does the exposed mark wherever the verdict was
+  // safe (safe, liveness): an unexpected exposed cell, or a missing mark, differs.
+  bool matches() const;
+  std::string expected_text() const;  // "safe", "me-violation or safe", "safe, exposed"
+  std::string observed_text() const;  // "safe" or "safe, exposed"
+
 };
 
 struct MatrixResult {

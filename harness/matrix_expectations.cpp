@@ -15,6 +15,7 @@ struct Row {
   CellClass expected;
   std::string_view reason;
   std::optional<CellClass> or_else = std::nullopt;
+  bool exposed = false;
 };
 
 // Keep in step with docs/faults.md, "The matrix" (same cells, same reasons).
@@ -144,13 +145,14 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
       return Expectation{C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"};
   }
   for (const auto& row : kCells)
-    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason), row.or_else};
+    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason), row.or_else, row.exposed};
   return std::nullopt;
 }
 
 std::string expected_text(const Expectation& expectation) {
   std::string text = class_name(expectation.expected);
   if (expectation.or_else) text += std::string(" or ") + class_name(*expectation.or_else);
+  if (expectation.exposed) text += ", exposed";
   return text;
 }
 

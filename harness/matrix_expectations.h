@@ -18,6 +18,10 @@ struct Expectation {
   // A cell whose class depends on an interleaving the fault does not fix
   // (docs/faults.md names each one and why): this class matches too.
   std::optional<CellClass> or_else = std::nullopt;
+  // A safe ending is expected exposed: a lease lapses under a holder and the
+  // schedule lets nobody in (matrix.h, exposed()). Either way round, a safe
+  // cell whose mark differs does not match.
+  bool exposed = false;
 };
 
 // "safe", or "me-violation or safe" for a cell with two acceptable classes.

@@ -94,7 +94,7 @@ std::string matrix_table(const MatrixResult& result) {
         out << " |";
         continue;
       }
-      out << " " << class_name(cell->observed);
+      out << " " << cell->observed_text();
       if (!cell->matches()) out << " ✗ (expected " << cell->expected_text() << ")";
       out << " |";
     }
@@ -109,7 +109,9 @@ std::string matrix_markdown(const MatrixResult& result) {
   out << "\nClasses: safe; me-violation = two holders at once (overlapping sections, lost updates, two live "
          "holders); wrong-owner = a release deleted another client's lock, no overlap; deadlock = a stall behind a "
          "key that never expires; liveness = safe, but nobody could get the lock for half a lease or more; n/a = "
-         "the fault makes no sense for this generation. ✗ marks a cell whose class differs from the one written "
+         "the fault makes no sense for this generation. \"exposed\" after safe (or liveness) marks a run whose "
+         "verdict was safe although a lease was lost under a holder: nobody happened to enter, so it was safe by "
+         "luck, not by design. ✗ marks a cell whose class differs from the one written "
          "down (docs/faults.md).\n\n## The counts behind each cell\n\n| generation | fault | observed | expected |";
   for (const auto& count : kCounts) out << " " << count.title << " |";
   out << " why (expected) |\n|---|---|---|---|";
@@ -117,7 +119,7 @@ std::string matrix_markdown(const MatrixResult& result) {
   out << "---|\n";
   for (const auto& cell : result.cells) {
     if (cell.observed == CellClass::not_applicable && cell.matches()) continue;
-    out << "| " << cell.lock << " | " << cell.fault << " | " << class_name(cell.observed)
+    out << "| " << cell.lock << " | " << cell.fault << " | " << cell.observed_text()
         << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
     out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " |\n";
@@ -135,6 +137,7 @@ std::string matrix_html(const MatrixResult& result) {
          ".safe{background:#c7e9c0}.me-violation{background:#f4a3a3}.wrong-owner{background:#d9b8f2}"
          ".deadlock{background:#f7c27f}.liveness{background:#fff1a0}.na{background:#eeeeee;color:#888}"
          ".error{background:#888;color:#fff}.miss{outline:3px solid #000;outline-offset:-3px}"
+         ".exposed{background-image:repeating-linear-gradient(45deg,transparent 0 6px,#f4a3a3 6px 9px)}"
          ".legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #bbb}"
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
          ".note{color:#555;font-size:13px}"
@@ -145,7 +148,8 @@ std::string matrix_html(const MatrixResult& result) {
     const std::string name = class_name(c);
     out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << html_escape(name) << "</span>";
   }
-  out << "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>generation</th>";
+  out << "<span class=\"safe exposed\">safe, exposed: a lease lost under a holder, nobody entered (safe by luck)</span>"
+         "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>generation</th>";
   for (const auto& fault : result.faults) {
     const FaultColumn* column = find_column(fault);
     out << "<th title=\"" << html_escape(column ? column->how : "") << "\">" << html_escape(title_of(column, fault)) << "</th>";
@@ -164,7 +168,8 @@ std::string matrix_html(const MatrixResult& result) {
       if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
       if (!cell->error.empty()) tip += " -- error: " + cell->error;
       out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
-          << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip) << "\">" << html_escape(name);
+          << (cell->exposed ? " exposed" : "") << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip)
+          << "\">" << html_escape(cell->observed_text());
       if (!cell->matches()) out << " ✗<span class=\"n\">expected " << html_escape(cell->expected_text()) << "</span>";
       if (const std::string counts = nonzero_counts(cell->run); !counts.empty())
         out << "<span class=\"n\">" << html_escape(counts) << "</span>";

@@ -76,7 +76,8 @@ json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& o
   for (const auto& section : window)
     sections.push_back({section.client, ms(section.enter_ns), ms(section.exit_ns), section.write == CsWrite::refused ? 1 : 0});
   json spans = json::array();
-  for (const auto& span : overlap_spans(effective_sections(window))) spans.push_back({ms(span.from_ns), ms(span.to_ns)});
+  // Only the violating overlaps: a pair the fence refused or serialized is drawn, not marked.
+  for (const auto& span : overlap_spans(violating_sections(window))) spans.push_back({ms(span.from_ns), ms(span.to_ns)});
   return {{"clients", clients},
           {"run_ms", ms(end_ns)},
           {"sections_total", records.size()},
@@ -156,6 +157,9 @@ json run_document(const RunOptions& options, const Findings& f) {
                    {"final", optional(f.counter_final)}, {"unconfirmed_writes", f.safety.unconfirmed_writes}}},
       {"safety", {{"overlaps", f.safety.overlaps.pairs},
                   {"overlaps_fenced_off", f.safety.overlaps_fenced_off},
+                  {"overlaps_serialized_by_fence", f.safety.overlaps_serialized_by_fence},
+                  {"leases_lost_inside", f.safety.leases_lost.inside},
+                  {"leases_lost_nobody_entered", f.safety.leases_lost.nobody_entered},
                   {"max_concurrent_holders", f.safety.overlaps.max_concurrent},
                   {"live_max_holders", f.safety.live_max_holders},
                   {"unclaimed_increments", f.safety.unclaimed_increments},
@@ -174,6 +178,8 @@ json run_document(const RunOptions& options, const Findings& f) {
       {"node_tally", node_tally},
       {"nemesis", f.nemesis},
       {"verdict", f.verdict.verdict},
+      // Safe by luck: a lease was lost under a holder and nobody happened to enter.
+      {"exposed", f.verdict.verdict == "safe" && f.verdict.exposed},
       {"verdict_reasons", f.verdict.reasons},
       {"timeline", timeline_json(f.records, f.safety.overlaps, f.outcome.go_ns, f.outcome.end_ns, options.clients)},
   };

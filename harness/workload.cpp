@@ -109,6 +109,7 @@ class Client {
   // write got) for the checker. Returns false when the history is full: the
   // client then gives the lock back unused and stops.
   bool critical_section(std::int64_t invoke) {
+    const std::uint64_t leases_lost_before = lock_->leases_lost();  // a renewal failing from here on fails under us
     CsRecord start;
     start.client = static_cast<std::uint32_t>(index_);
     start.want_ns = want_ns_;
@@ -148,6 +149,7 @@ class Client {
     const Release released = lock_->release();
     record->released_ns = monotonic_ns();
     record->release = static_cast<std::uint8_t>(released);
+    record->lease_lost = lease_lost_under_us(released, leases_lost_before) ? 1 : 0;
     SharedHistory::set_stage(*record, CsStage::closed);
     if (released == Release::error) {
       add(slot_.release_errors);
@@ -156,15 +158,28 @@ class Client {
     return true;
   }
 
+  // The release found the key gone or someone else's, or a watchdog renewal
+  // failed while we held it: the lease ended under us (docs/harness.md, "exposed").
+  bool lease_lost_under_us(Release released, std::uint64_t leases_lost_before) const {
+    return released == Release::already_expired || released == Release::not_owner ||
+           lock_->leases_lost() > leases_lost_before;
+  }
+
   // GET, hold, SET value+1 (the fenced variants when we have a token).
-  // `record.write` says `pending` while the SET is on its way.
+  // `record.write` says `pending` while the SET is on its way; `read_ns` and
+  // `written_ns` bound the section's access to the resource.
   CsWrite increment(std::optional<std::uint64_t> token, CsRecord& record) {
+    record.read_ns = monotonic_ns();
     auto read = counter_->read(token);
-    if (!read) return counter_failed(read.error().message);
+    if (!read) {
+      (void)counter_failed(read.error().message);
+      return CsWrite::read_failed;  // no SET was sent: nothing can have landed
+    }
     if (read->refused) {
       add(slot_.stale_writes_rejected);
       return CsWrite::refused;
     }
+    if (hook_) hook_(kCsRead);
     if (config_.hold.count() > 0) std::this_thread::sleep_for(config_.hold);
     record.write = CsWrite::pending;
     auto written = counter_->write(read->value + 1, token);
@@ -173,6 +188,7 @@ class Client {
       add(slot_.stale_writes_rejected);
       return CsWrite::refused;
     }
+    record.written_ns = monotonic_ns();
     return CsWrite::written;
   }
 

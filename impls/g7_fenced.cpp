@@ -15,10 +15,21 @@
 // each with lua-safe-delete (an update is lost) and with fenced (refused,
 // counter exact).
 //
-// What fencing does not fix: the counter lives on one node. A restart without
-// persistence (or a failover that loses the INCR) starts the tokens again at 1.
-// The resource then refuses every new holder until the tokens pass the highest
-// it has seen: a loss of liveness, never of safety (fail-closed).
+// Equal tokens are accepted. The resource refuses only `token < highest`: a
+// holder's own write follows its own read with the same token, so refusing
+// `token == highest` would refuse every holder's write. The price: two holders
+// with one token are not told apart, and the checker never calls such a pair
+// "serialized by the fence" (harness/checker.h, classify_overlap) -- their
+// order at the resource was luck.
+//
+// What fencing does not fix: the counter lives on one node. A failover that
+// loses the last INCR (or a restart without persistence) hands out a token
+// again: the next holder draws the same number as the one before, the
+// resource accepts both (equal is not older), and two holders can interleave
+// their read-modify-writes -- a loss of safety, not only of liveness
+// (docs/faults.md, fenced x failover and x node-restart). Only when the
+// restarted counter is behind the highest token the resource has seen does
+// it fail closed: every new holder is refused until the tokens catch up.
 #include "g7_fenced.h"
 
 #include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token

@@ -5,9 +5,14 @@
 #include <cstdio>
 #include <thread>
 
+#include <atomic>
+
+#include "conditions.h"
 #include "counter_resource.h"
 #include "g7_fenced.h"
+#include "nemesis.h"
 #include "registry.h"
+#include "run.h"
 #include "support/redis_fixture.h"
 #include "step_gate.h"
 
@@ -241,6 +246,132 @@ TEST_F(FencedTest, StaleHolderWriteBetweenNewHoldersReadAndWriteIsRefusedWithFen
   EXPECT_TRUE(b.wrote);
   EXPECT_EQ(*counter().value(), 1);
   EXPECT_EQ(run({"GET", "counter:highest-token"}).string(), "2");
+}
+
+// --- issue 16 §4: a fenced run is judged at the resource --------------------------
+//
+// Two fenced holders whose leases overlap, run through the whole harness
+// (measure(), thread clients, its own servers), the order of their accesses
+// fixed by step hooks that wait for states, not for time. The first client to
+// enter is the "older" holder. At its cs-enter it deletes the lock key (what a
+// lapsed lease looks like to the next client), so the "newer" one acquires
+// while the older is still inside; each then waits at its step points for the
+// state the story needs.
+class FenceOrder : public harness::Nemesis {
+ public:
+  enum class Story {
+    older_first,   // older reads and writes, then newer: accepted in token order
+    newer_first,   // newer reads and writes, then older: older refused
+    interleaved,   // the fence counter is lost too (equal tokens); older reads, newer reads, older writes, newer writes
+  };
+  explicit FenceOrder(Story story) : story_(story) {}
+
+  std::string name() const override { return "fence-order"; }
+  void before_run(harness::NemesisContext& context) override {
+    endpoint_ = context.endpoints.at(0);
+    key_ = context.key;
+  }
+  StepHook client_step_hook(int client) override {
+    return [this, client](std::string_view point) { at(client, point); };
+  }
+  bool failed() const { return failed_.load(); }
+
+ private:
+  static constexpr int kNone = -1;
+  void at(int client, std::string_view point) {
+    if (point == harness::kCsEnter) {
+      int none = kNone;
+      if (older_.compare_exchange_strong(none, client)) return older_entered();
+      if (client != older_.load() && !newer_arrived_.exchange(true)) return newer_entered();
+      return;
+    }
+    const bool older = client == older_.load();
+    if (point == harness::kCsRead) (older ? older_read_ : newer_read_).store(true);
+    if (point == harness::kCsRead && story_ == Story::interleaved) {
+      if (older) wait_for(newer_read_);   // the newer holder reads before the older writes
+      else wait_for(older_done_);         // ... and writes after it
+    }
+    if (point == harness::kCsExit) (older ? older_done_ : newer_done_).store(true);
+  }
+
+  void older_entered() {
+    // The lease is gone (a lapse, or a failover that lost the key); in the
+    // interleaved story the failover lost the last INCR too.
+    redis::Args del = {"DEL", key_};
+    if (story_ == Story::interleaved) del.push_back(FencedLock::fence_key_for(key_));
+    auto connection = redis::Connection::connect(endpoint_);
+    if (!connection || !connection->command(del)) failed_ = true;
+    wait_for(newer_arrived_);  // both hold a lease now
+    if (story_ == Story::newer_first) wait_for(newer_done_);
+  }
+  void newer_entered() {
+    if (story_ == Story::older_first) wait_for(older_done_);
+    if (story_ == Story::interleaved) wait_for(older_read_);
+  }
+  void wait_for(const std::atomic<bool>& flag) {
+    if (!harness::wait_until([&] { return flag.load(); }, 10s)) failed_ = true;
+  }
+
+  const Story story_;
+  redis::ConnectionOptions endpoint_;
+  std::string key_;
+  std::atomic<int> older_{kNone};
+  std::atomic<bool> newer_arrived_{false}, older_read_{false}, newer_read_{false};
+  std::atomic<bool> older_done_{false}, newer_done_{false}, failed_{false};
+};
+
+nlohmann::json fenced_pair_run(FenceOrder& story) {
+  harness::RunOptions options;
+  options.lock = "fenced";
+  options.clients = 2;
+  options.ops = 2;  // one acquisition each: the older holder is inside until the newer one is in
+  options.mode = harness::ClientMode::thread;
+  options.ttl_ms = 10'000;  // the lease lapses by the story's DEL, not by time
+  options.wait_ms = 10'000;
+  options.hold_ms = 0;
+  auto document = harness::measure(options, &story);
+  EXPECT_TRUE(document) << document.error().message;
+  EXPECT_FALSE(story.failed()) << "a step of the story did not happen";
+  return document ? *document : nlohmann::json::object();
+}
+
+TEST(FencedRun, OverlappingLeasesAcceptedInTokenOrderAreSerializedAndSafe) {
+  FenceOrder story(FenceOrder::Story::older_first);
+  const auto r = fenced_pair_run(story);
+  ASSERT_TRUE(r.is_object() && r.contains("safety"));
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_GE(r["safety"]["overlaps_serialized_by_fence"].get<int>(), 1);
+  EXPECT_EQ(r["safety"]["overlaps"], 0);
+  EXPECT_EQ(r["safety"]["overlaps_fenced_off"], 0);
+  EXPECT_EQ(r["safety"]["stale_writes_rejected"], 0) << "both holders were accepted";
+  EXPECT_EQ(r["safety"]["live_max_holders"], 2) << "the leases did overlap";
+  EXPECT_EQ(r["counter"]["expected"], 2);
+  EXPECT_EQ(r["counter"]["actual"], 2);
+  EXPECT_TRUE(r["timeline"]["overlaps"].empty()) << "nothing violating to mark";
+}
+
+TEST(FencedRun, NewerHolderFirstFencesTheOlderOffAndIsSafe) {
+  FenceOrder story(FenceOrder::Story::newer_first);
+  const auto r = fenced_pair_run(story);
+  ASSERT_TRUE(r.is_object() && r.contains("safety"));
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];
+  EXPECT_EQ(r["safety"]["overlaps_fenced_off"], 1);
+  EXPECT_EQ(r["safety"]["overlaps_serialized_by_fence"], 0);
+  EXPECT_EQ(r["safety"]["stale_writes_rejected"], 1);
+  EXPECT_EQ(r["counter"]["actual"], 1);
+}
+
+TEST(FencedRun, AcceptedAccessesThatInterleaveAreAViolation) {
+  FenceOrder story(FenceOrder::Story::interleaved);
+  const auto r = fenced_pair_run(story);
+  ASSERT_TRUE(r.is_object() && r.contains("safety"));
+  EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
+  EXPECT_EQ(r["safety"]["overlaps"], 1);
+  EXPECT_EQ(r["safety"]["overlaps_serialized_by_fence"], 0);
+  EXPECT_EQ(r["safety"]["stale_writes_rejected"], 0) << "equal tokens: the resource accepted both";
+  EXPECT_EQ(r["safety"]["lost_updates"], 1);
+  EXPECT_EQ(r["safety"]["max_concurrent_holders"], 2);
+  EXPECT_FALSE(r["timeline"]["overlaps"].empty());
 }
 
 }  // namespace

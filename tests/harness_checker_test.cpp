@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "checker.h"
 #include "lock.h"
+#include "redis_server.h"
 #include "metrics.h"
 #include "nemesis.h"
 #include "run.h"
@@ -193,6 +196,241 @@ TEST(Checker, CounterGrowthNoRecordedWriteExplainsIsAViolation) {
   EXPECT_EQ(safety.unconfirmed_writes, 1);
   EXPECT_EQ(safety.unclaimed_increments, 0);
   EXPECT_EQ(judge(safety).verdict, "safe");
+}
+
+// --- fenced runs are judged at the resource (classify_overlap) ---------------------
+
+ResourceAccess access(std::uint64_t token, std::int64_t read, std::int64_t written, bool refused = false) {
+  ResourceAccess a;
+  a.has_token = true;
+  a.token = token;
+  a.read_start = read;
+  a.write_end = written;
+  a.refused = refused;
+  return a;
+}
+
+TEST(ClassifyOverlap, EveryBranchOfTheRule) {
+  const auto open = ResourceAccess::kOpenEnded;
+  // One refused: it changed nothing, whatever the order.
+  EXPECT_EQ(classify_overlap(access(1, 0, 10, true), access(2, 5, 15)), OverlapKind::fenced_off);
+  EXPECT_EQ(classify_overlap(access(2, 0, 10), access(1, 5, 15, true)), OverlapKind::fenced_off);
+  // Apart and in rising token order: serialized, in either argument order; touching windows are apart.
+  EXPECT_EQ(classify_overlap(access(1, 0, 10), access(2, 20, 30)), OverlapKind::serialized_by_fence);
+  EXPECT_EQ(classify_overlap(access(2, 20, 30), access(1, 0, 10)), OverlapKind::serialized_by_fence);
+  EXPECT_EQ(classify_overlap(access(1, 0, 10), access(2, 10, 30)), OverlapKind::serialized_by_fence);
+  // Apart, but the later access has the lower token: accepted out of order.
+  EXPECT_EQ(classify_overlap(access(2, 0, 10), access(1, 20, 30)), OverlapKind::violation);
+  // Equal tokens are never told apart, even when apart.
+  EXPECT_EQ(classify_overlap(access(1, 0, 10), access(1, 20, 30)), OverlapKind::violation);
+  // Interleaved windows, rising tokens, both accepted.
+  EXPECT_EQ(classify_overlap(access(1, 0, 20), access(2, 10, 30)), OverlapKind::violation);
+  // A write that never completed keeps its window open.
+  EXPECT_EQ(classify_overlap(access(1, 0, open), access(2, 20, 30)), OverlapKind::violation);
+  // No token: the resource could not tell them apart.
+  ResourceAccess plain = access(0, 0, 10);
+  plain.has_token = false;
+  EXPECT_EQ(classify_overlap(plain, access(2, 20, 30)), OverlapKind::violation);
+  EXPECT_EQ(classify_overlap(access(2, 20, 30), plain), OverlapKind::violation);
+}
+
+CsRecord fenced(std::uint32_t client, std::int64_t enter, std::int64_t exit, std::uint64_t token, std::int64_t read,
+                std::int64_t written) {
+  CsRecord record = section(client, enter, exit, Release::not_owner);
+  record.has_token = 1;
+  record.token = token;
+  record.read_ns = read;
+  record.written_ns = written;
+  return record;
+}
+
+TEST(ClassifyOverlap, RecordsMapToTheirAccessesInOneFunction) {
+  CsRecord written = fenced(0, 5, 50, 7, 10, 20);
+  const ResourceAccess a = resource_access(written);
+  EXPECT_TRUE(a.has_token);
+  EXPECT_EQ(a.token, 7u);
+  EXPECT_EQ(a.read_start, 10);
+  EXPECT_EQ(a.write_end, 20);
+  EXPECT_FALSE(a.refused);
+  CsRecord unstamped = section(0, 5, 50);  // no read stamp: from its enter; no write end: open
+  EXPECT_EQ(resource_access(unstamped).read_start, 5);
+  EXPECT_EQ(resource_access(unstamped).write_end, ResourceAccess::kOpenEnded);
+  for (CsWrite unfinished : {CsWrite::failed, CsWrite::pending, CsWrite::none, CsWrite::read_failed}) {
+    written.write = unfinished;
+    EXPECT_EQ(resource_access(written).write_end, ResourceAccess::kOpenEnded) << static_cast<int>(unfinished);
+  }
+  written.write = CsWrite::refused;
+  EXPECT_TRUE(resource_access(written).refused);
+}
+
+SafetyInput fenced_input(std::vector<CsRecord> records) {
+  SafetyInput input;
+  input.records = std::move(records);
+  input.clients = {{0, 400}, {0, 400}, {0, 400}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = static_cast<std::int64_t>(input.records.size());
+  input.counter_growth = input.confirmed_increments;
+  return input;
+}
+
+// Issue 16 §4: the lease intervals overlap, but the resource took A's
+// read-modify-write, then B's, in token order. Nothing could interleave.
+TEST(Checker, FencedPairAcceptedInTokenOrderWithoutInterleavingIsSerializedNotAViolation) {
+  SafetyInput input = fenced_input({fenced(0, 0, 100, 1, 60, 70), fenced(1, 50, 150, 2, 80, 90)});
+  Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 0);
+  EXPECT_EQ(safety.overlaps_serialized_by_fence, 1);
+  EXPECT_EQ(safety.overlaps_fenced_off, 0);
+  EXPECT_EQ(safety.overlaps.max_concurrent, 1) << "one holder of the resource at a time";
+  EXPECT_EQ(safety.overlaps.overlap_ns, 0);
+  EXPECT_TRUE(violating_sections(input.records).empty()) << "the timeline marks nothing";
+  Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "safe");
+  ASSERT_EQ(verdict.reasons.size(), 1u);
+  EXPECT_NE(verdict.reasons[0].find("serialized by the fence"), std::string::npos) << verdict.reasons[0];
+  // The live counter saw both: the serialized pair accounts for a depth of 2, not of 3.
+  input.live_max_occupancy = 2;
+  EXPECT_EQ(judge(check_safety(input)).verdict, "safe");
+  input.live_max_occupancy = 3;
+  EXPECT_EQ(judge(check_safety(input)).verdict, "violation");
+}
+
+TEST(Checker, FencedPairWhoseAcceptedAccessesInterleaveIsAViolation) {
+  // B read at 65, before A's write came back at 70: both accepted, interleaved.
+  SafetyInput input = fenced_input({fenced(0, 0, 100, 1, 60, 70), fenced(1, 50, 150, 2, 65, 90)});
+  input.live_max_occupancy = 2;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 1);
+  EXPECT_EQ(safety.overlaps_serialized_by_fence, 0);
+  EXPECT_EQ(safety.overlaps.max_concurrent, 2);
+  EXPECT_EQ(safety.overlaps.overlap_ns, 50);
+  EXPECT_EQ(safety.overlaps.first_overlap_ns, 50);
+  EXPECT_FALSE(safety.live_holders_fenced_off);
+  EXPECT_EQ(judge(safety).verdict, "violation");
+  // Apart, but with one token (a failover lost the INCR): the order was luck.
+  const Safety equal = check_safety(fenced_input({fenced(0, 0, 100, 1, 60, 70), fenced(1, 50, 150, 1, 80, 90)}));
+  EXPECT_EQ(equal.overlaps.pairs, 1);
+  EXPECT_EQ(judge(equal).verdict, "violation");
+}
+
+// Only the violating pairs count and are drawn; one violating pair takes the
+// live counter's excuse away from the whole run.
+TEST(Checker, MixedPairsCountApartAndOnlyTheViolatingSectionsMakeTheDepth) {
+  // A-B serialized (B's token later, B after A); C interleaves with B only (C reads at 85, B writes at 90).
+  auto c = fenced(2, 80, 200, 3, 85, 190);
+  SafetyInput input = fenced_input({fenced(0, 0, 100, 1, 60, 70), fenced(1, 50, 150, 2, 80, 90), c});
+  input.live_max_occupancy = 3;
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.overlaps.pairs, 1) << "B-C";
+  EXPECT_EQ(safety.overlaps_serialized_by_fence, 2) << "A-B, and A-C (A's write at 70 before C's read at 85)";
+  EXPECT_EQ(safety.overlaps.max_concurrent, 2) << "over B and C";
+  EXPECT_EQ(safety.overlaps.overlap_ns, 70) << "B and C both inside from 80 to 150";
+  EXPECT_FALSE(safety.live_holders_fenced_off);
+  const auto drawn = violating_sections(input.records);
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn[0].client, 1u);
+  EXPECT_EQ(drawn[1].client, 2u);
+  EXPECT_EQ(judge(safety).verdict, "violation");
+}
+
+// Issue 16 §7a: a failed read sent no SET; only writes that were sent may have landed.
+TEST(Checker, UnconfirmedWritesCountOnlyWritesThatWereSent) {
+  std::vector<CsRecord> records(4, section(0, 0, 10));
+  records[0].write = CsWrite::read_failed;
+  records[1].write = CsWrite::failed;
+  records[2].write = CsWrite::pending;
+  records[3].write = CsWrite::written;
+  EXPECT_EQ(unconfirmed_writes(records), 2);
+}
+
+// The same through the workload: the counter holds a non-number when the
+// section reads it, so the read fails and no SET is sent. (Before issue 16
+// §7a the section was recorded `failed` and counted as a write that may have
+// landed.)
+class UnreadableCounterOnce : public Nemesis {
+ public:
+  void before_run(NemesisContext& context) override { counter_ = context.counter_server; }
+  StepHook client_step_hook(int) override {
+    return [this](std::string_view point) {
+      if (point == kCsEnter) set("not-a-number");
+      if (point == kCsExit) set("0");  // readable again for the final count
+    };
+  }
+  bool failed() const { return failed_.load(); }
+
+ private:
+  void set(const std::string& value) {
+    auto connection = counter_ ? redis::Connection::connect(counter_->connection_options())
+                               : Result<redis::Connection>(Error{ErrorKind::io, "no counter server"});
+    if (!connection || !connection->command({"SET", "locklab:counter", value})) failed_ = true;
+  }
+  RedisServer* counter_ = nullptr;
+  std::atomic<bool> failed_{false};
+};
+
+TEST(Checker, AFailedCounterReadIsNotAnUnconfirmedWrite) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 1;
+  options.ops = 1;
+  options.mode = ClientMode::thread;
+  UnreadableCounterOnce nemesis;
+  auto document = measure(options, &nemesis);
+  ASSERT_TRUE(document) << document.error().message;
+  ASSERT_FALSE(nemesis.failed());
+  const auto& r = *document;
+  EXPECT_EQ(r["totals"]["counter_errors"], 1) << "the read failed";
+  EXPECT_EQ(r["counter"]["unconfirmed_writes"], 0) << "no SET was sent: nothing may have landed";
+  EXPECT_EQ(r["counter"]["expected"], 0);
+  EXPECT_EQ(r["counter"]["actual"], 0);
+}
+
+// --- exposed: a lease lost under a holder, nobody entered -------------------------
+
+CsRecord lost_lease(std::uint32_t client, std::int64_t enter, std::int64_t exit, std::int64_t released) {
+  CsRecord record = section(client, enter, exit, Release::already_expired);
+  record.released_ns = released;
+  record.lease_lost = 1;
+  return record;
+}
+
+TEST(Checker, LeaseLostUnderAHolderNobodyEnteredIsSafeButExposed) {
+  SafetyInput input = fenced_input({lost_lease(0, 0, 100, 110), section(1, 200, 300)});
+  const Safety safety = check_safety(input);
+  EXPECT_EQ(safety.leases_lost.inside, 1);
+  EXPECT_EQ(safety.leases_lost.nobody_entered, 1);
+  EXPECT_TRUE(safety.exposed);
+  const Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "safe");
+  EXPECT_TRUE(verdict.exposed);
+  ASSERT_EQ(verdict.reasons.size(), 1u);
+  EXPECT_EQ(verdict.reasons[0], "lease lost under a holder; nobody entered: safe by luck, not by design");
+}
+
+TEST(Checker, LeaseLostThatSomeoneEnteredOrThatTheFenceCoversIsNotExposed) {
+  // Another client entered while the holder was releasing (the release race): the lapse was put to the test.
+  Safety entered = check_safety(fenced_input({lost_lease(0, 0, 100, 150), section(1, 120, 300)}));
+  EXPECT_EQ(entered.leases_lost.inside, 1);
+  EXPECT_EQ(entered.leases_lost.nobody_entered, 0);
+  EXPECT_FALSE(judge(entered).exposed);
+  // A fenced section: its lost lease is the resource's to judge.
+  CsRecord with_token = lost_lease(0, 0, 100, 110);
+  with_token.has_token = 1;
+  with_token.token = 1;
+  EXPECT_EQ(check_safety(fenced_input({with_token})).leases_lost.inside, 0);
+  // Not lost: nothing to report.
+  EXPECT_FALSE(check_safety(fenced_input({section(0, 0, 100)})).exposed);
+  // A run that is not safe is not "exposed": its verdict says more.
+  SafetyInput lost = fenced_input({lost_lease(0, 0, 100, 110)});
+  lost.counter_growth = 0;
+  const Verdict violation = judge(check_safety(lost));
+  EXPECT_EQ(violation.verdict, "violation");
+  EXPECT_FALSE(violation.exposed);
+  Safety deadlocked = check_safety(fenced_input({lost_lease(0, 0, 100, 110)}));
+  deadlocked.stalls = {{0, 5'000'000'000}};
+  deadlocked.keys_left = {1, 1};
+  EXPECT_EQ(judge(deadlocked).verdict, "deadlock");
+  EXPECT_FALSE(judge(deadlocked).exposed);
 }
 
 TEST(Metrics, NearestRankPercentiles) {

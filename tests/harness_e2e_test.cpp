@@ -182,6 +182,35 @@ TEST_F(LocklabBinary, FencingKeepsTheCounterExactWhenTheLeaseLapses) {
   EXPECT_EQ(fenced["counter"]["expected"], fenced["counter"]["actual"]);
 }
 
+// Issue 16 §5: one client, a hold three times its lease: the key expires under
+// the holder and nobody is there to enter. Safe, but by luck: exposed.
+TEST_F(LocklabBinary, ALeaseLostUnderALoneHolderIsSafeButExposed) {
+  ASSERT_EQ(run_locklab("run --lock lua-safe-delete --clients 1 --ops 1 --ttl 50 --hold 150 --json " +
+                        path("lone.json")).exit_code, 0);
+  const json lone = result("lone.json");
+  EXPECT_EQ(lone["verdict"], "safe") << lone["verdict_reasons"];
+  EXPECT_EQ(lone["exposed"], true);
+  EXPECT_EQ(lone["safety"]["leases_lost_inside"], 1) << "the release script found the key gone";
+  EXPECT_EQ(lone["safety"]["leases_lost_nobody_entered"], 1);
+  EXPECT_NE(lone["verdict_reasons"].dump().find("safe by luck, not by design"), std::string::npos);
+
+  // A blind DEL tells it too: DEL answers 0, the release is already_expired (EXPIRE takes whole seconds).
+  ASSERT_EQ(run_locklab("run --lock setnx-expire --clients 1 --ops 1 --ttl 1000 --hold 1300 --json " +
+                        path("blind.json")).exit_code, 0);
+  const json blind = result("blind.json");
+  EXPECT_EQ(blind["verdict"], "safe") << blind["verdict_reasons"];
+  EXPECT_EQ(blind["exposed"], true);
+  EXPECT_EQ(blind["safety"]["leases_lost_inside"], 1);
+
+  // The same holder inside its lease: nothing lost, nothing exposed.
+  ASSERT_EQ(run_locklab("run --lock lua-safe-delete --clients 1 --ops 1 --ttl 2000 --hold 5 --json " +
+                        path("kept.json")).exit_code, 0);
+  const json kept = result("kept.json");
+  EXPECT_EQ(kept["verdict"], "safe");
+  EXPECT_EQ(kept["exposed"], false);
+  EXPECT_EQ(kept["safety"]["leases_lost_inside"], 0);
+}
+
 TEST_F(LocklabBinary, WaitReplicasStartsAReplicaAndGuardsEveryAcquire) {
   const auto run = run_locklab("run --lock lua-safe-delete --wait-replicas 1 --clients 2 --ops 40 --expect-safe "
                                "--json " + path("guarded.json"));

@@ -82,6 +82,66 @@ TEST(MatrixClassify, FencedOverlapsThatTheResourceRefusedStaySafe) {
   EXPECT_EQ(classify(run("safe", safety)), CellClass::safe);
 }
 
+TEST(MatrixClassify, FencedOverlapsSerializedByTheFenceStaySafe) {
+  // max_concurrent_holders counts only the sections in a violating pair.
+  json safety = with(quiet(), "overlaps_serialized_by_fence", 1);
+  EXPECT_EQ(classify(run("safe", safety)), CellClass::safe);
+}
+
+// Issue 16 §5: safe by luck is not safe by design.
+TEST(MatrixExposed, ASafeRunWithALeaseLostUnderAHolderIsExposed) {
+  json document = run("safe", with(quiet(), "leases_lost_nobody_entered", 1));
+  EXPECT_TRUE(exposed(document)) << "from the safety block";
+  EXPECT_EQ(classify(document), CellClass::safe) << "the class stays safe; the mark is apart";
+  json flagged = run("safe", quiet());
+  flagged["exposed"] = true;
+  EXPECT_TRUE(exposed(flagged)) << "from the document's flag";
+  EXPECT_FALSE(exposed(run("safe", quiet())));
+  EXPECT_FALSE(exposed(run("safe", with(quiet(), "leases_lost_inside", 1)))) << "someone entered: not luck";
+  EXPECT_FALSE(exposed(run("violation", with(with(quiet(), "leases_lost_nobody_entered", 1), "overlaps", 1))));
+  EXPECT_FALSE(exposed(run("error", with(quiet(), "leases_lost_nobody_entered", 1))));
+}
+
+Cell cell_of(CellClass observed, bool is_exposed, CellClass expected, bool expected_exposed,
+             std::optional<CellClass> or_else = std::nullopt) {
+  Cell cell;
+  cell.observed = observed;
+  cell.exposed = is_exposed;
+  cell.expected = expected;
+  cell.expected_exposed = expected_exposed;
+  cell.also_expected = or_else;
+  return cell;
+}
+
+TEST(MatrixExposed, TheMarkMustMatchItsExpectationEitherWayRound) {
+  EXPECT_TRUE(cell_of(CellClass::safe, false, CellClass::safe, false).matches());
+  EXPECT_FALSE(cell_of(CellClass::safe, true, CellClass::safe, false).matches()) << "exposed, not expected so";
+  EXPECT_FALSE(cell_of(CellClass::safe, false, CellClass::safe, true).matches()) << "expected exposed, was not";
+  EXPECT_TRUE(cell_of(CellClass::safe, true, CellClass::safe, true).matches());
+  EXPECT_FALSE(cell_of(CellClass::liveness, true, CellClass::liveness, false).matches()) << "liveness was safe too";
+  // The mark is about safe endings: a violation of a cell that may end either way still matches.
+  EXPECT_TRUE(cell_of(CellClass::me_violation, false, CellClass::me_violation, true, CellClass::safe).matches());
+  EXPECT_EQ(cell_of(CellClass::safe, true, CellClass::safe, true).expected_text(), "safe, exposed");
+  EXPECT_EQ(cell_of(CellClass::safe, true, CellClass::safe, true).observed_text(), "safe, exposed");
+  EXPECT_EQ(cell_of(CellClass::safe, false, CellClass::safe, false).observed_text(), "safe");
+}
+
+TEST(MatrixExposed, CellJsonCarriesTheMarkAndTheReportShowsIt) {
+  Cell cell = cell_of(CellClass::safe, true, CellClass::safe, true);
+  cell.lock = "reentrant-watchdog";
+  cell.fault = "clock-jump";
+  EXPECT_EQ(cell_json(cell)["exposed"], true);
+  EXPECT_EQ(cell_json(cell)["expected"], "safe, exposed");
+  MatrixResult result;
+  result.locks = {cell.lock};
+  result.faults = {cell.fault};
+  result.cells = {cell};
+  EXPECT_NE(matrix_table(result).find("| safe, exposed |"), std::string::npos) << matrix_table(result);
+  EXPECT_NE(matrix_markdown(result).find("exposed"), std::string::npos);
+  EXPECT_NE(matrix_html(result).find("cell safe exposed"), std::string::npos);
+  EXPECT_NE(matrix_html(result).find("safe, exposed:"), std::string::npos) << "the legend names the mark";
+}
+
 TEST(MatrixClassify, ClassNamesRoundTrip) {
   for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
                       CellClass::liveness, CellClass::not_applicable, CellClass::error})
@@ -146,7 +206,12 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
   ASSERT_TRUE(result) << result.error().message;
   ASSERT_FALSE(result->cells.empty());
   for (const auto& cell : result->cells) {
-    EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << class_name(cell.observed)
+    // Issue 16 §5: no safe cell hides a lease lost under a holder.
+    if (cell.run.is_object() && cell.run.value("verdict", "") == "safe" &&
+        cell.run["safety"].value("leases_lost_nobody_entered", 0) > 0) {
+      EXPECT_TRUE(cell.exposed) << cell.lock << " x " << cell.fault << ": a lease was lost under a holder, unmarked";
+    }
+    EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << cell.observed_text()
                                 << ", expected " << cell.expected_text() << " (" << cell.expected_reason << ")"
                                 << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir_;
     EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / (cell.lock + "__" + cell.fault + ".json")));
