@@ -84,15 +84,15 @@ class RedisSectionOracle : public SectionOracle {
     return Done{};
   }
   Status observe_read(std::optional<std::uint64_t> token) override {
-    if (!section_) return Error{ErrorKind::usage, "oracle read: no section entered"};
+    if (!section_) return Error{ErrorKind::usage, "oracle read: this section's enter failed"};
     return stamp(read_script_, token ? std::to_string(*token) : std::string(), "read");
   }
   Status observe_write(bool refused) override {
-    if (!section_) return Error{ErrorKind::usage, "oracle write: no section entered"};
+    if (!section_) return Error{ErrorKind::usage, "oracle write: this section's enter failed"};
     return stamp(write_script_, refused ? "1" : "0", "write");
   }
   Status leave() override {
-    if (!section_) return Error{ErrorKind::usage, "oracle leave: no section entered"};
+    if (!section_) return Error{ErrorKind::usage, "oracle leave: this section's enter failed"};
     auto left = integer_reply(leave_script_.run(connection_, {key("holders")}, {holder_, std::to_string(*section_)}),
                               "leave");
     section_.reset();
