@@ -377,10 +377,17 @@ int main(int argc, char** argv) {
                         return text.empty() ? std::nullopt : endpoints_problem(text);
                       }, "[HOST:PORT[,...]]"));
   run->add_option("--run-id", run_options.run_id, "Several client hosts: the run id every host shares (with --oracle)");
-  run->add_option_function<std::string>(
-         "--oracle", [&run_options](const std::string& text) { run_options.oracle = parse_endpoints(text, nullptr).value().front(); },
-         "With --run-id: the oracle Redis HOST:PORT (barriers, cross-host occupancy; never faulted)")
-      ->check(checked_by(one_endpoint_problem, "HOST:PORT"));
+  // `--oracle HOST:PORT`: the shared oracle of a --run-id run; bare `--oracle`:
+  // a second oracle the run starts for itself (one host, no --run-id).
+  std::string oracle_address;
+  auto* oracle = run->add_option("--oracle", oracle_address,
+                                 "The oracle Redis beside the history (never faulted; docs/harness.md, \"Two oracles\"): "
+                                 "alone, start one for this run; with HOST:PORT (and --run-id), the oracle every host "
+                                 "shares (barriers, cross-host sections)")
+                     ->expected(0, 1)
+                     ->check(checked_by([](const std::string& text) {
+                       return text.empty() ? std::nullopt : one_endpoint_problem(text);
+                     }, "[HOST:PORT]"));
   run->add_option("--hosts", run_options.hosts, "With --run-id: how many hosts take part (the start barrier waits for all)")
       ->check(within(bounds::hosts))
       ->capture_default_str();
@@ -498,6 +505,8 @@ int main(int argc, char** argv) {
     if (run->parsed()) {
       run_options.command = command_line(argc, argv);
       run_options.cluster = cluster->count() > 0;
+      run_options.own_oracle = oracle->count() > 0 && oracle_address.empty();
+      if (!oracle_address.empty()) run_options.oracle = parse_endpoints(oracle_address, nullptr).value().front();
       if (!cluster_seeds.empty()) {
         if (!run_options.redis.empty()) return complain(kUsage, "--cluster HOST:PORT and --redis: give the seeds once");
         run_options.redis = parse_endpoints(cluster_seeds, nullptr).value();

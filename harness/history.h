@@ -101,6 +101,9 @@ struct ClientSlot {
   std::atomic<std::int32_t> inside{0};       // inside a critical section right now
   std::atomic<std::int32_t> pid{0};
   char last_error[240] = {};                 // the last error message (setup or runtime)
+  // Section-oracle commands that failed (the client's, and the coordinator's
+  // removal of it after it died): the oracle may have missed a holder.
+  std::atomic<std::int64_t> oracle_errors{0};
 };
 
 // The part every client touches.

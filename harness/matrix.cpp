@@ -49,6 +49,7 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   options.mode = ClientMode::process;  // crash and pause need a process of its own
   options.nodes = 5;
   options.key = "locklab:matrix";
+  options.own_oracle = true;  // every cell judged by both oracles: they must agree
   return options;
 }
 

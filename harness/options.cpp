@@ -138,7 +138,11 @@ std::optional<std::string> validate(const RunOptions& options) {
   if (!options.sentinels.empty() && !options.redis.empty()) return "--sentinel and --redis exclude each other";
   if (!options.sentinels.empty() && generation.capabilities.multi_node)
     return "--sentinel names one master; " + options.lock + " needs several (--redis)";
-  if (options.oracle && options.run_id.empty()) return "--oracle needs --run-id";
+  if (options.own_oracle && options.oracle) return "--oracle: either the run's own (no value) or HOST:PORT, not both";
+  if (options.own_oracle && !options.run_id.empty())
+    return "--run-id needs the hosts' shared oracle (--oracle HOST:PORT), not the run's own (bare --oracle)";
+  if (options.oracle && options.run_id.empty())
+    return "--oracle HOST:PORT needs --run-id (bare --oracle starts the run's own oracle)";
   if (!options.run_id.empty() && !options.oracle) return "--run-id needs --oracle (the barrier and the occupancy oracle)";
   if (!options.run_id.empty() && options.redis.empty() && options.sentinels.empty())
     return "--run-id needs --redis or --sentinel (every host must use the same servers)";

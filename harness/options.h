@@ -48,9 +48,12 @@ struct RunOptions {
   std::string command;    // the command line that asked for this run, recorded for reproduction
   bool expect_safe = false;  // recorded in config only; the CLI decides the exit code
   // Several client hosts (multihost.h): the same run id on every host, the
-  // oracle Redis for the barriers and the occupancy oracle, and how many hosts.
+  // oracle Redis for the barriers and the section oracle, and how many hosts.
   std::string run_id;                     // empty: a single-host run
   std::optional<redis::Endpoint> oracle;  // with run_id
+  // One host: the oracle Redis beside the history is one the run starts for
+  // itself (bare --oracle; docs/harness.md, "Two oracles"). Not with run_id.
+  bool own_oracle = false;
   int hosts = 1;
   int barrier_timeout_ms = 60'000;        // how long a host waits for the others
   // An existing Sentinel deployment: the lock server is the master these

@@ -200,8 +200,35 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   return errors;
 }
 
-OracleConfig oracle_config(const RunOptions& options) {
-  return OracleConfig{coordinator_options(*options.oracle), options.run_id};
+// The oracle Redis of the run: the shared one (--oracle HOST:PORT, --run-id),
+// or one the run starts for itself (bare --oracle): a server of its own, never
+// behind a proxy, never faulted, with a fresh internal run id for its keys.
+struct OracleSide {
+  std::unique_ptr<RedisServer> own;  // the self-started oracle, stopped with the run
+  OracleConfig config;
+};
+
+Result<std::optional<OracleSide>> provide_oracle(const RunOptions& options) {
+  if (!options.oracle && !options.own_oracle) return std::optional<OracleSide>{};
+  OracleSide side;
+  side.config.host = host_label();
+  if (options.own_oracle) {
+    auto server = RedisServer::start();
+    if (!server) return Error{ErrorKind::io, "cannot start the oracle's redis-server: " + server.error().message};
+    side.own = std::move(server).value();
+    side.config.server = coordinator_options(side.own->endpoint());
+    side.config.run_id = "own:" + side.config.host + ":" + std::to_string(monotonic_ns());
+  } else {
+    side.config.server = coordinator_options(*options.oracle);
+    side.config.run_id = options.run_id;
+  }
+  side.config.server.counted = false;  // the oracle's traffic is not the lock's cost
+  if (auto ok = reachable(side.config.server); !ok) return Error{ErrorKind::io, "oracle: " + ok.error().message};
+  return std::optional<OracleSide>{std::move(side)};
+}
+
+nlohmann::json pairs_json(const OraclePairs& pairs) {
+  return {{"violations", pairs.violations}, {"fenced_off", pairs.fenced_off}, {"serialized", pairs.serialized}};
 }
 
 // The document's "multihost" block: what this host and the oracle saw.
@@ -213,8 +240,17 @@ nlohmann::json multihost_block(const RunOptions& options, const Result<OracleRea
           {"oracle", options.oracle->to_string()},
           {"max_occupancy", reading ? reading->max_occupancy : -1},
           {"overlapped_entries", reading ? reading->overlapped_entries : -1},
+          {"violating_pairs", reading ? reading->pairs.violations : -1},
+          {"pairs", reading ? pairs_json(reading->pairs) : nlohmann::json(nullptr)},
           {"counter_final", counter_final ? nlohmann::json(*counter_final) : nlohmann::json(nullptr)},
           {"confirmed_increments", confirmed}};
+}
+
+// Oracle commands that failed, over every client (their own and their removal after death).
+std::int64_t oracle_errors(const SharedHistory& history) {
+  std::int64_t errors = 0;
+  for (int i = 0; i < history.clients(); ++i) errors += history.slot(i).oracle_errors.load();
+  return errors;
 }
 
 }  // namespace
@@ -243,10 +279,11 @@ Result<Servers> provide_reachable_servers(const RunOptions& options, const Gener
   return servers;
 }
 
-// Several hosts: join the run on the oracle (multihost.h). One host: no coordinator.
-Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options) {
-  if (options.run_id.empty()) return std::optional<HostCoordinator>{};
-  auto joined = HostCoordinator::join(oracle_config(options), options.hosts);
+// With an oracle, join the run on it (multihost.h): barriers, and its reading
+// at the end. No oracle: no coordinator.
+Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, const std::optional<OracleSide>& oracle) {
+  if (!oracle) return std::optional<HostCoordinator>{};
+  auto joined = HostCoordinator::join(oracle->config, options.hosts);
   if (!joined) return joined.error();
   return std::optional<HostCoordinator>{std::move(joined).value()};
 }
@@ -286,7 +323,7 @@ struct ClientsRun {
 
 Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const SharedHistory& history,
                                FaultSet& nemeses, const StepNemesis& steps, NemesisContext& context,
-                               std::optional<HostCoordinator>& coordinator) {
+                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle) {
   ClientsRun run;
   // Server commands are counted from the moment every client is set up.
   auto snapshot = [&] {
@@ -296,7 +333,7 @@ Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers
   };
   WorkloadConfig workload = workload_config(options, servers);
   workload.fault_allowance = nemeses.allowance(context.ttl) + steps.allowance(context.ttl);
-  if (coordinator) workload.oracle = oracle_config(options);
+  if (oracle) workload.section_oracles = std::make_shared<RedisSectionOracles>(oracle->config);
   auto outcome = run_workload(workload, history, nemeses, context, snapshot);
   if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
                                                                  : outcome.error();
@@ -358,22 +395,27 @@ Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const Ru
   return verdict;
 }
 
-// Several hosts: both barriers must have held, and the oracle must have seen
-// one holder at a time across all of them.
+// With an oracle: both barriers must have held, every oracle command must
+// have been applied, and the oracle must have seen no pair of holders the
+// resource did not serialise (across every host of the run).
 void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, const ClientsRun& run,
-                        const RunEnd& end, const std::string& run_id) {
-  for (const Status* barrier : {&run.started_together, &end.finished_together})
-    if (!*barrier) {
-      verdict.verdict = "error";
-      verdict.reasons.insert(verdict.reasons.begin(), "barrier: " + barrier->error().message);
-    }
-  if (!reading) {
+                        const RunEnd& end, std::int64_t failed_oracle_commands) {
+  auto error = [&verdict](const std::string& why) {
     verdict.verdict = "error";
-    verdict.reasons.insert(verdict.reasons.begin(), "cannot read the oracle: " + reading.error().message);
-  } else if (reading->max_occupancy > 1) {
+    verdict.reasons.insert(verdict.reasons.begin(), why);
+  };
+  for (const Status* barrier : {&run.started_together, &end.finished_together})
+    if (!*barrier) error("barrier: " + barrier->error().message);
+  if (failed_oracle_commands > 0)
+    error(std::to_string(failed_oracle_commands) +
+          " oracle command(s) failed: the oracle may have missed a holder (" + end.tally.last_error + ")");
+  if (!reading) {
+    error("cannot read the oracle: " + reading.error().message);
+  } else if (reading->pairs.violations > 0) {
     if (verdict.verdict != "error") verdict.verdict = "violation";
-    verdict.reasons.push_back("the oracle saw " + std::to_string(reading->max_occupancy) +
-                              " holders at once across the hosts of run " + run_id);
+    verdict.reasons.push_back("the oracle saw " + std::to_string(reading->pairs.violations) +
+                              " pair(s) of sections inside at once that the resource did not serialise (at most " +
+                              std::to_string(reading->max_occupancy) + " holders at once)");
   }
 }
 
@@ -389,6 +431,46 @@ void judge_faults_acted(Verdict& verdict, const FaultSet& faults) {
   if (reasons.empty()) return;
   verdict.verdict = "error";
   verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
+}
+
+// One host: the history and the oracle Redis watched the same sections, so
+// after the fencing rule they must agree on whether two holders overlapped.
+// (Several hosts: the oracle also sees the others' sections; merge judges.)
+struct Agreement {
+  bool judged = false;  // both readings exist and the run is on one host
+  bool agree = true;
+};
+
+Agreement check_agreement(Verdict& verdict, const Safety& safety, const Result<OracleReading>& reading, int hosts) {
+  if (!reading || hosts != 1) return {};
+  const bool history_saw = safety.overlaps.pairs > 0;
+  const bool oracle_saw = reading->pairs.violations > 0;
+  if (history_saw == oracle_saw) return {true, true};
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(),
+                         "the two oracles disagree: the history saw " + std::to_string(safety.overlaps.pairs) +
+                             " overlapping pair(s), the oracle Redis " + std::to_string(reading->pairs.violations) +
+                             " violating pair(s)");
+  return {true, false};
+}
+
+// The document's "oracles" block: both oracles' figures side by side.
+nlohmann::json oracles_block(const Safety& safety, const Result<OracleReading>& reading, const Agreement& agreement,
+                             std::int64_t failed_oracle_commands) {
+  nlohmann::json history = {{"overlapping_pairs", safety.overlaps.pairs},
+                            {"fenced_off_pairs", safety.overlaps_fenced_off},
+                            {"serialized_pairs", safety.overlaps_serialized_by_fence},
+                            {"max_concurrent", safety.overlaps.max_concurrent}};
+  nlohmann::json redis = nullptr;
+  if (reading)
+    redis = {{"pairs", pairs_json(reading->pairs)},
+             {"max_occupancy", reading->max_occupancy},
+             {"overlapped_entries", reading->overlapped_entries},
+             {"sections", reading->sections},
+             {"failed_commands", failed_oracle_commands}};
+  return {{"history", history},
+          {"redis", redis},
+          {"agree", agreement.judged ? nlohmann::json(agreement.agree) : nlohmann::json(nullptr)}};
 }
 
 Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
@@ -417,7 +499,9 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (!faults) return faults.error();
   auto servers = provide_reachable_servers(options, generation, (*faults)->needs());
   if (!servers) return servers.error();
-  auto joined = join_hosts(options);
+  auto oracle = provide_oracle(options);
+  if (!oracle) return oracle.error();
+  auto joined = join_hosts(options, *oracle);
   if (!joined) return joined.error();
   std::optional<HostCoordinator>& coordinator = *joined;
   CounterResource counter(servers->counter);
@@ -431,18 +515,21 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (!options.steps.empty()) nemeses.also(steps);
   if (nemesis != nullptr) nemeses.also(*nemesis);
   NemesisContext context = nemesis_context(options, *servers, *history);
-  auto run = run_clients(options, *servers, *history, nemeses, steps, context, coordinator);
+  auto run = run_clients(options, *servers, *history, nemeses, steps, context, coordinator, *oracle);
   if (!run) return run.error();
   const WorkloadOutcome& outcome = run->outcome;
 
   const RunEnd end = read_run_end(options, *servers, *history, outcome, counter, coordinator);
   const Safety safety =
-      check_run_safety(options, generation, *servers, *history, outcome, end, coordinator.has_value());
+      check_run_safety(options, generation, *servers, *history, outcome, end, options.hosts > 1);
   Verdict verdict = judge_run(safety, outcome, end);
-  Result<OracleReading> reading = Error{ErrorKind::io, "not a multi-host run"};
+  Result<OracleReading> reading = Error{ErrorKind::io, "no oracle"};
+  Agreement agreement;
+  const std::int64_t failed_oracle_commands = oracle_errors(*history);
   if (coordinator) {
     reading = coordinator->reading();
-    judge_across_hosts(verdict, reading, *run, end, options.run_id);
+    judge_across_hosts(verdict, reading, *run, end, failed_oracle_commands);
+    agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, nemeses);
   const Metrics metrics = run_metrics(outcome, end);
@@ -456,7 +543,8 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
                     end.confirmed, final_value, served,      nemeses.name(),
                     nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
   auto document = run_document(options, findings);
-  if (coordinator) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
+  if (coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
+  if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
   return document;
 }
 

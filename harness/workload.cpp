@@ -47,14 +47,14 @@ class Client {
     }
     lock_ = std::move(lock).value();
     counter_.emplace(config_.counter, config_.counter_key);
-    if (config_.oracle) {
-      auto oracle = OccupancyOracle::connect(*config_.oracle);
+    if (config_.section_oracles) {
+      auto oracle = config_.section_oracles->connect(index_);
       if (!oracle) {
         history_.set_error(index_, "client " + std::to_string(index_) + ": " + oracle.error().message);
         history_.header().failed.fetch_add(1);
         return 1;
       }
-      oracle_.emplace(std::move(oracle).value());
+      oracle_ = std::move(oracle).value();
     }
     slot_.pid.store(static_cast<std::int32_t>(::getpid()));
 
@@ -123,11 +123,12 @@ class Client {
       (void)lock_->release();
       return false;
     }
+    // The oracle's section nests inside the record's [enter_ns, exit_ns) and
+    // around the live occupancy (which a fault watches for a holder): the
+    // history never sees less than the oracle, and a fault that acts on a
+    // holder acts while the oracle counts it.
+    observe(oracle_ ? oracle_->enter() : Status{Done{}});
     history_.enter(index_);
-    // A failed oracle command is noted, not fatal: the oracle then undercounts,
-    // and the merged verdict still has the shared counter.
-    if (oracle_)
-      if (auto seen = oracle_->enter(); !seen) history_.set_error(index_, "oracle: " + seen.error().message);
     if (hook_) hook_(kCsEnter);
 
     const auto token = lock_->fencing_token();
@@ -138,9 +139,8 @@ class Client {
     record->write = increment(token, *record);
 
     if (hook_) hook_(kCsExit);
-    if (oracle_)
-      if (auto left = oracle_->leave(); !left) history_.set_error(index_, "oracle: " + left.error().message);
     history_.exit(index_);
+    observe(oracle_ ? oracle_->leave() : Status{Done{}});
     // Stamped after leaving the occupancy count: every recorded interval covers
     // the time the live counter counted it, so the counter never sees a holder
     // the records cannot show.
@@ -170,12 +170,14 @@ class Client {
   // `written_ns` bound the section's access to the resource.
   CsWrite increment(std::optional<std::uint64_t> token, CsRecord& record) {
     record.read_ns = monotonic_ns();
+    observe_read(token);
     auto read = counter_->read(token);
     if (!read) {
       (void)counter_failed(read.error().message);
       return CsWrite::read_failed;  // no SET was sent: nothing can have landed
     }
     if (read->refused) {
+      observe_write(/*refused=*/true);
       add(slot_.stale_writes_rejected);
       return CsWrite::refused;
     }
@@ -184,12 +186,29 @@ class Client {
     record.write = CsWrite::pending;
     auto written = counter_->write(read->value + 1, token);
     if (!written) return counter_failed(written.error().message);
+    observe_write(/*refused=*/!*written);
     if (!*written) {
       add(slot_.stale_writes_rejected);
       return CsWrite::refused;
     }
     record.written_ns = monotonic_ns();
     return CsWrite::written;
+  }
+
+  // The section oracle's resource events (none when the write failed: its
+  // window stays open, the widest it could have been).
+  void observe_read(std::optional<std::uint64_t> token) {
+    if (oracle_) observe(oracle_->observe_read(token));
+  }
+  void observe_write(bool refused) {
+    if (oracle_) observe(oracle_->observe_write(refused));
+  }
+  // A failed oracle command: the oracle may now miss a holder (an INCR lost,
+  // a DECR applied), so the run cannot be judged safe: counted, a measurement error.
+  void observe(const Status& status) {
+    if (status) return;
+    add(slot_.oracle_errors);
+    history_.set_error(index_, "oracle: " + status.error().message);
   }
 
   CsWrite counter_failed(const std::string& why) {
@@ -228,7 +247,7 @@ class Client {
   std::shared_ptr<const WallClock> clock_;
   std::unique_ptr<DistributedLock> lock_;
   std::optional<CounterResource> counter_;
-  std::optional<OccupancyOracle> oracle_;
+  std::unique_ptr<SectionOracle> oracle_;
   std::int64_t want_ns_ = 0;
 };
 
@@ -329,6 +348,17 @@ std::int64_t last_finish(const SharedHistory& history, std::int64_t fallback) {
   return end > 0 ? end : fallback;
 }
 
+// A reaped client holds nothing: the oracle's section it may have died inside
+// ends now, right after the history's (forget_dead). Harmless for a client
+// that exited outside any section.
+void client_left_oracle(const WorkloadConfig& config, const SharedHistory& history, int client) {
+  if (!config.section_oracles) return;
+  if (auto removed = config.section_oracles->client_died(client); !removed) {
+    history.slot(client).oracle_errors.fetch_add(1);
+    history.set_error(client, "oracle: " + removed.error().message);
+  }
+}
+
 Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
                                              Nemesis& nemesis, NemesisContext& context,
                                              const std::function<void()>& at_barrier) {
@@ -374,6 +404,7 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
       if (::waitpid(running[i], &status, WNOHANG) == running[i]) {
         reaped[i] = true;
         history.forget_dead(static_cast<int>(i));
+        client_left_oracle(config, history, static_cast<int>(i));
         const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
         if (crashed) {
           ++out.crashed_clients;
@@ -393,6 +424,7 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
         ::kill(running[i], SIGKILL);
         ::waitpid(running[i], nullptr, 0);
         history.forget_dead(static_cast<int>(i));
+        client_left_oracle(config, history, static_cast<int>(i));
         reaped[i] = true;
         ++out.killed_clients;
       }

@@ -17,14 +17,15 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "history.h"
 #include "lock.h"
-#include "multihost.h"
 #include "nemesis.h"
+#include "section_oracle.h"
 
 namespace locklab::harness {
 
@@ -49,9 +50,10 @@ struct WorkloadConfig {
   std::chrono::milliseconds setup_timeout{15'000};
   std::chrono::milliseconds fault_allowance{0};  // added to the hard deadline: the longest a fault may stop a client
   bool progress = false;  // a progress line on stderr
-  // Multi-host runs: every critical section also enters/leaves the cross-host
-  // occupancy oracle (multihost.h).
-  std::optional<OracleConfig> oracle;
+  // The second oracle, beside the history: every critical section also tells
+  // it its entry, its resource access and its exit (section_oracle.h); the
+  // coordinator tells it which clients died. Null: none.
+  std::shared_ptr<SectionOracles> section_oracles;
 };
 
 struct WorkloadOutcome {

@@ -199,6 +199,7 @@ void Connection::append(const Args& args) {
     return;
   }
   ++pending_;
+  if (!options_.counted) return;
   g_commands.fetch_add(1, std::memory_order_relaxed);
   observe_sent(options_.endpoint, args);
 }
@@ -209,18 +210,18 @@ Result<Reply> Connection::read_one() {
   void* raw = nullptr;
   if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
     const Error error = fail_from_context(true);
-    observe_received(options_.endpoint, nullptr, &error);
+    if (options_.counted) observe_received(options_.endpoint, nullptr, &error);
     return error;
   }
   --pending_;
   Reply reply(static_cast<redisReply*>(raw));
-  observe_received(options_.endpoint, &reply, nullptr);
+  if (options_.counted) observe_received(options_.endpoint, &reply, nullptr);
   return reply;
 }
 
 Result<std::vector<Reply>> Connection::read_pending() {
   if (broken_) return fail_fast();
-  count_exchange();
+  if (options_.counted) count_exchange();
   if (auto flushed = flush(); !flushed) return flushed.error();
   std::vector<Reply> replies;
   replies.reserve(pending_);
@@ -263,14 +264,15 @@ Status Connection::send(const Args& args) {
 Result<Reply> Connection::read_until(std::chrono::steady_clock::time_point deadline) {
   if (broken_) return fail_fast();
   auto reply = read_by(deadline);
-  observe_received(options_.endpoint, reply ? &reply.value() : nullptr, reply ? nullptr : &reply.error());
+  if (options_.counted)
+    observe_received(options_.endpoint, reply ? &reply.value() : nullptr, reply ? nullptr : &reply.error());
   return reply;
 }
 
 Result<Reply> Connection::read_by(std::chrono::steady_clock::time_point deadline) {
   const bool request_sent = pending_ > 0;  // sent by send(): a failure now leaves it maybe applied
   // With nothing pending this reads a pushed message (pub/sub): not a round trip.
-  if (pending_ > 0) count_exchange();
+  if (pending_ > 0 && options_.counted) count_exchange();
   for (;;) {
     void* raw = nullptr;
     if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return fail_from_context(request_sent);

@@ -39,6 +39,10 @@ struct ConnectionOptions {
   // command and script by its first key (redis/cluster.h). Connection itself
   // ignores it (it talks to `endpoint`, as always).
   bool cluster = false;
+  // false: this connection is the harness's, not the lock's (the oracle Redis):
+  // its requests and replies stay out of traffic() and the TrafficObserver, so
+  // a lock's cost figures are the same with and without an oracle.
+  bool counted = true;
 };
 
 // Process-wide traffic counters: the harness divides them by acquisitions to get
