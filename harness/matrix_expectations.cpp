@@ -109,7 +109,7 @@ constexpr std::array kCells = {
     Row{"set-nx-px-token", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
     Row{"lua-safe-delete", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
     Row{"reentrant-watchdog", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing hash, and a polling waiter takes it"},
-    Row{"redlock", "clock-jump", C::safe, "one node of five: the holder keeps a majority elsewhere"},
+    Row{"redlock", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes (K2)"},
     Row{"fenced", "clock-jump", C::safe, "the key expires early, but the resource refuses the old holder's token"},
     Row{"fair-queue", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
     // --- 11a: the holder is cut off from the lock servers while it works past the ttl ---
