@@ -310,11 +310,9 @@ class UnavailableFault final : public GatedFault {
     since_ = Clock::now();
     const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
                              " for client " + std::to_string(client) + " as it " + when;
-    // Acted: at=release, the holder is let go from the gate into these links,
-    // so its release meets them; at=acquire, client N may never try: acted
-    // once its acquire failed on them (end_acting).
-    if (phase_ == Phase::release) note_acted(context, what);
-    else note(context, what);
+    // Acted only once the target's request failed on these links
+    // (end_acting): being faulted is not yet having refused anything.
+    note(context, what);
   }
 
   void end(NemesisContext& context, const std::string& what) {

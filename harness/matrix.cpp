@@ -103,6 +103,7 @@ std::string replay_command(const CellPlan& plan) {
                      std::to_string(o.hold_ms) + " --wait " + std::to_string(o.wait_ms) + " --retry " +
                      std::to_string(o.retry_ms) + " --key " + o.key;
   if (o.stall_ms > 0) line += " --stall " + std::to_string(o.stall_ms);
+  if (o.own_oracle) line += " --oracle";
   for (const auto& spec : plan.faults) line += " --fault " + shell_word(spec);
   return line;
 }

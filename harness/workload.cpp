@@ -403,8 +403,10 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
       int status = 0;
       if (::waitpid(running[i], &status, WNOHANG) == running[i]) {
         reaped[i] = true;
-        history.forget_dead(static_cast<int>(i));
+        // The oracle's section ends first, so the history's (closed by
+        // forget_dead) still covers it.
         client_left_oracle(config, history, static_cast<int>(i));
+        history.forget_dead(static_cast<int>(i));
         const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
         if (crashed) {
           ++out.crashed_clients;
@@ -423,8 +425,10 @@ Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const Shared
       if (!reaped[i]) {
         ::kill(running[i], SIGKILL);
         ::waitpid(running[i], nullptr, 0);
-        history.forget_dead(static_cast<int>(i));
+        // The oracle's section ends first, so the history's (closed by
+        // forget_dead) still covers it.
         client_left_oracle(config, history, static_cast<int>(i));
+        history.forget_dead(static_cast<int>(i));
         reaped[i] = true;
         ++out.killed_clients;
       }
