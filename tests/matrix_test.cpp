@@ -211,6 +211,12 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
         cell.run["safety"].value("leases_lost_nobody_entered", 0) > 0) {
       EXPECT_TRUE(cell.exposed) << cell.lock << " x " << cell.fault << ": a lease was lost under a holder, unmarked";
     }
+    // The same from the lock's own count (its watchdog saw a renewal fail),
+    // which the checker's per-section finding must not miss.
+    if (cell.run.is_object() && cell.run.value("verdict", "") == "safe" && cell.run.value("leases_lost", 0) > 0) {
+      EXPECT_GT(cell.run["safety"].value("leases_lost_inside", 0), 0)
+          << cell.lock << " x " << cell.fault << ": the lock lost a lease that no section recorded";
+    }
     EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << cell.observed_text()
                                 << ", expected " << cell.expected_text() << " (" << cell.expected_reason << ")"
                                 << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir_;
