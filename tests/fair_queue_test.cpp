@@ -15,8 +15,8 @@
 #include "conditions.h"
 #include "g8_fair_queue.h"
 #include "registry.h"
-#include "support/redis_fixture.h"
-#include "support/step_arrivals.h"
+#include "fixtures/redis_fixture.h"
+#include "fixtures/step_arrivals.h"
 #include "step_gate.h"
 #include "tcp_proxy.h"
 

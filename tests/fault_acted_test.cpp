@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faults.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include "nemesis.h"
 #include "registry.h"
 #include "run.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 #include "step_gate.h"
 
 namespace locklab::testing {

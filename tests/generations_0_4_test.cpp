@@ -17,9 +17,9 @@
 #include "g0_local_mutex.h"
 #include "polling.h"
 #include "registry.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 #include "step_gate.h"
-#include "support/socket_probe.h"
+#include "fixtures/socket_probe.h"
 
 namespace locklab::testing {
 namespace {

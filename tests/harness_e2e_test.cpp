@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {

@@ -12,7 +12,7 @@
 #include "faults.h"
 #include "nemesis.h"
 #include "run.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {

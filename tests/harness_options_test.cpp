@@ -11,7 +11,7 @@
 
 #include "compare.h"
 #include "run.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server_stats.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 
 namespace locklab::harness {
 namespace {

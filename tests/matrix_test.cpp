@@ -14,7 +14,7 @@
 #include "matrix_report.h"
 #include "registry.h"
 #include "run.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
 namespace {

@@ -13,7 +13,7 @@
 #include "options.h"
 #include "redis/connection.h"
 #include "redis_server.h"
-#include "support/locklab_binary.h"
+#include "fixtures/locklab_binary.h"
 
 namespace locklab::testing {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "registry.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 
 namespace locklab::testing {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "redis/fanout.h"
 #include "redis_server.h"
-#include "support/masters_fixture.h"
+#include "fixtures/masters_fixture.h"
 
 namespace locklab::testing {
 namespace {

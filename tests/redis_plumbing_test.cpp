@@ -10,8 +10,8 @@
 #include "conditions.h"
 #include "redis/link.h"
 #include "redis/script.h"
-#include "support/redis_fixture.h"
-#include "support/socket_probe.h"
+#include "fixtures/redis_fixture.h"
+#include "fixtures/socket_probe.h"
 
 namespace locklab::testing {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "g5_reentrant_watchdog.h"
 #include "step_gate.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 
 namespace locklab::testing {
 namespace {

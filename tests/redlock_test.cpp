@@ -15,7 +15,7 @@
 #include "redis_server.h"
 #include "registry.h"
 #include "step_gate.h"
-#include "support/masters_fixture.h"
+#include "fixtures/masters_fixture.h"
 
 namespace locklab::testing {
 namespace {

@@ -16,8 +16,8 @@
 #include "g5_reentrant_watchdog.h"
 #include "registry.h"
 #include "renewal_timer.h"
-#include "support/redis_fixture.h"
-#include "support/step_arrivals.h"
+#include "fixtures/redis_fixture.h"
+#include "fixtures/step_arrivals.h"
 #include "step_gate.h"
 #include "unlock_subscriber.h"
 

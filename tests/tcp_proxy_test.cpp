@@ -5,7 +5,7 @@
 #include <string>
 
 #include "conditions.h"
-#include "support/redis_fixture.h"
+#include "fixtures/redis_fixture.h"
 #include "tcp_proxy.h"
 
 namespace locklab::testing {
