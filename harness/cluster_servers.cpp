@@ -30,10 +30,10 @@ Result<ClusterServers> existing_cluster(const std::vector<redis::Endpoint>& seed
   return Error{ErrorKind::io, "--cluster: no seed answered CLUSTER SLOTS (" + why + ")"};
 }
 
-Result<ClusterServers> started_cluster(const RunOptions& options) {
+Result<ClusterServers> started_cluster(std::size_t replicas_per_master) {
   ClusterOptions plan;
   plan.masters = kRunClusterMasters;
-  plan.replicas_per_master = static_cast<std::size_t>(options.wait_replicas);
+  plan.replicas_per_master = replicas_per_master;
   auto cluster = RedisCluster::start(plan);
   if (!cluster) return Error{ErrorKind::io, "cannot start a Redis Cluster: " + cluster.error().message};
   ClusterServers servers;
@@ -67,11 +67,12 @@ std::vector<redis::Endpoint> ClusterServers::masters() const {
   return masters;
 }
 
-Result<ClusterServers> provide_cluster(const RunOptions& options) {
-  return options.redis.empty() ? started_cluster(options) : existing_cluster(options.redis);
+Result<ClusterServers> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master) {
+  return seeds.empty() ? started_cluster(replicas_per_master) : existing_cluster(seeds);
 }
 
-nlohmann::json cluster_facts(const ClusterServers& cluster, const RunOptions& options, const std::string& counter_key) {
+nlohmann::json cluster_facts(const ClusterServers& cluster, std::size_t replicas_per_master, const std::string& lock_key,
+                             const std::string& counter_key, bool counter_on_cluster) {
   auto where = [&](const std::string& key) -> nlohmann::json {
     const auto master = cluster.master_of(key);
     return {{"key", key}, {"slot", redis::key_slot(key)}, {"master", master ? nlohmann::json(master->to_string()) : nlohmann::json(nullptr)}};
@@ -81,9 +82,9 @@ nlohmann::json cluster_facts(const ClusterServers& cluster, const RunOptions& op
   return {{"started", cluster.started != nullptr},
           {"seed", cluster.seed.endpoint.to_string()},
           {"masters", masters},
-          {"replicas_per_master", cluster.started ? nlohmann::json(options.wait_replicas) : nlohmann::json(nullptr)},
-          {"lock_key", where(options.key)},
-          {"counter_key", options.counter_redis ? nlohmann::json(nullptr) : where(counter_key)}};
+          {"replicas_per_master", cluster.started ? nlohmann::json(replicas_per_master) : nlohmann::json(nullptr)},
+          {"lock_key", where(lock_key)},
+          {"counter_key", counter_on_cluster ? where(counter_key) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace locklab::harness

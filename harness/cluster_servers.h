@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "options.h"
 #include "redis/cluster.h"
 #include "redis_cluster.h"
 
@@ -32,13 +31,15 @@ struct ClusterServers {
   std::vector<redis::Endpoint> masters() const;
 };
 
-// Without options.redis: starts kRunClusterMasters masters with
-// options.wait_replicas replicas each (the WAIT guard needs them). With it:
-// the first seed that answers CLUSTER SLOTS. ErrorKind::io when neither works.
-Result<ClusterServers> provide_cluster(const RunOptions& options);
+// Without seeds (--redis): starts kRunClusterMasters masters with
+// replicas_per_master replicas each (--wait-replicas: the WAIT guard needs them).
+// With them: the first seed that answers CLUSTER SLOTS. ErrorKind::io when neither works.
+Result<ClusterServers> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master);
 
 // The run document's redis.cluster block: who started it, the masters, and
-// where the lock key and the counter key live.
-nlohmann::json cluster_facts(const ClusterServers& cluster, const RunOptions& options, const std::string& counter_key);
+// where the lock key and the counter key live (the counter's is null when it is
+// not on the cluster, i.e. --counter-redis).
+nlohmann::json cluster_facts(const ClusterServers& cluster, std::size_t replicas_per_master, const std::string& lock_key,
+                             const std::string& counter_key, bool counter_on_cluster);
 
 }  // namespace locklab::harness

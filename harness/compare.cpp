@@ -18,17 +18,6 @@ RunOptions default_compare_workload(bool quick) {
   return options;
 }
 
-std::string new_run_id(const std::string& parent) {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  std::string id = stamp;
-  for (int n = 2; std::filesystem::exists(std::filesystem::path(parent) / id); ++n) id = std::string(stamp) + "-" + std::to_string(n);
-  return id;
-}
-
 namespace {
 
 std::string one_line(std::string message) {

@@ -7,6 +7,7 @@
 
 #include "result.h"
 #include "run.h"
+#include "run_id.h"
 
 namespace locklab::harness {
 
@@ -34,8 +35,5 @@ struct CompareSummary {
 // bad options (an unknown lock, invalid workload), anything else for a failure
 // (no generation registered, the output directory or the report cannot be written).
 Result<CompareSummary> compare(const CompareOptions& options);
-
-// "20261129T221500Z" (UTC), unique in `parent` (a suffix is added when taken).
-std::string new_run_id(const std::string& parent);
 
 }  // namespace locklab::harness

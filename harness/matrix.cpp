@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "compare.h"
+#include "run_id.h"
 #include "faults.h"
 #include "matrix_expectations.h"
 #include "matrix_report.h"

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "report.h"
-#include "results.h"
+#include "files.h"
 
 namespace locklab::harness {
 namespace {

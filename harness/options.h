@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lock_servers.h"
 #include "nemesis.h"
 #include "redis/connection.h"
 #include "workload.h"
@@ -113,8 +114,6 @@ std::optional<std::string> validate(const RunOptions& options);
 // The stall threshold in force: --stall, or 3 x ttl when it is 0.
 int effective_stall_ms(const RunOptions& options);
 
-// Parses "host:port[,host:port...]"; nullopt + *why when malformed.
-std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& text, std::string* why);
 
 // "process" / "thread", as the CLI and the document spell the mode.
 const char* mode_name(ClientMode mode);

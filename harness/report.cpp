@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "results.h"
+#include "files.h"
 
 namespace locklab::harness {
 namespace {

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "checker.h"
+#include "files.h"
 #include "metrics.h"
+#include "options.h"
 #include "registry.h"
 #include "result.h"
-#include "run.h"
 #include "workload.h"
 
 namespace locklab::harness {
@@ -70,16 +71,6 @@ struct Findings {
 
 // The run's locklab.run/1 document.
 nlohmann::json run_document(const RunOptions& options, const Findings& findings);
-
-// Writes `text` to `path` via a temp file in the same directory, fsync, then
-// rename(2): the path holds either the old content, or all of the new.
-// On failure the temp file is removed and nothing appears at `path`.
-Status write_file_atomically(const std::string& path, const std::string& text);
-Status write_json_atomically(const std::string& path, const nlohmann::json& document);
-
-// Why a result document could not be written at `path` ("--json: ...": no such
-// directory, a directory, not writable), checked before a run; nullopt when it can.
-std::optional<std::string> json_target_problem(const std::string& path);
 
 // Keys (JSON pointers) every run document must carry.
 const std::vector<std::string>& required_run_keys();

@@ -46,7 +46,7 @@ struct Servers {
 // --cluster: the lock is reached through the cluster's seed, routed by slot;
 // the counter too unless --counter-redis (cluster_servers.h).
 Result<Servers> provide_cluster_servers(const RunOptions& options, const Generation& generation) {
-  auto cluster = provide_cluster(options);
+  auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
   if (!cluster) return cluster.error();
   Servers servers;
   if (generation.capabilities.uses_redis) servers.lock.push_back(cluster->seed);
@@ -55,7 +55,8 @@ Result<Servers> provide_cluster_servers(const RunOptions& options, const Generat
   servers.counter = options.counter_redis ? coordinator_options(*options.counter_redis) : cluster->seed;
   // The cluster is the lock servers: its command count then includes the counter's GET/SET.
   servers.counter_shared = !options.counter_redis && generation.capabilities.uses_redis;
-  servers.cluster_facts = cluster_facts(*cluster, options, counter_key);
+  servers.cluster_facts = cluster_facts(*cluster, static_cast<std::size_t>(options.wait_replicas), options.key, counter_key,
+                                        !options.counter_redis);
   servers.cluster = std::move(cluster).value();
   return servers;
 }
@@ -379,7 +380,8 @@ Safety check_run_safety(const RunOptions& options, const Generation& generation,
   // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
   if (several_hosts) input.counter_growth = end.confirmed;
   input.lock_has_keys = generation.capabilities.uses_redis;
-  input.keys_left = keys_left(servers.lock, options.key);
+  const auto left = keys_left(servers.lock, options.key);
+  input.keys_left = {left.keys, left.without_ttl};
   input.stale_writes_rejected = end.tally.stale;
   input.live_max_occupancy = history.header().max_occupancy.load();
   return check_safety(input);

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "compare.h"
+#include "run_id.h"
 #include "redis_server.h"
 #include "report.h"
 #include "registry.h"

@@ -11,7 +11,7 @@
 
 #include "registry.h"
 #include "report.h"
-#include "results.h"
+#include "files.h"
 #include "step_gate.h"
 
 namespace locklab::harness {

@@ -65,8 +65,8 @@ Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>
   return total;
 }
 
-KeysLeft keys_left(const std::vector<redis::ConnectionOptions>& servers, const std::string& key) {
-  KeysLeft left;
+KeysOnServers keys_left(const std::vector<redis::ConnectionOptions>& servers, const std::string& key) {
+  KeysOnServers left;
   for (const auto& server : servers) {
     auto reply = ask(server, {"PTTL", key});
     if (!reply || !reply->is_integer() || reply->integer() == -2) continue;

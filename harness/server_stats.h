@@ -10,7 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include "checker.h"
 #include "redis/connection.h"
 
 namespace locklab::harness {
@@ -25,8 +24,13 @@ Status reachable(const redis::ConnectionOptions& server);
 // cluster's seed counts every master of the cluster.
 Result<std::int64_t> commands_served(const std::vector<redis::ConnectionOptions>& servers);
 
-// Servers on which `key` still exists, and how many of those have no TTL.
-KeysLeft keys_left(const std::vector<redis::ConnectionOptions>& servers, const std::string& key);
+// Servers on which `key` still exists, and how many of those have no TTL (the
+// checker's KeysLeft, kept apart so the servers know nothing of the checker).
+struct KeysOnServers {
+  int keys = 0;
+  int without_ttl = 0;
+};
+KeysOnServers keys_left(const std::vector<redis::ConnectionOptions>& servers, const std::string& key);
 
 // Sum of `calls` over INFO commandstats, minus INFO itself (our own probe).
 std::optional<std::int64_t> parse_commandstats_calls(std::string_view info);

@@ -15,9 +15,9 @@
 
 #include "counter_service.h"
 #include "counter_table.h"
+#include "lock_servers.h"
 #include "redis_server.h"
 #include "registry.h"
-#include "run.h"
 
 namespace {
 
