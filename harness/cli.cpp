@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster_failover.h"
+#include "cluster_trial.h"
 #include "compare.h"
 #include "faults.h"
 #include "matrix.h"
@@ -25,7 +25,7 @@
 #include "run.h"
 #include "scale.h"
 #include "scenario_catalog.h"
-#include "sentinel.h"
+#include "sentinel_trial.h"
 
 namespace {
 

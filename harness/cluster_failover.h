@@ -31,7 +31,6 @@
 #include <memory>
 #include <string>
 
-#include "failover_trial.h"
 #include "redis/connection.h"
 #include "redis_cluster.h"
 #include "result.h"
@@ -84,20 +83,5 @@ class ClusterFailoverTopology {
   std::unique_ptr<RedisCluster> cluster_;
   std::size_t master_index_ = 0;
 };
-
-// The cluster variant of `locklab failover`: client A acquires while the
-// replication stream of the key's master is held, the replica takes over with
-// CLUSTER FAILOVER FORCE, the old master is demoted and resyncs, client B
-// acquires the same lock. With wait_replicas = 1 A's acquire is refused (its
-// write was never acknowledged), and B's, acknowledged by the demoted master
-// now replicating from the new one, is the only grant.
-struct ClusterFailoverTrial {
-  std::string lock = "lua-safe-delete";
-  int wait_replicas = 0;  // 1 = the WAIT guard
-  std::chrono::milliseconds ttl{10'000};
-  ClusterFailoverSettings cluster;
-};
-
-Result<FailoverOutcome> run_cluster_failover_trial(const ClusterFailoverTrial& trial);
 
 }  // namespace locklab::harness

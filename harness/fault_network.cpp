@@ -338,7 +338,7 @@ class UnavailableFault final : public GatedFault {
 };
 
 // client=N, between 0 and the last client; absent: `fallback`.
-Result<int> client_param(const FaultSpec& spec, const RunOptions& options, int fallback) {
+Result<int> client_param(const FaultSpec& spec, const FaultEnv& options, int fallback) {
   auto client = param_int(spec, "client", fallback, 0, options.clients - 1);
   if (!client) return fault_error(spec, "client must be between 0 and " + std::to_string(options.clients - 1));
   return static_cast<int>(*client);
@@ -346,7 +346,7 @@ Result<int> client_param(const FaultSpec& spec, const RunOptions& options, int f
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const FaultEnv& options) {
   if (auto servers = servers_to_act_on(spec, options); !servers) return servers.error();
   if (!spec.has("mode")) return fault_error(spec, "needs mode=cut|delay|hold|drop");
   auto mode = param_choice(spec, "mode", "cut", "cut|delay|hold|drop");
@@ -374,7 +374,7 @@ Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const RunOp
                                                            *client, phase, point, milliseconds{options.ttl_ms}));
 }
 
-Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const FaultEnv& options) {
   if (auto servers = servers_to_act_on(spec, options); !servers) return servers.error();
   auto at = param_choice(spec, "at", "acquire", "acquire|release");
   if (!at) return at.error();

@@ -11,12 +11,12 @@
 
 #include "fault.h"
 #include "fault_spec.h"
-#include "options.h"
+#include "fault_env.h"
 #include "result.h"
 
 namespace locklab::harness {
 
-Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const FaultEnv& options);
+Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const FaultEnv& options);
 
 }  // namespace locklab::harness

@@ -382,7 +382,7 @@ Result<std::size_t> holder_nodes_param(const FaultSpec& spec, std::size_t server
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
   auto after = param_choice(spec, "after", "acquire", "acquire");
   if (!after) return after.error();
   const Generation* generation = find_generation(options.lock);
@@ -393,7 +393,7 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
       std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, milliseconds{options.ttl_ms}));
 }
 
-Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
   auto servers = servers_to_act_on(spec, options);
   if (!servers) return servers.error();
   auto nodes = param_int(spec, "nodes", 1, 1, static_cast<long long>(*servers));
@@ -411,7 +411,7 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
                                                                  milliseconds{options.ttl_ms}));
 }
 
-Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {
   auto servers = servers_to_act_on(spec, options);
   if (!servers) return servers.error();
   auto nodes = param_int(spec, "nodes", 1, 1, static_cast<long long>(*servers));
@@ -422,7 +422,7 @@ Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, cons
       std::make_unique<NodePauseFault>(spec, static_cast<std::size_t>(*nodes), milliseconds{*ms}));
 }
 
-Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const FaultEnv& options) {
   auto servers = servers_to_act_on(spec, options);
   if (!servers) return servers.error();
   auto node = param_int(spec, "node", 0, 0, static_cast<long long>(*servers) - 1);

@@ -21,14 +21,14 @@
 
 #include "fault.h"
 #include "fault_spec.h"
-#include "options.h"
+#include "fault_env.h"
 #include "result.h"
 
 namespace locklab::harness {
 
-Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const RunOptions& options);
-Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options);
+Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options);
+Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options);
+Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const FaultEnv& options);
 
 }  // namespace locklab::harness

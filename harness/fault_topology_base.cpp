@@ -26,7 +26,7 @@ milliseconds long_patience(milliseconds ttl) { return 3 * ttl + 2000ms; }
 namespace {
 
 // How many lock servers the run's lock uses (0: none, it needs no Redis).
-std::size_t lock_server_count(const RunOptions& options) {
+std::size_t lock_server_count(const FaultEnv& options) {
   const Generation* generation = find_generation(options.lock);
   if (generation == nullptr || !generation->capabilities.uses_redis) return 0;
   return generation->capabilities.multi_node ? static_cast<std::size_t>(options.nodes) : 1;
@@ -34,7 +34,7 @@ std::size_t lock_server_count(const RunOptions& options) {
 
 }  // namespace
 
-Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const RunOptions& options) {
+Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const FaultEnv& options) {
   const std::size_t servers = lock_server_count(options);
   if (servers == 0) return fault_error(spec, "needs a lock that uses Redis ('" + options.lock + "' does not)");
   return servers;

@@ -13,7 +13,7 @@
 #include "fault_gate.h"
 #include "fault_process.h"
 #include "fault_spec.h"
-#include "options.h"
+#include "fault_env.h"
 #include "result.h"
 #include "topology.h"
 
@@ -30,7 +30,7 @@ std::chrono::milliseconds short_patience(std::chrono::milliseconds ttl);
 std::chrono::milliseconds long_patience(std::chrono::milliseconds ttl);
 
 // How many lock servers the fault acts on; a usage error if the run's lock uses no Redis.
-Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const RunOptions& options);
+Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const FaultEnv& options);
 
 class TopologyFault : public Fault {
  public:

@@ -14,7 +14,7 @@ namespace {
 using std::chrono::milliseconds;
 
 // client=N: -1 (the first to get there) when absent.
-Result<int> client_param(const FaultSpec& spec, const RunOptions& options) {
+Result<int> client_param(const FaultSpec& spec, const FaultEnv& options) {
   auto client = param_int(spec, "client", -1, 0, options.clients - 1);
   if (!client && spec.has("client"))
     return fault_error(spec, "client must be between 0 and " + std::to_string(options.clients - 1) +
@@ -23,15 +23,15 @@ Result<int> client_param(const FaultSpec& spec, const RunOptions& options) {
   return static_cast<int>(*client);
 }
 
-Status needs_processes(const FaultSpec& spec, const RunOptions& options) {
-  if (options.mode == ClientMode::thread)
+Status needs_processes(const FaultSpec& spec, const FaultEnv& options) {
+  if (options.thread_clients)
     return fault_error(spec, "needs --mode process (a thread cannot stop or die alone)");
   return Done{};
 }
 
 constexpr long long kMaxMs = 86'400'000;
 
-Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const FaultEnv& options) {
   if (auto ok = needs_processes(spec, options); !ok) return ok.error();
   auto client = client_param(spec, options);
   if (!client) return client.error();
@@ -41,7 +41,7 @@ Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const Ru
   return std::unique_ptr<Fault>(std::make_unique<CrashHolderFault>(spec, at, *client, static_cast<int>(*times)));
 }
 
-Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const FaultEnv& options) {
   if (auto ok = needs_processes(spec, options); !ok) return ok.error();
   if (spec.has("ms") == spec.has("until")) return fault_error(spec, "give either ms=MS or until=expired|other-acquired");
   auto client = client_param(spec, options);
@@ -64,7 +64,7 @@ Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const Ru
   return std::unique_ptr<Fault>(std::make_unique<PauseHolderFault>(spec, at, *client, rule));
 }
 
-Result<std::unique_ptr<Fault>> make_slow_holder(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_slow_holder(const FaultSpec& spec, const FaultEnv& options) {
   if (!spec.has("ms")) return fault_error(spec, "needs ms=MS (how long the one slow section lasts)");
   auto ms = param_int(spec, "ms", 0, 0, kMaxMs);
   if (!ms) return ms.error();
@@ -73,7 +73,7 @@ Result<std::unique_ptr<Fault>> make_slow_holder(const FaultSpec& spec, const Run
   return std::unique_ptr<Fault>(std::make_unique<SlowHolderFault>(spec, *client, milliseconds{*ms}));
 }
 
-Result<std::unique_ptr<Fault>> make_clock_skew(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_clock_skew(const FaultSpec& spec, const FaultEnv& options) {
   if (!spec.has("offset")) return fault_error(spec, "needs offset=MS (+ ahead, - behind)");
   auto offset = param_int(spec, "offset", 0, -kMaxMs, kMaxMs);
   if (!offset) return offset.error();
@@ -117,7 +117,7 @@ class RandomFault final : public Fault {
   std::unique_ptr<FaultSet> set_;
 };
 
-Result<std::unique_ptr<Fault>> make_random(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_random(const FaultSpec& spec, const FaultEnv& options) {
   if (auto ok = needs_processes(spec, options); !ok) return ok.error();
   auto count = param_int(spec, "count", std::min(3, options.clients), 1, options.clients);
   if (!count) return count.error();
@@ -135,7 +135,7 @@ Result<std::unique_ptr<Fault>> make_random(const FaultSpec& spec, const RunOptio
 
 }  // namespace
 
-std::vector<std::string> random_schedule(std::uint64_t seed, int count, const RunOptions& options) {
+std::vector<std::string> random_schedule(std::uint64_t seed, int count, const FaultEnv& options) {
   std::mt19937_64 draw(seed);
   // One fault per client, so no two act on the same holder at once.
   std::vector<int> clients(static_cast<std::size_t>(options.clients));
@@ -243,15 +243,15 @@ std::optional<std::string> fault_spec_problem(const std::string& text) {
   return name_and_keys_problem(*spec, find_fault(spec->name));
 }
 
-Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options) {
+Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const FaultEnv& options) {
   const FaultEntry* entry = find_fault(spec.name);
   if (auto problem = name_and_keys_problem(spec, entry)) return Error{ErrorKind::usage, *problem};
   return entry->make(spec, options);
 }
 
-Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options) {
+Result<std::unique_ptr<FaultSet>> make_faults(const std::vector<std::string>& specs, const FaultEnv& options) {
   auto set = std::make_unique<FaultSet>();
-  for (const auto& text : options.faults) {
+  for (const auto& text : specs) {
     auto spec = parse_fault_spec(text);
     if (!spec) return spec.error();
     auto fault = make_fault(*spec, options);

@@ -1,7 +1,7 @@
 // The fault registry: `--fault NAME[:KEY=VALUE]...` -> a Fault.
 //
 // One table (faults.cpp, fault_table()) names every fault, the keys it takes,
-// one line of help, and its factory. The factory gets the run's options, so it
+// one line of help, and its factory. The factory gets the run's fault environment (fault_env.h), so it
 // can check what depends on them (client=N < --clients, the process mode) and
 // words every problem as one line: a usage error (exit 2).
 #pragma once
@@ -13,12 +13,12 @@
 
 #include "fault.h"
 #include "fault_spec.h"
-#include "options.h"
+#include "fault_env.h"
 #include "result.h"
 
 namespace locklab::harness {
 
-using FaultFactory = std::function<Result<std::unique_ptr<Fault>>(const FaultSpec&, const RunOptions&)>;
+using FaultFactory = std::function<Result<std::unique_ptr<Fault>>(const FaultSpec&, const FaultEnv&)>;
 
 struct FaultEntry {
   std::string name;
@@ -37,12 +37,12 @@ std::vector<std::string> fault_names();
 std::optional<std::string> fault_spec_problem(const std::string& text);
 
 // The fault a spec names, built for these options.
-Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options);
-// Every --fault of the options, in one set (empty when there are none).
-Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const FaultEnv& options);
+// Every spec (the run's --fault list), in one set (empty when there are none).
+Result<std::unique_ptr<FaultSet>> make_faults(const std::vector<std::string>& specs, const FaultEnv& options);
 
 // `random:count=K`: the specs drawn from `seed` (a pure function: same seed,
 // same schedule). Exposed for tests and the record.
-std::vector<std::string> random_schedule(std::uint64_t seed, int count, const RunOptions& options);
+std::vector<std::string> random_schedule(std::uint64_t seed, int count, const FaultEnv& options);
 
 }  // namespace locklab::harness

@@ -17,20 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "matrix_cells.h"
 #include "registry.h"
 #include "result.h"
 #include "run.h"
 
 namespace locklab::harness {
-
-inline constexpr const char* kCellSchema = "locklab.matrix-cell/1";
-inline constexpr const char* kMatrixSchema = "locklab.matrix/1";
-
-// What a cell shows (faults-design.md, "Matrix cell classes").
-enum class CellClass { safe, me_violation, wrong_owner, deadlock, liveness, not_applicable, error };
-
-const char* class_name(CellClass cell_class);  // "safe", "me-violation", "wrong-owner", ..., "n/a", "error"
-std::optional<CellClass> parse_class(std::string_view name);
 
 // The class of one run document:
 //   error        verdict "error" (the run could not judge)
@@ -47,19 +39,6 @@ CellClass classify(const nlohmann::json& run);
 // `exposed`, or its `safety.leases_lost_nobody_entered`): safe by luck, not
 // by design (docs/harness.md, "exposed").
 bool exposed(const nlohmann::json& run);
-
-// One column: a fault, as a row of the anchors' matrix.
-struct FaultColumn {
-  std::string name;        // `--fault NAME` of `locklab matrix`
-  std::string title;       // the report's column header
-  std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
-  std::string how;         // one line: how the cell injects it
-  bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
-};
-
-// Every column, in the anchors' row order.
-const std::vector<FaultColumn>& fault_columns();
-const FaultColumn* find_column(std::string_view name);
 
 // The run of one cell, or why it makes no sense.
 struct CellPlan {
@@ -81,42 +60,6 @@ struct MatrixOptions {
   bool progress = true;             // a line per cell on stderr
   std::string command;              // recorded in the summary
 };
-
-struct Cell {
-  std::string lock;
-  std::string fault;
-  std::vector<std::string> specs;
-  CellClass observed = CellClass::error;
-  CellClass expected = CellClass::error;
-  std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
-  bool exposed = false;           // exposed(run): safe by luck
-  bool expected_exposed = false;  // the expectation says a safe ending is exposed
-  std::string expected_reason;
-  std::string not_applicable;  // why, for n/a cells
-  std::string error;           // measure() failed: why
-  nlohmann::json run;          // the run document (null for n/a cells and failed runs)
-  // The class matches, and so does the exposed mark wherever the verdict was
-  // safe (safe, liveness): an unexpected exposed cell, or a missing mark, differs.
-  bool matches() const;
-  std::string expected_text() const;  // "safe", "me-violation or safe", "safe, exposed"
-  std::string observed_text() const;  // "safe" or "safe, exposed"
-
-};
-
-struct MatrixResult {
-  std::string dir;
-  bool quick = false;
-  std::string command;
-  std::vector<std::string> locks;   // rows, in order
-  std::vector<std::string> faults;  // columns, in order
-  std::vector<Cell> cells;          // row-major
-  int mismatches() const;
-  int errors() const;
-  const Cell* find(std::string_view lock, std::string_view fault) const;
-};
-
-// A cell as its JSON file holds it (schema locklab.matrix-cell/1).
-nlohmann::json cell_json(const Cell& cell);
 
 // Measures every cell, writes DIR/cells/<lock>__<fault>.json (atomically, as
 // each cell ends), DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. An Error

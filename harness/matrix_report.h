@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "matrix.h"
+#include "matrix_cells.h"
 #include "result.h"
 
 namespace locklab::harness {

@@ -7,6 +7,31 @@
 
 namespace locklab::harness {
 
+FaultEnv fault_env(const RunOptions& options) {
+  FaultEnv env;
+  env.clients = options.clients;
+  env.thread_clients = options.mode == ClientMode::thread;
+  env.ttl_ms = options.ttl_ms;
+  env.wait_ms = options.wait_ms;
+  env.seed = options.seed;
+  env.lock = options.lock;
+  env.nodes = options.nodes;
+  env.wait_replicas = options.wait_replicas;
+  return env;
+}
+
+Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options) {
+  return make_fault(spec, fault_env(options));
+}
+
+Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options) {
+  return make_faults(options.faults, fault_env(options));
+}
+
+std::vector<std::string> random_schedule(std::uint64_t seed, int count, const RunOptions& options) {
+  return random_schedule(seed, count, fault_env(options));
+}
+
 std::string bound_rule(const Bound& bound) {
   auto number = [](double value) {
     std::ostringstream out;

@@ -7,14 +7,19 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fault.h"
+#include "fault_env.h"
+#include "fault_spec.h"
 #include "lock_servers.h"
 #include "nemesis.h"
 #include "redis/connection.h"
+#include "result.h"
 #include "workload.h"
 
 namespace locklab::harness {
@@ -116,6 +121,13 @@ int effective_stall_ms(const RunOptions& options);
 
 
 // "process" / "thread", as the CLI and the document spell the mode.
+// The part of the options a fault may see (fault_env.h), and the fault
+// registry's factories (faults.h) called with the whole options.
+FaultEnv fault_env(const RunOptions& options);
+Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options);
+Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options);  // every --fault
+std::vector<std::string> random_schedule(std::uint64_t seed, int count, const RunOptions& options);
+
 const char* mode_name(ClientMode mode);
 std::optional<ClientMode> parse_mode(std::string_view name);
 

@@ -34,7 +34,7 @@
 #include <thread>
 
 #include "result.h"
-#include "scenario.h"
+#include "narrator.h"
 
 namespace locklab::harness {
 

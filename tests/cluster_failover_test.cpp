@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "cluster_failover.h"
+#include "cluster_trial.h"
 #include "conditions.h"
 #include "redis/cluster.h"
 

@@ -11,7 +11,7 @@
 #include "redis/sentinel.h"
 #include "redis_server.h"
 #include "run.h"
-#include "sentinel.h"
+#include "sentinel_trial.h"
 
 namespace locklab::testing {
 namespace {

@@ -1,0 +1,74 @@
+// The matrix's result model, shared by the sweep that measures it
+// (matrix.h) and the report that draws it (matrix_report.h): the cell
+// classes, the columns (one fault each, in the anchors' row order), a
+// measured cell and the whole result, and a cell's JSON form.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locklab::harness {
+
+inline constexpr const char* kCellSchema = "locklab.matrix-cell/1";
+inline constexpr const char* kMatrixSchema = "locklab.matrix/1";
+
+// What a cell shows (faults-design.md, "Matrix cell classes").
+enum class CellClass { safe, me_violation, wrong_owner, deadlock, liveness, not_applicable, error };
+
+const char* class_name(CellClass cell_class);  // "safe", "me-violation", "wrong-owner", ..., "n/a", "error"
+std::optional<CellClass> parse_class(std::string_view name);
+
+// One column: a fault, as a row of the anchors' matrix.
+struct FaultColumn {
+  std::string name;        // `--fault NAME` of `locklab matrix`
+  std::string title;       // the report's column header
+  std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
+  std::string how;         // one line: how the cell injects it
+  bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
+};
+
+// Every column, in the anchors' row order.
+const std::vector<FaultColumn>& fault_columns();
+const FaultColumn* find_column(std::string_view name);
+
+struct Cell {
+  std::string lock;
+  std::string fault;
+  std::vector<std::string> specs;
+  CellClass observed = CellClass::error;
+  CellClass expected = CellClass::error;
+  std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
+  bool exposed = false;           // exposed(run): safe by luck
+  bool expected_exposed = false;  // the expectation says a safe ending is exposed
+  std::string expected_reason;
+  std::string not_applicable;  // why, for n/a cells
+  std::string error;           // measure() failed: why
+  nlohmann::json run;          // the run document (null for n/a cells and failed runs)
+  // The class matches, and so does the exposed mark wherever the verdict was
+  // safe (safe, liveness): an unexpected exposed cell, or a missing mark, differs.
+  bool matches() const;
+  std::string expected_text() const;  // "safe", "me-violation or safe", "safe, exposed"
+  std::string observed_text() const;  // "safe" or "safe, exposed"
+
+};
+
+struct MatrixResult {
+  std::string dir;
+  bool quick = false;
+  std::string command;
+  std::vector<std::string> locks;   // rows, in order
+  std::vector<std::string> faults;  // columns, in order
+  std::vector<Cell> cells;          // row-major
+  int mismatches() const;
+  int errors() const;
+  const Cell* find(std::string_view lock, std::string_view fault) const;
+};
+
+// A cell as its JSON file holds it (schema locklab.matrix-cell/1).
+nlohmann::json cell_json(const Cell& cell);
+
+}  // namespace locklab::harness
