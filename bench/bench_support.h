@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "lock.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 
 namespace locklab::bench {
 

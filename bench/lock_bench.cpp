@@ -32,8 +32,8 @@
 #include "bench_support.h"
 #include "raw_floor.h"
 #include "registry.h"
-#include "run.h"
-#include "server_stats.h"
+#include "run/run.h"
+#include "servers/server_stats.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "clock.h"
 #include "redis/connection.h"
-#include "result.h"
+#include "redis/result.h"
 #include "step_points.h"
 
 namespace locklab {

@@ -2,9 +2,9 @@
 // uuid", the key expires in the gap, index2 acquires, and index1's DEL removes
 // index2's lock. With lua-safe-delete (§7) the check and the delete are one
 // script and index2's lock survives.
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

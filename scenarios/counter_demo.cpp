@@ -15,8 +15,8 @@
 
 #include "counter_service.h"
 #include "counter_table.h"
-#include "lock_servers.h"
-#include "redis_server.h"
+#include "servers/lock_servers.h"
+#include "servers/redis_server.h"
 #include "registry.h"
 
 namespace {

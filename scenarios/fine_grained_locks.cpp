@@ -32,8 +32,8 @@
 
 #include "redis/connection.h"
 #include "redis/link.h"
-#include "redis_cluster.h"
-#include "redis_server.h"
+#include "servers/redis_cluster.h"
+#include "servers/redis_server.h"
 #include "registry.h"
 
 namespace {

@@ -14,9 +14,9 @@
 // winner would be a failure of the compare and ends the story as unexpected.
 #include <charconv>
 
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -4,8 +4,8 @@
 // it reads A's live timestamp as long passed, GETSETs, gets back exactly the
 // stamp it read and believes it won — while A is still inside. lua-safe-delete's
 // lease is counted by the server (SET ... PX): B's clock is never consulted.
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

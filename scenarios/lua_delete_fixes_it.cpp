@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "g4_lua_safe_delete.h"
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

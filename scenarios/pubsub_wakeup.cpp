@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <mutex>
 
-#include "redis_server.h"
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "servers/redis_server.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -4,10 +4,10 @@
 // votes that are left, none, and is refused. A minority of failures costs
 // neither availability nor mutual exclusion.
 #include "g6_redlock.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "redlock_votes.h"
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -7,10 +7,10 @@
 // (--delayed-restart); Z is refused while C is down and gets the lock only
 // after A's validity has ended.
 #include "g6_redlock.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "redlock_votes.h"
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "g6_redlock.h"
-#include "redis_server.h"
-#include "scenario.h"
+#include "servers/redis_server.h"
+#include "scenario/scenario.h"
 
 namespace locklab::harness {
 

@@ -4,8 +4,8 @@
 // caller can release — a self-deadlock, bounded here by the wait. The hash
 // lock (reentrant-watchdog, the seed's HINCRBY script) counts holds per
 // owner: it enters twice and must release twice (still_held, then released).
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -2,9 +2,9 @@
 // the lock with SETNX, its business logic throws before the DEL, and the key
 // stays forever (PTTL -1): B retries and never gets in. With a lease
 // (setnx-expire's EXPIRE, lua-safe-delete's PX) the server frees it and B enters.
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -3,9 +3,9 @@
 // crashes before its EXPIRE, the key never expires and B never gets in.
 // set-nx-px-token sets value and TTL in one command: there is no gap to crash
 // in, so A crashes right after acquiring and the lease frees the key for B.
-#include "scenario.h"
-#include "scenario_catalog.h"
-#include "step_gate.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
+#include "scenario/step_gate.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -12,8 +12,8 @@
 // is watchdog_renewal's and fencing's lesson, not this one's.
 #include <atomic>
 
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -9,10 +9,10 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "process_actor.h"
-#include "process_control.h"
-#include "scenario.h"
-#include "scenario_catalog.h"
+#include "scenario/process_actor.h"
+#include "support/process_control.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_catalog.h"
 
 using namespace locklab;
 using namespace locklab::harness;

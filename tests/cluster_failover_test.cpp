@@ -12,8 +12,8 @@
 #include <fstream>
 #include <string>
 
-#include "cluster_trial.h"
-#include "conditions.h"
+#include "trials/cluster_trial.h"
+#include "support/conditions.h"
 #include "redis/cluster.h"
 
 #ifndef LOCKLAB_BINARY

@@ -29,8 +29,8 @@
 
 #include "registry.h"
 #include "redis/connection.h"
-#include "redis_cluster.h"
-#include "redis_server.h"
+#include "servers/redis_cluster.h"
+#include "servers/redis_server.h"
 
 namespace locklab {
 // Readable gtest output: outcome names, and the generation by name (ctest test names too).

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "conditions.h"
+#include "support/conditions.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "conditions.h"
+#include "support/conditions.h"
 #include "g8_fair_queue.h"
 #include "registry.h"
 #include "fixtures/redis_fixture.h"
 #include "fixtures/step_arrivals.h"
-#include "step_gate.h"
-#include "tcp_proxy.h"
+#include "scenario/step_gate.h"
+#include "servers/tcp_proxy.h"
 
 namespace locklab::testing {
 namespace {

@@ -1,5 +1,5 @@
 // "A fault that did nothing must never read as safe" (issue 16 §1), for every
-// fault of the table (harness/faults.cpp fault_table()): each has a case here,
+// fault of the table (harness/nemesis/fault_registry.cpp fault_table()): each has a case here,
 // keyed by its name, whose setup the fault cannot act on.
 //   - up front: where the flags tell (the lock servers are not ours: --redis,
 //     --sentinel), the run is refused, exit 2, one line, before anything starts;
@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "faults.h"
+#include "nemesis/fault_registry.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::testing {

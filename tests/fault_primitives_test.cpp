@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
-#include "clock_jump.h"
-#include "failover.h"
-#include "conditions.h"
-#include "process_control.h"
-#include "redis_server.h"
+#include "servers/clock_jump.h"
+#include "servers/proxied_replication.h"
+#include "support/conditions.h"
+#include "support/process_control.h"
+#include "servers/redis_server.h"
 
 namespace locklab::testing {
 namespace {

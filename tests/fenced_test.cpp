@@ -7,14 +7,14 @@
 
 #include <atomic>
 
-#include "conditions.h"
-#include "counter_resource.h"
+#include "support/conditions.h"
+#include "workload/counter_resource.h"
 #include "g7_fenced.h"
-#include "nemesis.h"
+#include "nemesis/nemesis.h"
 #include "registry.h"
-#include "run.h"
+#include "run/run.h"
 #include "fixtures/redis_fixture.h"
-#include "step_gate.h"
+#include "scenario/step_gate.h"
 
 namespace locklab::testing {
 namespace {

@@ -13,12 +13,12 @@
 #include <future>
 #include <thread>
 
-#include "conditions.h"
+#include "support/conditions.h"
 #include "g0_local_mutex.h"
 #include "polling.h"
 #include "registry.h"
 #include "fixtures/redis_fixture.h"
-#include "step_gate.h"
+#include "scenario/step_gate.h"
 #include "fixtures/socket_probe.h"
 
 namespace locklab::testing {

@@ -6,12 +6,12 @@
 
 #include <atomic>
 
-#include "checker.h"
+#include "history/checker.h"
 #include "lock.h"
-#include "redis_server.h"
-#include "metrics.h"
-#include "nemesis.h"
-#include "run.h"
+#include "servers/redis_server.h"
+#include "history/metrics.h"
+#include "nemesis/nemesis.h"
+#include "run/run.h"
 
 namespace locklab::harness {
 namespace {

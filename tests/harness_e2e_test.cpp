@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results.h"
+#include "run/run_document.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {

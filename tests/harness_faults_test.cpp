@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fault_spec.h"
-#include "faults.h"
-#include "nemesis.h"
-#include "run.h"
+#include "nemesis/fault_spec.h"
+#include "nemesis/fault_registry.h"
+#include "nemesis/nemesis.h"
+#include "run/run.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {

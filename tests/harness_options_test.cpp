@@ -9,8 +9,8 @@
 #include <functional>
 #include <sstream>
 
-#include "compare.h"
-#include "run.h"
+#include "sweeps/compare.h"
+#include "run/run.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {

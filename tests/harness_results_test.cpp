@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report.h"
-#include "results.h"
+#include "report/report.h"
+#include "run/run_document.h"
 
 namespace locklab::harness {
 namespace {

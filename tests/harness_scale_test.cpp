@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "scale.h"
+#include "sweeps/scale.h"
 
 namespace locklab::harness {
 namespace {

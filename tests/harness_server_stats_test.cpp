@@ -2,7 +2,7 @@
 // summed (our own INFO probes excluded), lock keys left behind, reachability.
 #include <gtest/gtest.h>
 
-#include "server_stats.h"
+#include "servers/server_stats.h"
 #include "fixtures/redis_fixture.h"
 
 namespace locklab::harness {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "conditions.h"
-#include "run.h"
-#include "topology.h"
+#include "support/conditions.h"
+#include "run/run.h"
+#include "servers/lock_topology.h"
 
 namespace locklab::testing {
 namespace {

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "matrix.h"
-#include "matrix_expectations.h"
-#include "matrix_report.h"
+#include "sweeps/matrix.h"
+#include "sweeps/matrix_expectations.h"
+#include "report/matrix_report.h"
 #include "registry.h"
-#include "run.h"
+#include "run/run.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "conditions.h"
-#include "options.h"
+#include "support/conditions.h"
+#include "run/options.h"
 #include "redis/connection.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::testing {

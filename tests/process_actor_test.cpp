@@ -1,4 +1,4 @@
-// ProcessActor (harness/process_actor.h): a fork()ed actor whose narration is
+// ProcessActor (harness/scenario/process_actor.h): a fork()ed actor whose narration is
 // relayed into the parent's steps, and that SIGSTOP freezes as a whole.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "process_actor.h"
-#include "process_control.h"
+#include "scenario/process_actor.h"
+#include "support/process_control.h"
 
 using namespace locklab::harness;
 using namespace std::chrono_literals;

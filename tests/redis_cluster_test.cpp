@@ -1,4 +1,4 @@
-// Redis Cluster support against a real 3-master cluster (harness/redis_cluster.h):
+// Redis Cluster support against a real 3-master cluster (harness/servers/redis_cluster.h):
 // the slot function (the spec's test vectors and the server's own CLUSTER
 // KEYSLOT), routing, MOVED and ASK redirections, the redirect bound, and every
 // single-key generation in cluster mode without a CROSSSLOT error.
@@ -10,7 +10,7 @@
 
 #include "redis/cluster.h"
 #include "redis/link.h"
-#include "redis_cluster.h"
+#include "servers/redis_cluster.h"
 #include "registry.h"
 
 namespace locklab::testing {

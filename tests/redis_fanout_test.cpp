@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "redis/fanout.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "fixtures/masters_fixture.h"
 
 namespace locklab::testing {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "conditions.h"
+#include "support/conditions.h"
 #include "redis/link.h"
 #include "redis/script.h"
 #include "fixtures/redis_fixture.h"

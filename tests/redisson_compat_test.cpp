@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "g5_reentrant_watchdog.h"
-#include "step_gate.h"
+#include "scenario/step_gate.h"
 #include "fixtures/redis_fixture.h"
 
 namespace locklab::testing {

@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "g6_redlock.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "registry.h"
-#include "step_gate.h"
+#include "scenario/step_gate.h"
 #include "fixtures/masters_fixture.h"
 
 namespace locklab::testing {

@@ -18,7 +18,7 @@
 #include "renewal_timer.h"
 #include "fixtures/redis_fixture.h"
 #include "fixtures/step_arrivals.h"
-#include "step_gate.h"
+#include "scenario/step_gate.h"
 #include "unlock_subscriber.h"
 
 namespace locklab::testing {

@@ -3,7 +3,7 @@
 // failover then loses); with it, the same acquire is refused and undone.
 #include <gtest/gtest.h>
 
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "registry.h"
 
 namespace locklab::testing {

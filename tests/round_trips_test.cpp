@@ -18,7 +18,7 @@
 
 #include "lock.h"
 #include "redis/connection.h"
-#include "redis_server.h"
+#include "servers/redis_server.h"
 #include "registry.h"
 
 namespace locklab {

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "redis/cluster.h"
-#include "redis_cluster.h"
-#include "results.h"
+#include "servers/redis_cluster.h"
+#include "run/run_document.h"
 
 #ifndef LOCKLAB_BINARY
 #error "LOCKLAB_BINARY must name the built locklab executable"

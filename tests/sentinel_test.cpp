@@ -9,9 +9,9 @@
 
 #include "redis/connection.h"
 #include "redis/sentinel.h"
-#include "redis_server.h"
-#include "run.h"
-#include "sentinel_trial.h"
+#include "servers/redis_server.h"
+#include "run/run.h"
+#include "trials/sentinel_trial.h"
 
 namespace locklab::testing {
 namespace {

@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "conditions.h"
+#include "support/conditions.h"
 #include "fixtures/redis_fixture.h"
-#include "tcp_proxy.h"
+#include "servers/tcp_proxy.h"
 
 namespace locklab::testing {
 namespace {
@@ -101,7 +101,7 @@ TEST_F(TcpProxyTest, HeldRequestIsAppliedOnlyAfterResume) {
   EXPECT_EQ(proxy_->counters(Direction::client_to_server).buffered, 0u);
 }
 
-// A cluster master's proxy (harness/cluster_failover.h): its one open
+// A cluster master's proxy (harness/servers/cluster_failover_topology.h): its one open
 // connection, the replication link, is held; clients that connect later pass.
 TEST_F(TcpProxyTest, OpenConnectionsModeHoldsOnlyTheConnectionsOpenNow) {
   auto early = through_proxy();

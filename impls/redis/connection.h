@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "redis/reply.h"
-#include "result.h"
+#include "redis/result.h"
 
 struct redisContext;
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "redis/connection.h"
-#include "result.h"
+#include "redis/result.h"
 
 namespace locklab::redis {
 

@@ -1,0 +1,264 @@
+#include "nemesis/fault_registry.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "nemesis/network_faults.h"
+#include "nemesis/process_faults.h"
+#include "nemesis/node_faults.h"
+
+namespace locklab::harness {
+namespace {
+
+using std::chrono::milliseconds;
+
+// client=N: -1 (the first to get there) when absent.
+Result<int> client_param(const FaultSpec& spec, const FaultEnv& options) {
+  auto client = param_int(spec, "client", -1, 0, options.clients - 1);
+  if (!client && spec.has("client"))
+    return fault_error(spec, "client must be between 0 and " + std::to_string(options.clients - 1) +
+                                 " (--clients " + std::to_string(options.clients) + ")");
+  if (!client) return client.error();
+  return static_cast<int>(*client);
+}
+
+Status needs_processes(const FaultSpec& spec, const FaultEnv& options) {
+  if (options.thread_clients)
+    return fault_error(spec, "needs --mode process (a thread cannot stop or die alone)");
+  return Done{};
+}
+
+constexpr long long kMaxMs = 86'400'000;
+
+Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const FaultEnv& options) {
+  if (auto ok = needs_processes(spec, options); !ok) return ok.error();
+  auto client = client_param(spec, options);
+  if (!client) return client.error();
+  auto times = param_int(spec, "times", 1, 1, options.clients);
+  if (!times) return times.error();
+  const std::string at = spec.has("at") ? spec.params.at("at") : std::string(kCsEnter);
+  return std::unique_ptr<Fault>(std::make_unique<CrashHolderFault>(spec, at, *client, static_cast<int>(*times)));
+}
+
+Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const FaultEnv& options) {
+  if (auto ok = needs_processes(spec, options); !ok) return ok.error();
+  if (spec.has("ms") == spec.has("until")) return fault_error(spec, "give either ms=MS or until=expired|other-acquired");
+  auto client = client_param(spec, options);
+  if (!client) return client.error();
+  PauseRule rule;
+  if (spec.has("ms")) {
+    auto ms = param_int(spec, "ms", 0, 0, kMaxMs);
+    if (!ms) return ms.error();
+    rule.ms = milliseconds{*ms};
+    if (spec.has("max")) return fault_error(spec, "max bounds until=, not ms=");
+  } else {
+    const auto until = parse_pause_until(spec.params.at("until"));
+    if (!until) return fault_error(spec, "until must be expired or other-acquired");
+    rule.until = *until;
+    auto max = param_int(spec, "max", 10LL * options.ttl_ms, 1, kMaxMs);
+    if (!max) return max.error();
+    rule.max = milliseconds{*max};
+  }
+  const std::string at = spec.has("at") ? spec.params.at("at") : std::string(kCsEnter);
+  return std::unique_ptr<Fault>(std::make_unique<PauseHolderFault>(spec, at, *client, rule));
+}
+
+Result<std::unique_ptr<Fault>> make_slow_holder(const FaultSpec& spec, const FaultEnv& options) {
+  if (!spec.has("ms")) return fault_error(spec, "needs ms=MS (how long the one slow section lasts)");
+  auto ms = param_int(spec, "ms", 0, 0, kMaxMs);
+  if (!ms) return ms.error();
+  auto client = client_param(spec, options);
+  if (!client) return client.error();
+  return std::unique_ptr<Fault>(std::make_unique<SlowHolderFault>(spec, *client, milliseconds{*ms}));
+}
+
+Result<std::unique_ptr<Fault>> make_clock_skew(const FaultSpec& spec, const FaultEnv& options) {
+  if (!spec.has("offset")) return fault_error(spec, "needs offset=MS (+ ahead, - behind)");
+  auto offset = param_int(spec, "offset", 0, -kMaxMs, kMaxMs);
+  if (!offset) return offset.error();
+  auto client = client_param(spec, options);
+  if (!client) return client.error();
+  return std::unique_ptr<Fault>(std::make_unique<ClockSkewFault>(spec, *client < 0 ? 0 : *client, milliseconds{*offset}));
+}
+
+// random:count=K -- K process faults with clients and timings drawn from --seed.
+class RandomFault final : public Fault {
+ public:
+  RandomFault(FaultSpec spec, std::uint64_t seed, std::vector<std::string> schedule, std::unique_ptr<FaultSet> set)
+      : spec_(std::move(spec)), seed_(seed), schedule_(std::move(schedule)), set_(std::move(set)) {}
+  std::string name() const override { return "random"; }
+  FaultNeeds needs() const override { return set_->needs(); }
+  void before_run(NemesisContext& c) override { set_->before_run(c); }
+  void holder_entered(NemesisContext& c, int client) override { set_->holder_entered(c, client); }
+  void tick(NemesisContext& c) override { set_->tick(c); }
+  void after_run(NemesisContext& c) override { set_->after_run(c); }
+  StepHook client_step_hook(int client) override { return set_->client_step_hook(client); }
+  std::shared_ptr<const WallClock> client_clock(int client) override { return set_->client_clock(client); }
+  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return set_->allowance(ttl); }
+  // Each drawn spec was asked for: random acted only if every one of them did.
+  bool acted() const override { return set_->acted(); }
+  std::string why_not_acted() const override { return "drawn " + set_->why_not_acted(); }
+  nlohmann::json record() const override {
+    nlohmann::json applied = nlohmann::json::array();
+    for (const auto& member : set_->record())
+      for (const auto& event : member["applied"]) applied.push_back({{"t_ms", event["t_ms"]}, {"what", member["spec"].get<std::string>() + ": " + event["what"].get<std::string>()}});
+    std::sort(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a["t_ms"] < b["t_ms"]; });
+    nlohmann::json drawn_acted = nlohmann::json::array();
+    for (const auto& member : set_->faults()) drawn_acted.push_back(member->acted());
+    return {{"spec", spec_.text}, {"seed", seed_}, {"schedule", schedule_}, {"schedule_acted", drawn_acted},
+            {"applied", applied}};
+  }
+
+ private:
+  FaultSpec spec_;
+  std::uint64_t seed_;
+  std::vector<std::string> schedule_;
+  std::unique_ptr<FaultSet> set_;
+};
+
+Result<std::unique_ptr<Fault>> make_random(const FaultSpec& spec, const FaultEnv& options) {
+  if (auto ok = needs_processes(spec, options); !ok) return ok.error();
+  auto count = param_int(spec, "count", std::min(3, options.clients), 1, options.clients);
+  if (!count) return count.error();
+  auto schedule = random_schedule(options.seed, static_cast<int>(*count), options);
+  auto set = std::make_unique<FaultSet>();
+  for (const auto& text : schedule) {
+    auto drawn = parse_fault_spec(text);
+    if (!drawn) return drawn.error();
+    auto fault = make_fault(*drawn, options);
+    if (!fault) return fault.error();
+    set->add(std::move(fault).value());
+  }
+  return std::unique_ptr<Fault>(std::make_unique<RandomFault>(spec, options.seed, std::move(schedule), std::move(set)));
+}
+
+}  // namespace
+
+std::vector<std::string> random_schedule(std::uint64_t seed, int count, const FaultEnv& options) {
+  std::mt19937_64 draw(seed);
+  // One fault per client, so no two act on the same holder at once.
+  std::vector<int> clients(static_cast<std::size_t>(options.clients));
+  std::iota(clients.begin(), clients.end(), 0);
+  for (std::size_t i = clients.size(); i > 1; --i)  // Fisher-Yates by hand: std::shuffle's draws are unspecified
+    std::swap(clients[i - 1], clients[static_cast<std::size_t>(draw() % i)]);
+  const auto ttl = static_cast<std::uint64_t>(options.ttl_ms);
+  auto time_around_ttl = [&] { return std::to_string(ttl / 2 + draw() % (ttl * 3 / 2 + 1)); };  // [ttl/2, 2 ttl]
+  std::vector<std::string> schedule;
+  for (int i = 0; i < count; ++i) {
+    const std::string client = ":client=" + std::to_string(clients[static_cast<std::size_t>(i)]);
+    switch (draw() % 4) {
+      case 0: schedule.push_back("crash-holder" + client); break;
+      case 1: schedule.push_back("pause-holder:ms=" + time_around_ttl() + client); break;
+      case 2: schedule.push_back("pause-holder:until=other-acquired" + client); break;
+      default: schedule.push_back("slow-holder:ms=" + time_around_ttl() + client); break;
+    }
+  }
+  return schedule;
+}
+
+const std::vector<FaultEntry>& fault_table() {
+  // One line per fault. Topology faults (failover, node-crash, node-pause,
+  // clock-jump, net, unavailable) are registered here too, from their own files.
+  static const std::vector<FaultEntry> table = {
+      {"crash-holder", {"at", "client", "times"},
+       "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter [at=POINT client=N times=K]",
+       make_crash_holder},
+      {"pause-holder", {"ms", "until", "max", "at", "client"},
+       "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired "
+       "[max=MS at=POINT client=N]",
+       make_pause_holder},
+      {"slow-holder", {"ms", "client"},
+       "one critical section lasts ms=MS, the process alive (a watchdog keeps renewing) [client=N]",
+       make_slow_holder},
+      {"clock-skew", {"client", "offset"},
+       "client N's wall clock runs offset=MS off (+ ahead); matters to getset-timestamp [client=N, default 0]",
+       make_clock_skew},
+      {"random", {"count"},
+       "count=K (3) of the faults above on distinct clients, timings drawn from --seed; the schedule is recorded",
+       make_random},
+      {"failover", {"after"},
+       "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
+       "the replica is promoted [after=acquire]",
+       make_failover_fault},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes"},
+       "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
+       "[when=start|holder holder-nodes=M]",
+       make_node_crash_fault},
+      {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
+       make_node_pause_fault},
+      {"clock-jump", {"node", "offset", "when", "holder-nodes"},
+       "lock server node=I (0)'s wall clock jumps by offset=MS (30000) while a holder is inside [holder-nodes=M]",
+       make_clock_jump_fault},
+      {"net", {"mode", "ms", "dir", "client", "target", "at", "point"},
+       "mode=cut|delay|hold|drop on one client's links [ms=MS dir=up|down|both client=N|target=holder "
+       "at=acquire|held|release point=STEP]",
+       make_net_fault},
+      {"unavailable", {"at", "mode", "client"},
+       "Redis refuses (mode=refuse) or applies and loses the reply (mode=drop-reply) at=acquire|release [client=N]",
+       make_unavailable_fault},
+  };
+  return table;
+}
+
+std::vector<std::string> fault_names() {
+  std::vector<std::string> lines;
+  for (const auto& entry : fault_table()) {
+    std::string name = entry.name;
+    name.resize(std::max<std::size_t>(name.size() + 1, 14), ' ');
+    lines.push_back(name + entry.help);
+  }
+  return lines;
+}
+
+namespace {
+
+const FaultEntry* find_fault(const std::string& name) {
+  for (const auto& entry : fault_table())
+    if (entry.name == name) return &entry;
+  return nullptr;
+}
+
+std::optional<std::string> name_and_keys_problem(const FaultSpec& spec, const FaultEntry* entry) {
+  if (entry == nullptr) {
+    std::string known;
+    for (const auto& e : fault_table()) known.append(known.empty() ? "" : ", ").append(e.name);
+    return fault_error(spec, "unknown fault '" + spec.name + "' (known: " + known + ")").message;
+  }
+  for (const auto& [key, value] : spec.params)
+    if (std::find(entry->keys.begin(), entry->keys.end(), key) == entry->keys.end()) {
+      std::string keys;
+      for (const auto& k : entry->keys) keys.append(keys.empty() ? "" : ", ").append(k);
+      return fault_error(spec, spec.name + " takes no key '" + key + "' (keys: " + (keys.empty() ? "none" : keys) + ")")
+          .message;
+    }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> fault_spec_problem(const std::string& text) {
+  auto spec = parse_fault_spec(text);
+  if (!spec) return spec.error().message;
+  return name_and_keys_problem(*spec, find_fault(spec->name));
+}
+
+Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const FaultEnv& options) {
+  const FaultEntry* entry = find_fault(spec.name);
+  if (auto problem = name_and_keys_problem(spec, entry)) return Error{ErrorKind::usage, *problem};
+  return entry->make(spec, options);
+}
+
+Result<std::unique_ptr<FaultSet>> make_faults(const std::vector<std::string>& specs, const FaultEnv& options) {
+  auto set = std::make_unique<FaultSet>();
+  for (const auto& text : specs) {
+    auto spec = parse_fault_spec(text);
+    if (!spec) return spec.error();
+    auto fault = make_fault(*spec, options);
+    if (!fault) return fault.error();
+    set->add(std::move(fault).value());
+  }
+  return set;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,130 @@
+// The nemesis seam (Jepsen's "nemesis"): who may act on the run, and where.
+//
+// The workload calls a Nemesis at fixed points in the COORDINATOR process:
+// before the clients start, whenever a new holder enters its critical
+// section, periodically while the run goes on, and after the clients
+// finished. Through NemesisContext it can reach the lock servers (pause,
+// crash, restart), the client processes (SIGSTOP/SIGKILL by pid) and the
+// current holder.
+//
+// A fault at a step point must happen INSIDE the client, at the exact moment
+// (a pause between GET and DEL). That part is a StepHook the nemesis hands to
+// client i; it runs in that client's process (or thread). The workload also
+// reports three points of its own through the same hook:
+//   "locklab:cs-enter"  the client just acquired and is inside
+//   "locklab:cs-exit"   the client is about to release
+//   "locklab:cs-read"   inside: its counter read was accepted, its write not yet sent
+// The default Nemesis does nothing. Faults (fault.h, nemesis/fault_registry.h: `--fault SPEC`)
+// and step actions (StepAction below: `--step POINT:ACTION`) are nemeses.
+//
+// A client that must be stopped (a GC pause) parks at its step point and the
+// coordinator SIGSTOPs the whole process -- watchdog threads included -- and
+// SIGCONTs it when the pause's condition holds (nemesis/process_faults.h, ClientParking).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "redis/connection.h"
+#include "servers/redis_server.h"
+#include "step_points.h"
+
+namespace locklab::harness {
+
+inline constexpr std::string_view kCsEnter = "locklab:cs-enter";
+inline constexpr std::string_view kCsExit = "locklab:cs-exit";
+inline constexpr std::string_view kCsRead = "locklab:cs-read";  // the counter read was accepted; the write is next
+
+class SharedHistory;
+class Topology;
+
+struct NemesisContext {
+  std::vector<RedisServer*> lock_servers;           // empty when --redis points at servers we do not own
+  std::vector<redis::ConnectionOptions> endpoints;  // the lock servers, owned or not
+  RedisServer* counter_server = nullptr;            // never faulted by design; here for completeness
+  std::vector<pid_t> client_pids;                   // process mode; empty in thread mode
+  std::function<int()> current_holder;              // client index inside its critical section, or -1
+  std::chrono::steady_clock::time_point started{};  // the barrier opened
+  const SharedHistory* history = nullptr;           // what the clients did so far (conditions on it)
+  std::string key;                                  // the lock key
+  std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
+  Topology* topology = nullptr;                     // own servers: fronts, client links, replica (servers/lock_topology.h)
+};
+
+class Nemesis {
+ public:
+  virtual ~Nemesis() = default;
+  virtual std::string name() const { return "none"; }
+  virtual void before_run(NemesisContext&) {}
+  virtual void holder_entered(NemesisContext&, int /*client*/) {}
+  virtual void tick(NemesisContext&) {}  // every few ms while the clients run
+  virtual void after_run(NemesisContext&) {}
+  // Installed as client i's step hook (runs in the client). Empty = none.
+  virtual StepHook client_step_hook(int /*client*/) { return {}; }
+  // Client i's wall clock (LockConfig::clock) when the nemesis skews it; null = the real one.
+  virtual std::shared_ptr<const WallClock> client_clock(int /*client*/) { return nullptr; }
+};
+
+// How long a stopped client stays stopped: a time, or until a condition holds
+// (polled by the coordinator), never longer than `max`.
+struct PauseRule {
+  enum class Until { time, expired, other_acquired };
+  Until until = Until::time;
+  std::chrono::milliseconds ms{0};   // Until::time
+  std::chrono::milliseconds max{0};  // bound on any pause; 0 = 10 x ttl
+};
+// "expired" | "other-acquired" (the spellings of --step and --fault).
+std::optional<PauseRule::Until> parse_pause_until(std::string_view word);
+const char* pause_until_name(PauseRule::Until until);
+
+// What a client does when it reaches a step point.
+struct StepAction {
+  enum class Kind { pause, delay, crash };
+  std::string point;               // a generation's step point, or kCsEnter / kCsExit
+  Kind kind = Kind::pause;
+  int client = -1;                 // -1: any client
+  std::chrono::milliseconds delay{0};  // Kind::delay
+  PauseRule pause;                 // Kind::pause
+  int times = 1;                   // how many hits act (0 = every hit)
+};
+
+// "POINT:ACTION[:CLIENT[:TIMES]]", ACTION = pause=MS | pause-until=expired|other-acquired
+// | crash | delay=MS. pause stops the whole client process (SIGSTOP from the
+// coordinator, like a GC pause: watchdogs stop too) and the coordinator resumes
+// it after MS, or once the condition holds (at most 10 x ttl); crash =
+// _exit(86) without releasing. Returns nullopt and sets *why when malformed.
+std::optional<StepAction> parse_step_action(std::string_view spec, std::string* why);
+
+class ClientParking;
+
+// The hook for `client` from the actions that apply to it; pauses park the
+// client in `parking` (the coordinator side must run, see StepNemesis).
+StepHook make_step_hook(std::vector<StepAction> actions, int client, std::shared_ptr<ClientParking> parking = nullptr);
+
+// Nemesis that installs step actions in the clients and, for pauses, stops
+// and resumes the parked clients from the coordinator.
+class StepNemesis final : public Nemesis {
+ public:
+  explicit StepNemesis(std::vector<StepAction> actions);
+  std::string name() const override { return "step-actions"; }
+  StepHook client_step_hook(int client) override;
+  void tick(NemesisContext& context) override;
+  void after_run(NemesisContext& context) override;
+  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const;  // the longest pause
+
+ private:
+  std::vector<StepAction> actions_;
+  std::shared_ptr<ClientParking> parking_;  // shared with the clients' hooks (memory shared across fork)
+};
+
+inline constexpr int kCrashExitCode = 86;  // a client that "crashed" at a step point
+
+}  // namespace locklab::harness

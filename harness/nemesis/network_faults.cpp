@@ -1,0 +1,392 @@
+#include "nemesis/network_faults.h"
+
+#include <algorithm>
+
+#include "support/conditions.h"
+#include "nemesis/topology_fault.h"
+#include "history/history.h"
+
+namespace locklab::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+enum class NetMode { cut, delay, hold, drop };
+enum class Phase { acquire, held, release };
+
+Direction direction_of(const std::string& dir) {
+  return dir == "up" ? Direction::client_to_server : dir == "down" ? Direction::server_to_client : Direction::both;
+}
+
+void apply_mode(const std::vector<TcpProxy*>& links, NetMode mode, milliseconds ms, Direction direction) {
+  for (TcpProxy* link : links) switch (mode) {
+      case NetMode::cut: link->cut(); break;
+      case NetMode::delay: link->delay(ms, direction); break;
+      case NetMode::hold: link->hold(direction); break;
+      case NetMode::drop: link->drop(direction); break;
+    }
+}
+
+void restore(const std::vector<TcpProxy*>& links) {
+  for (TcpProxy* link : links) {
+    link->pass();
+    link->heal();
+  }
+}
+
+std::uint64_t held_requests(const std::vector<TcpProxy*>& links) {
+  std::uint64_t bytes = 0;
+  for (TcpProxy* link : links) bytes += link->counters(Direction::client_to_server).buffered;
+  return bytes;
+}
+
+class NetFault final : public GatedFault {
+ public:
+  NetFault(FaultSpec spec, NetMode mode, milliseconds ms, Direction direction, int client, Phase phase,
+           std::string point, milliseconds ttl)
+      : GatedFault(std::move(spec), phase == Phase::release ? std::move(point) : std::string(kCsEnter), client),
+        mode_(mode),
+        ms_(ms),
+        direction_(direction),
+        client_(client),
+        phase_(phase),
+        ttl_(ttl),
+        contender_(std::string(kCsEnter), -1) {}
+
+  FaultNeeds needs() const override {
+    FaultNeeds needs;
+    needs.client_proxies = true;
+    return needs;
+  }
+  milliseconds allowance(milliseconds ttl) const override { return 2 * long_patience(ttl) + ms_; }
+  StepHook client_step_hook(int client) override {
+    StepHook mine = gate_.hook(client), theirs = contender_.hook(client);
+    if (!mine) return theirs;
+    return [mine, theirs](std::string_view point) {
+      mine(point);
+      theirs(point);
+    };
+  }
+
+  void before_run(NemesisContext& context) override {
+    if (topology(context) == nullptr) return note(context, "no topology: nothing done");
+    if (phase_ == Phase::acquire) {
+      links_ = topology(context)->client_links(client_);
+      apply_mode(links_, mode_, ms_, direction_);
+      applied_ = true;
+      note_acted(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
+      hold_the_others(context);
+    }
+    gate_.arm();
+  }
+
+  void tick(NemesisContext& context) override {
+    if (done_ || topology(context) == nullptr) return;
+    if (!others_.empty()) let_the_others_go_once_first(context);
+    const int holder = gate_.parked();
+    if (holder < 0) return;
+    switch (phase_) {
+      case Phase::acquire: return tick_acquire(context, holder);
+      case Phase::held: return tick_held(context, holder);
+      case Phase::release: return tick_release(context, holder);
+    }
+  }
+
+  void undo(NemesisContext& context) override {
+    contender_.release();
+    restore(others_);
+    others_.clear();
+    if (applied_) {
+      restore(links_);
+      note(context, "links restored at the end of the run");
+    }
+  }
+
+ private:
+  std::string what() const {
+    switch (mode_) {
+      case NetMode::cut: return "cut";
+      case NetMode::delay: return "delay " + ms_text(ms_);
+      case NetMode::hold: return "hold";
+      case NetMode::drop: return "drop";
+    }
+    return "?";
+  }
+
+  // at=acquire: client N's request must be the one that takes the lock (a
+  // late "OK" is the story), so the other clients' requests wait in their
+  // links until the key is on every lock server -- or client N's attempt
+  // ended, or a TTL passed.
+  void hold_the_others(NemesisContext& context) {
+    for (int i = 0; context.history != nullptr && i < context.history->clients(); ++i)
+      if (i != client_)
+        for (TcpProxy* link : topology(context)->client_links(i)) others_.push_back(link);
+    for (TcpProxy* link : others_) link->hold(Direction::client_to_server);
+    for (const auto& endpoint : context.endpoints)
+      if (auto probe = RedisProbe::connect(endpoint)) probes_.push_back(std::move(probe).value());
+    since_ = Clock::now();
+    attempts_before_ = context.history != nullptr ? context.history->slot(client_).attempts.load() : 0;
+  }
+
+  void let_the_others_go_once_first(NemesisContext& context) {
+    const bool everywhere = !probes_.empty() && std::all_of(probes_.begin(), probes_.end(), [&](RedisProbe& probe) {
+      return probe.exists(context.key).value_or(false);
+    });
+    const bool attempt_over =
+        context.history != nullptr && context.history->slot(client_).attempts.load() > attempts_before_;
+    if (!everywhere && !attempt_over && Clock::now() - since_ < ttl_) return;
+    restore(others_);
+    others_.clear();
+    probes_.clear();
+    note(context, everywhere ? "client " + std::to_string(client_) + "'s request took the lock on every server; "
+                                   "the other clients' requests let through"
+                             : "the other clients' requests let through");
+  }
+
+  // The acquire got through (late); the client believes it holds: let it stay
+  // inside until another client took the lock that expired meanwhile.
+  void tick_acquire(NemesisContext& context, int holder) {
+    if (!waiting_) {
+      waiting_ = true;
+      restore(links_);
+      applied_ = false;
+      begin_watch(context, holder);
+      note(context, "client " + std::to_string(holder) + "'s acquire returned acquired; links restored");
+      return;
+    }
+    wait_for_other(context, holder, long_patience(ttl_));
+  }
+
+  // The holder is inside: its links fail until another client took the lock.
+  void tick_held(NemesisContext& context, int holder) {
+    if (!waiting_) {
+      waiting_ = true;
+      links_ = topology(context)->client_links(holder);
+      apply_mode(links_, mode_, ms_, direction_);
+      applied_ = true;
+      begin_watch(context, holder);
+      note_acted(context, what() + " on client " + std::to_string(holder) + "'s links while it holds the lock");
+      return;
+    }
+    if (wait_for_other(context, holder, long_patience(ttl_))) {
+      restore(links_);
+      applied_ = false;
+    }
+  }
+
+  // The holder's release goes out into the faulted link; the next holder parks
+  // inside; then the release is let through, and a third client may find the
+  // lock free although the second still holds it.
+  void tick_release(NemesisContext& context, int holder) {
+    if (stage_ == 0) {
+      links_ = topology(context)->client_links(holder);
+      apply_mode(links_, mode_, ms_, direction_);
+      applied_ = true;
+      note_acted(context, what() + " on client " + std::to_string(holder) + "'s links as it releases");
+      contender_.arm(holder);
+      gate_.release();
+      since_ = Clock::now();
+      stage_ = 1;
+      return;
+    }
+    const int next = contender_.parked();
+    if (stage_ == 1) {
+      if (next < 0) {
+        if (Clock::now() - since_ > long_patience(ttl_)) {
+          note(context, "no other client acquired within " + ms_text(long_patience(ttl_)));
+          restore(links_);
+          applied_ = false;
+          contender_.release();
+          done_ = true;
+        }
+        return;
+      }
+      const auto pending = held_requests(links_);
+      restore(links_);
+      applied_ = false;
+      begin_watch(context, next);
+      note(context, "client " + std::to_string(next) + " acquired; client " + std::to_string(holder) +
+                        "'s release let through (" + std::to_string(pending) + " request bytes were held)");
+      stage_ = 2;
+      return;
+    }
+    if (watch_over(context, next, short_patience(ttl_), contender_,
+                   "a third client acquired while client " + std::to_string(next) + " still holds",
+                   " while client " + std::to_string(next) + " holds"))
+      done_ = true;
+  }
+
+  // True once the episode is over (another client acquired, or the bound passed).
+  bool wait_for_other(NemesisContext& context, int holder, milliseconds bound) {
+    if (!watch_over(context, holder, bound, gate_, overtaken_note(holder))) return false;
+    done_ = true;
+    return true;
+  }
+
+  NetMode mode_;
+  milliseconds ms_;
+  Direction direction_;
+  int client_;
+  Phase phase_;
+  milliseconds ttl_;
+  Gate contender_;  // at=release: the client that takes the lock while the release is held
+  std::vector<TcpProxy*> links_;
+  std::vector<TcpProxy*> others_;  // at=acquire: the other clients' links, held until client N's request landed
+  std::vector<RedisProbe> probes_;
+  std::int64_t attempts_before_ = 0;
+  bool applied_ = false;
+  bool waiting_ = false;
+  bool done_ = false;
+  int stage_ = 0;
+};
+
+// ---- unavailable ------------------------------------------------------------------------
+
+class UnavailableFault final : public GatedFault {
+ public:
+  UnavailableFault(FaultSpec spec, Phase phase, bool drop_reply, int client, milliseconds bound)
+      : GatedFault(std::move(spec), std::string(kCsExit), -1),
+        phase_(phase),
+        drop_reply_(drop_reply),
+        client_(client),
+        bound_(bound) {}
+
+  FaultNeeds needs() const override {
+    FaultNeeds needs;
+    needs.client_proxies = true;
+    return needs;
+  }
+  milliseconds allowance(milliseconds) const override { return bound_; }
+  StepHook client_step_hook(int client) override {
+    return phase_ == Phase::release ? gate_.hook(client) : StepHook{};
+  }
+
+  void before_run(NemesisContext& context) override {
+    if (topology(context) == nullptr) return note(context, "no topology: nothing done");
+    if (phase_ == Phase::acquire) start(context, client_, "acquires");
+    else gate_.arm();
+  }
+
+  void tick(NemesisContext& context) override {
+    if (topology(context) == nullptr) return;
+    if (phase_ == Phase::release && target_ < 0 && gate_.parked() >= 0) {
+      start(context, gate_.parked(), "releases");
+      gate_.release();
+    }
+    if (!applied_) return;
+    if (observed(context) > baseline_) {
+      end_acting(context, phase_ == Phase::acquire ? "client " + std::to_string(target_) + "'s acquire failed (" +
+                                                  (drop_reply_ ? "unknown outcome" : "error") + "); links restored"
+                                            : "client " + std::to_string(target_) +
+                                                  "'s release failed (outcome unknown); links restored");
+    } else if (Clock::now() - since_ > bound_) {
+      end(context, "no failure seen within " + ms_text(bound_) + "; links restored");
+    }
+  }
+
+  void undo(NemesisContext& context) override {
+    if (!applied_) return;
+    if (observed(context) > baseline_) return end_acting(context, "links restored at the end of the run");
+    end(context, "links restored at the end of the run; no failure seen");
+  }
+
+ private:
+  std::int64_t observed(const NemesisContext& context) const {
+    if (context.history == nullptr) return 0;
+    const ClientSlot& slot = context.history->slot(target_);
+    return phase_ == Phase::acquire ? slot.errors.load() + slot.unknown.load() + slot.timeouts.load()
+                                    : slot.release_errors.load();
+  }
+
+  void start(NemesisContext& context, int client, const std::string& when) {
+    target_ = client;
+    links_ = topology(context)->client_links(client);
+    baseline_ = observed(context);
+    if (drop_reply_) apply_mode(links_, NetMode::drop, 0ms, Direction::server_to_client);
+    else apply_mode(links_, NetMode::cut, 0ms, Direction::both);
+    applied_ = true;
+    since_ = Clock::now();
+    const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
+                             " for client " + std::to_string(client) + " as it " + when;
+    // Acted only once the target's request failed on these links
+    // (end_acting): being faulted is not yet having refused anything.
+    note(context, what);
+  }
+
+  void end(NemesisContext& context, const std::string& what) {
+    restore(links_);
+    applied_ = false;
+    note(context, what);
+  }
+  // The client's request failed on the faulted links: the fault acted.
+  void end_acting(NemesisContext& context, const std::string& what) {
+    restore(links_);
+    applied_ = false;
+    note_acted(context, what);
+  }
+
+  Phase phase_;
+  bool drop_reply_;
+  int client_;
+  milliseconds bound_;
+  int target_ = -1;
+  std::vector<TcpProxy*> links_;
+  bool applied_ = false;
+  std::int64_t baseline_ = 0;
+};
+
+// client=N, between 0 and the last client; absent: `fallback`.
+Result<int> client_param(const FaultSpec& spec, const FaultEnv& options, int fallback) {
+  auto client = param_int(spec, "client", fallback, 0, options.clients - 1);
+  if (!client) return fault_error(spec, "client must be between 0 and " + std::to_string(options.clients - 1));
+  return static_cast<int>(*client);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Fault>> make_net_fault(const FaultSpec& spec, const FaultEnv& options) {
+  if (auto servers = servers_to_act_on(spec, options); !servers) return servers.error();
+  if (!spec.has("mode")) return fault_error(spec, "needs mode=cut|delay|hold|drop");
+  auto mode = param_choice(spec, "mode", "cut", "cut|delay|hold|drop");
+  if (!mode) return mode.error();
+  auto ms = param_int(spec, "ms", 0, 0, kMaxFaultMs);
+  if (!ms) return ms.error();
+  if ((*mode == "delay") != spec.has("ms")) return fault_error(spec, "ms=MS goes with mode=delay, and only with it");
+  auto dir = param_choice(spec, "dir", "both", "up|down|both");
+  if (!dir) return dir.error();
+  if (*mode == "cut" && spec.has("dir")) return fault_error(spec, "a cut resets the whole link: no dir=");
+  auto at = param_choice(spec, "at", "held", "acquire|held|release");
+  if (!at) return at.error();
+  auto target = param_choice(spec, "target", "holder", "holder");
+  if (!target) return target.error();
+  if (spec.has("target") && spec.has("client")) return fault_error(spec, "give client=N or target=holder, not both");
+  if (*at == "acquire" && spec.has("target")) return fault_error(spec, "at=acquire acts on client=N (no holder yet)");
+  auto client = client_param(spec, options, *at == "acquire" ? 0 : -1);
+  if (!client) return client.error();
+  if (spec.has("point") && *at != "release") return fault_error(spec, "point= goes with at=release");
+  const std::string point = spec.has("point") ? spec.params.at("point") : std::string(kCsExit);
+  const NetMode net_mode = *mode == "cut" ? NetMode::cut : *mode == "delay" ? NetMode::delay
+                         : *mode == "hold" ? NetMode::hold : NetMode::drop;
+  const Phase phase = *at == "acquire" ? Phase::acquire : *at == "held" ? Phase::held : Phase::release;
+  return std::unique_ptr<Fault>(std::make_unique<NetFault>(spec, net_mode, milliseconds{*ms}, direction_of(*dir),
+                                                           *client, phase, point, milliseconds{options.ttl_ms}));
+}
+
+Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, const FaultEnv& options) {
+  if (auto servers = servers_to_act_on(spec, options); !servers) return servers.error();
+  auto at = param_choice(spec, "at", "acquire", "acquire|release");
+  if (!at) return at.error();
+  auto mode = param_choice(spec, "mode", "refuse", "refuse|drop-reply");
+  if (!mode) return mode.error();
+  if (*at == "release" && spec.has("client")) return fault_error(spec, "at=release acts on the holder (no client=)");
+  auto client = client_param(spec, options, 0);
+  if (!client) return client.error();
+  // A dropped reply shows only when the client's command times out.
+  const milliseconds bound{std::max(2000, options.wait_ms + options.ttl_ms) + 2 * options.ttl_ms + 2000};
+  return std::unique_ptr<Fault>(std::make_unique<UnavailableFault>(
+      spec, *at == "acquire" ? Phase::acquire : Phase::release, *mode == "drop-reply", *client, bound));
+}
+
+}  // namespace locklab::harness

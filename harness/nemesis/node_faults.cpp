@@ -1,0 +1,441 @@
+#include "nemesis/node_faults.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "servers/clock_jump.h"
+#include "nemesis/topology_fault.h"
+#include "history/history.h"
+#include "support/process_control.h"
+#include "registry.h"
+
+namespace locklab::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// The value that keeps a node away from the holder ("it answered the holder too late").
+constexpr const char* kBlocker = "locklab:not-for-the-holder";
+
+// Failed attempts of one client (-1: of all): errors and unknown outcomes.
+std::int64_t failed_attempts(const NemesisContext& context, int client) {
+  if (context.history == nullptr) return 0;
+  std::int64_t total = 0;
+  for (int i = 0; i < context.history->clients(); ++i)
+    if (client < 0 || i == client) total += context.history->slot(i).errors.load() + context.history->slot(i).unknown.load();
+  return total;
+}
+
+// "0,2,3": appended one number at a time (GCC 12 warns falsely on "," + std::string).
+void append_node(std::string& list, std::size_t node) {
+  if (!list.empty()) list.push_back(',');
+  list.append(std::to_string(node));
+}
+
+// Keep the holder off some nodes: before the run, nodes [from, N) carry a key
+// of nobody's, so the first holder reaches only nodes [0, from) -- a bare
+// majority when from = N/2 + 1 ("the other nodes answered it too late"). Once
+// the fault has acted, the blockers go and a contender may use those nodes.
+class Blockers {
+ public:
+  explicit Blockers(std::size_t from) : from_(from) {}
+  bool any(std::size_t nodes) const { return from_ < nodes; }
+  void place(const NemesisContext& context) { set(context, true); }
+  void lift(const NemesisContext& context) { set(context, false); }
+  bool blocked(std::size_t node) const { return node >= from_; }
+
+ private:
+  void set(const NemesisContext& context, bool on) {
+    if (placed_ == on) return;
+    placed_ = on;
+    for (std::size_t j = from_; j < context.endpoints.size(); ++j) {
+      auto connection = redis::Connection::connect(context.endpoints[j]);
+      if (!connection) continue;
+      if (on)
+        (void)connection->command({"SET", context.key, kBlocker});
+      else
+        (void)connection->command({"EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+                                   "1", context.key, kBlocker});
+    }
+  }
+  std::size_t from_;
+  bool placed_ = false;
+};
+
+// Lock servers where the holder's key is (present and not a blocker), in node order.
+std::vector<std::size_t> holder_nodes(const NemesisContext& context) {
+  std::vector<std::size_t> nodes;
+  for (std::size_t j = 0; j < context.endpoints.size(); ++j) {
+    auto connection = redis::Connection::connect(context.endpoints[j]);
+    if (!connection) continue;
+    auto value = connection->command({"GET", context.key});
+    if (value && value->is_string() && std::string(value->text()) != kBlocker) nodes.push_back(j);
+  }
+  return nodes;
+}
+
+// ---- failover -------------------------------------------------------------------
+
+class FailoverFault final : public GatedFault {
+ public:
+  FailoverFault(FaultSpec spec, bool guarded, milliseconds ttl)
+      : GatedFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), ttl_(ttl) {}
+
+  FaultNeeds needs() const override {
+    FaultNeeds needs;
+    needs.replica_via_proxy = true;
+    return needs;
+  }
+  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
+
+  void before_run(NemesisContext& context) override {
+    Topology* t = topology(context);
+    if (t == nullptr || t->replication() == nullptr) return note(context, "no replica to fail over to: nothing done");
+    t->replication()->hold_replication();
+    note(context, "replication held: the replica receives nothing the master acknowledges");
+    gate_.arm();
+  }
+
+  void tick(NemesisContext& context) override {
+    Topology* t = topology(context);
+    if (t == nullptr || t->replication() == nullptr || finished_) return;
+    const int holder = gate_.parked();
+    if (guarded_ && !resumed_ && holder < 0 && failed_attempts(context, -1) > 0) {
+      t->replication()->resume_replication();
+      resumed_ = true;
+      note(context, "an acquire was refused: the WAIT guard saw no replica acknowledge it; replication resumed");
+    }
+    if (holder < 0) return;
+    if (!failed_over_) {
+      const auto held = t->replication()->held_bytes();
+      failed_over_ = true;
+      begin_watch(context, holder);
+      auto promoted = t->fail_over();
+      if (!promoted) {
+        note(context, "failover failed: " + promoted.error().message);
+        return finish();
+      }
+      note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
+                        " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
+      return;
+    }
+    if (watch_over(context, holder, short_patience(ttl_), gate_,
+                   "another client acquired on the promoted replica while client " + std::to_string(holder) +
+                       " still holds: two holders",
+                   " of the failover"))
+      finished_ = true;
+  }
+
+  void undo(NemesisContext& context) override {
+    Topology* t = topology(context);
+    if (t != nullptr && t->replication() != nullptr && !failed_over_) t->replication()->resume_replication();
+  }
+
+ private:
+  void finish() {
+    finished_ = true;
+    gate_.release();
+  }
+
+  bool guarded_;
+  milliseconds ttl_;
+  bool resumed_ = false;
+  bool failed_over_ = false;
+  bool finished_ = false;
+};
+
+// ---- the parked holder of node-crash (when=holder) and clock-jump ----------------------
+
+// Before the run, blockers keep the first holder off the nodes from
+// holder-nodes= on; once a holder parked at the gate the fault acts on the
+// servers, the blockers go, and the watch runs until another client acquired
+// or a short patience ran out. At the end of the run the blockers go too.
+class ParkedHolderFault : public GatedFault {
+ public:
+  ParkedHolderFault(FaultSpec spec, std::size_t holder_nodes, milliseconds ttl)
+      : GatedFault(std::move(spec), std::string(kCsEnter), -1), ttl_(ttl), blockers_(holder_nodes) {}
+
+  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
+
+ protected:
+  // Acts on the servers while `holder` is parked; true: it stays parked while the watch runs.
+  virtual bool act(NemesisContext& context, int holder) = 0;
+  // Undoes the fault's own doing at the end of the run (the blockers are gone already).
+  virtual void undo_action(NemesisContext& context) = 0;
+
+  void block_and_arm(NemesisContext& context) {
+    if (blockers_.any(context.endpoints.size())) {
+      blockers_.place(context);
+      note(context, "the first holder can reach only the nodes before the blocked ones");
+    }
+    gate_.arm();
+  }
+
+  void tick_parked(NemesisContext& context) {
+    const int holder = gate_.parked();
+    if (holder < 0 || gate_.released()) return;
+    if (!holder_handled_) {
+      holder_handled_ = true;
+      others_before_ = acquisitions_by_others(context, holder);
+      const bool keep_parked = act(context, holder);
+      blockers_.lift(context);
+      since_ = Clock::now();
+      if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
+      return;
+    }
+    watch_over(context, holder, short_patience(ttl_), gate_, overtaken_note(holder));
+  }
+
+  milliseconds ttl_;
+
+ private:
+  void undo(NemesisContext& context) final {
+    blockers_.lift(context);
+    undo_action(context);
+  }
+
+  Blockers blockers_;
+  bool holder_handled_ = false;  // act() ran for the parked holder (whether it succeeded is acted())
+};
+
+// ---- node-crash -------------------------------------------------------------------
+
+enum class Restart { never, now, after_ttl };
+
+class NodeCrashFault final : public ParkedHolderFault {
+ public:
+  NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start, std::size_t holder_nodes,
+                 milliseconds ttl)
+      : ParkedHolderFault(std::move(spec), holder_nodes, ttl), count_(nodes), restart_(restart), at_start_(at_start) {}
+
+  StepHook client_step_hook(int client) override { return at_start_ ? StepHook{} : gate_.hook(client); }
+
+  void before_run(NemesisContext& context) override {
+    if (topology(context) == nullptr) return note(context, "no topology: nothing done");
+    if (at_start_) {
+      std::vector<std::size_t> first;
+      for (std::size_t j = 0; j < count_; ++j) first.push_back(j);
+      return crash(context, first);
+    }
+    block_and_arm(context);
+  }
+
+  void tick(NemesisContext& context) override {
+    if (restart_ == Restart::after_ttl && !crashed_.empty() && Clock::now() - crashed_at_ >= ttl_ + ttl_ / 5)
+      restart_crashed(context, "restarted empty after " + ms_text(ttl_ + ttl_ / 5) + " (> ttl)");
+    if (!at_start_) tick_parked(context);
+  }
+
+ private:
+  // The holder's nodes first, then the others.
+  bool act(NemesisContext& context, int) override {
+    std::vector<std::size_t> victims = holder_nodes(context);
+    for (std::size_t j = 0; j < context.endpoints.size(); ++j)
+      if (std::find(victims.begin(), victims.end(), j) == victims.end()) victims.push_back(j);
+    victims.resize(std::min(victims.size(), count_));
+    crash(context, victims);
+    return restart_ == Restart::now;
+  }
+
+  void undo_action(NemesisContext& context) override {
+    if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
+  }
+
+  void crash(NemesisContext& context, const std::vector<std::size_t>& nodes) {
+    Topology* t = topology(context);
+    std::string which;
+    for (std::size_t j : nodes) {
+      t->server(j).crash();
+      crashed_.push_back(j);
+      append_node(which, j);
+    }
+    crashed_at_ = Clock::now();
+    if (nodes.empty()) return note(context, "no node to kill: nothing done");
+    note_acted(context, "SIGKILL node(s) " + which);
+    if (restart_ == Restart::now) restart_crashed(context, "restarted at once, empty (no persistence)");
+  }
+
+  void restart_crashed(NemesisContext& context, const std::string& how) {
+    Topology* t = topology(context);
+    std::string which, failed;
+    for (std::size_t j : crashed_) {
+      append_node(which, j);
+      if (auto ok = t->server(j).restart(); !ok) failed += " node " + std::to_string(j) + ": " + ok.error().message;
+    }
+    crashed_.clear();
+    note(context, "node(s) " + which + " " + how + (failed.empty() ? "" : "; restart failed:" + failed));
+  }
+
+  std::size_t count_;
+  Restart restart_;
+  bool at_start_;
+  std::vector<std::size_t> crashed_;
+  Clock::time_point crashed_at_{};
+};
+
+
+// ---- node-pause ---------------------------------------------------------------------
+
+class NodePauseFault final : public TopologyFault {
+ public:
+  NodePauseFault(FaultSpec spec, std::size_t nodes, milliseconds ms)
+      : TopologyFault(std::move(spec)), count_(nodes), ms_(ms) {}
+
+  milliseconds allowance(milliseconds) const override { return ms_; }
+
+  void before_run(NemesisContext& context) override {
+    Topology* t = topology(context);
+    if (t == nullptr) return note(context, "no topology: nothing done");
+    std::string which;
+    for (std::size_t j = 0; j < count_; ++j) {
+      auto paused = PausedProcess::pause(t->server(j).pid());
+      if (!paused) {
+        note(context, "cannot SIGSTOP node " + std::to_string(j) + ": " + paused.error().message);
+        continue;
+      }
+      paused_.push_back(std::move(paused).value());
+      append_node(which, j);
+    }
+    since_ = Clock::now();
+    if (paused_.empty()) return note(context, "no node could be stopped: nothing done");
+    note_acted(context, "SIGSTOP node(s) " + which + (ms_.count() > 0 ? " for " + ms_text(ms_) : " until the end"));
+  }
+
+  void tick(NemesisContext& context) override {
+    if (ms_.count() > 0 && !paused_.empty() && Clock::now() - since_ >= ms_) resume(context, "SIGCONT after " + ms_text(ms_));
+  }
+  void after_run(NemesisContext& context) override {
+    if (!paused_.empty()) resume(context, "SIGCONT at the end of the run");
+  }
+
+ private:
+  void resume(NemesisContext& context, const std::string& how) {
+    for (auto& paused : paused_) paused.resume();
+    paused_.clear();
+    note(context, how);
+  }
+
+  std::size_t count_;
+  milliseconds ms_;
+  std::vector<PausedProcess> paused_;
+};
+
+// ---- clock-jump -----------------------------------------------------------------------
+
+class ClockJumpFault final : public ParkedHolderFault {
+ public:
+  ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, std::size_t holder_nodes, milliseconds ttl)
+      : ParkedHolderFault(std::move(spec), holder_nodes, ttl), node_(node), offset_(offset) {}
+
+  FaultNeeds needs() const override {
+    FaultNeeds needs;
+    needs.clock_shim = true;
+    return needs;
+  }
+
+  void before_run(NemesisContext& context) override {
+    if (topology(context) == nullptr) return note(context, "no topology: nothing done");
+    block_and_arm(context);
+  }
+
+  void tick(NemesisContext& context) override { tick_parked(context); }
+
+ private:
+  bool act(NemesisContext& context, int holder) override {
+    jumped_ = true;
+    const auto held = holder_nodes(context);
+    const bool in_majority = std::find(held.begin(), held.end(), node_) != held.end();
+    auto jumped = jump_clock(topology(context)->server(node_), offset_);
+    if (!jumped) {
+      note(context, "clock jump failed: " + jumped.error().message);
+      return true;
+    }
+    note_acted(context, "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
+                            (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)");
+    return true;
+  }
+
+  void undo_action(NemesisContext& context) override {
+    if (jumped_ && topology(context) != nullptr) {
+      (void)jump_clock(topology(context)->server(node_), 0ms);
+      note(context, "node " + std::to_string(node_) + "'s clock set back to real time");
+    }
+  }
+
+  std::size_t node_;
+  milliseconds offset_;
+  bool jumped_ = false;
+};
+
+// ---- factories ---------------------------------------------------------------------------
+
+// holder-nodes=M: the first holder reaches only nodes [0, M) (a bare majority: N/2+1).
+Result<std::size_t> holder_nodes_param(const FaultSpec& spec, std::size_t servers) {
+  const auto quorum = static_cast<long long>(servers / 2 + 1);
+  auto m = param_int(spec, "holder-nodes", static_cast<long long>(servers), quorum, static_cast<long long>(servers));
+  if (!m) return fault_error(spec, "holder-nodes must be between " + std::to_string(quorum) + " (a majority) and " +
+                                       std::to_string(servers) + " (--nodes)");
+  return static_cast<std::size_t>(*m);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
+  auto after = param_choice(spec, "after", "acquire", "acquire");
+  if (!after) return after.error();
+  const Generation* generation = find_generation(options.lock);
+  if (generation == nullptr || !generation->capabilities.uses_redis || generation->capabilities.multi_node)
+    return fault_error(spec, "needs a single-server lock (a master with a replica); '" + options.lock + "' is not one");
+  if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
+  return std::unique_ptr<Fault>(
+      std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, milliseconds{options.ttl_ms}));
+}
+
+Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
+  auto servers = servers_to_act_on(spec, options);
+  if (!servers) return servers.error();
+  auto nodes = param_int(spec, "nodes", 1, 1, static_cast<long long>(*servers));
+  if (!nodes) return fault_error(spec, "nodes must be between 1 and " + std::to_string(*servers) + " (the lock servers)");
+  auto restart = param_choice(spec, "restart", "never", "never|now|after-ttl");
+  if (!restart) return restart.error();
+  auto when = param_choice(spec, "when", "holder", "start|holder");
+  if (!when) return when.error();
+  auto holder_nodes = holder_nodes_param(spec, *servers);
+  if (!holder_nodes) return holder_nodes.error();
+  if (*when == "start" && spec.has("holder-nodes")) return fault_error(spec, "holder-nodes needs when=holder");
+  const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
+  return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(spec, static_cast<std::size_t>(*nodes), how,
+                                                                 *when == "start", *holder_nodes,
+                                                                 milliseconds{options.ttl_ms}));
+}
+
+Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {
+  auto servers = servers_to_act_on(spec, options);
+  if (!servers) return servers.error();
+  auto nodes = param_int(spec, "nodes", 1, 1, static_cast<long long>(*servers));
+  if (!nodes) return fault_error(spec, "nodes must be between 1 and " + std::to_string(*servers) + " (the lock servers)");
+  auto ms = param_int(spec, "ms", 0, 0, kMaxFaultMs);
+  if (!ms) return ms.error();
+  return std::unique_ptr<Fault>(
+      std::make_unique<NodePauseFault>(spec, static_cast<std::size_t>(*nodes), milliseconds{*ms}));
+}
+
+Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, const FaultEnv& options) {
+  auto servers = servers_to_act_on(spec, options);
+  if (!servers) return servers.error();
+  auto node = param_int(spec, "node", 0, 0, static_cast<long long>(*servers) - 1);
+  if (!node) return fault_error(spec, "node must be between 0 and " + std::to_string(*servers - 1));
+  auto offset = param_int(spec, "offset", 30'000, -kMaxFaultMs, kMaxFaultMs);
+  if (!offset) return offset.error();
+  auto when = param_choice(spec, "when", "holder", "holder");
+  if (!when) return when.error();
+  auto holder_nodes = holder_nodes_param(spec, *servers);
+  if (!holder_nodes) return holder_nodes.error();
+  return std::unique_ptr<Fault>(std::make_unique<ClockJumpFault>(spec, static_cast<std::size_t>(*node),
+                                                                 milliseconds{*offset}, *holder_nodes,
+                                                                 milliseconds{options.ttl_ms}));
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,208 @@
+// The faults that act on client processes (docs/faults.md, "Process and client faults"):
+//   crash-holder  the holder dies (_exit, like SIGKILL: watchdog and all) at a step point
+//   pause-holder  the holder's whole process is SIGSTOPped by the coordinator, then SIGCONTed
+//                 after MS or once a condition holds (the GC pause)
+//   slow-holder   one critical section lasts MS, the process alive (its watchdog keeps renewing)
+//   clock-skew    one client's wall clock (LockConfig::clock) is off by MS
+//
+// A fault that acts inside a client at a step point needs state the client and
+// the coordinator share after fork(): SharedCells (an anonymous MAP_SHARED
+// mapping made before the clients start).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/conditions.h"
+#include "nemesis/fault.h"
+#include "nemesis/fault_spec.h"
+#include "support/process_control.h"
+
+namespace locklab::harness {
+
+// Atomic cells in memory every forked client shares with the coordinator.
+class SharedCells {
+ public:
+  explicit SharedCells(std::size_t count);  // throws std::bad_alloc when mmap fails
+  ~SharedCells();
+  SharedCells(const SharedCells&) = delete;
+  SharedCells& operator=(const SharedCells&) = delete;
+  std::atomic<std::int64_t>& operator[](std::size_t i) const { return cells_[i]; }
+
+ private:
+  std::atomic<std::int64_t>* cells_;
+  std::size_t bytes_;
+};
+
+inline constexpr int kMaxFaultClients = 256;  // bounds::clients' maximum
+
+// What a fault did, when (monotonic ns), for its record.
+struct AppliedEvent {
+  std::int64_t ns = 0;
+  std::string what;
+};
+nlohmann::json applied_json(const std::vector<AppliedEvent>& events, std::int64_t go_ns);
+
+// Clients that must stop at a step point park here: the client says so in
+// shared memory and waits; the coordinator (tick) SIGSTOPs its whole process
+// and confirms it stopped, then SIGCONTs it when its PauseRule holds. Nothing
+// stays stopped: resume_all() (after_run, and the destructor) continues every
+// process it stopped.
+class ClientParking {
+ public:
+  struct Rule {
+    PauseRule pause;
+    std::string at;  // the step point, for the record
+  };
+  explicit ClientParking(std::vector<Rule> rules);
+  ~ClientParking() { resume_all_quietly(); }
+
+  // In the client: stop here under rule `rule`; returns once resumed.
+  void park(int client, int rule) const;
+
+  // In the coordinator.
+  void tick(const NemesisContext& context);
+  void resume_all(const NemesisContext& context);
+  const std::vector<AppliedEvent>& events() const { return events_; }
+  int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
+  std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
+
+ private:
+  struct Stopped {
+    PausedProcess guard;
+    int rule = 0;
+    std::int64_t since_ns = 0;
+    std::vector<std::int64_t> records_then;  // every client's record count when it stopped
+  };
+  enum State : std::int64_t { kFree = 0, kParked = 1 };
+
+  void stop(const NemesisContext& context, int client);
+  std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
+  bool key_expired(const NemesisContext& context);
+  bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
+  bool others_gone(const NemesisContext& context, int client) const;
+  void resume(int client, const std::string& why);
+  void resume_all_quietly();
+
+  std::vector<Rule> rules_;
+  std::shared_ptr<SharedCells> cells_;  // [3 * client]: state, rule, parked ns
+  std::map<int, Stopped> stopped_;
+  std::vector<RedisProbe> probes_;
+  std::vector<AppliedEvent> events_;
+  int stops_ = 0;
+};
+
+// "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.
+std::string nobody_did(int client, const std::string& did);
+
+// crash-holder:at=POINT:client=N:times=K
+class CrashHolderFault final : public Fault {
+ public:
+  CrashHolderFault(FaultSpec spec, std::string at, int client, int times);
+  std::string name() const override { return "crash-holder"; }
+  FaultNeeds needs() const override;
+  StepHook client_step_hook(int client) override;
+  void after_run(NemesisContext& context) override;
+  nlohmann::json record() const override;
+  bool acted() const override { return !events_.empty(); }  // a client was killed
+  std::string why_not_acted() const override;
+
+ private:
+  FaultSpec spec_;
+  std::string at_;
+  int client_, times_;
+  std::shared_ptr<SharedCells> cells_;  // [0]: claims; [1 + client]: when it died
+  std::vector<AppliedEvent> events_;
+  std::int64_t go_ns_ = 0;
+};
+
+// pause-holder:(ms=MS|until=expired|other-acquired[:max=MS]):at=POINT:client=N
+class PauseHolderFault final : public Fault {
+ public:
+  PauseHolderFault(FaultSpec spec, std::string at, int client, PauseRule rule);
+  std::string name() const override { return "pause-holder"; }
+  FaultNeeds needs() const override;
+  StepHook client_step_hook(int client) override;
+  void tick(NemesisContext& context) override { parking_->tick(context); }
+  void after_run(NemesisContext& context) override;
+  nlohmann::json record() const override;
+  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped
+  std::string why_not_acted() const override;
+  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;
+
+ private:
+  FaultSpec spec_;
+  std::string at_;
+  int client_;
+  std::shared_ptr<SharedCells> claimed_;  // [0]: the one pause was taken
+  std::shared_ptr<ClientParking> parking_;
+  std::int64_t go_ns_ = 0;
+};
+
+// slow-holder:ms=MS:client=N
+class SlowHolderFault final : public Fault {
+ public:
+  SlowHolderFault(FaultSpec spec, int client, std::chrono::milliseconds ms);
+  std::string name() const override { return "slow-holder"; }
+  FaultNeeds needs() const override;
+  StepHook client_step_hook(int client) override;
+  void after_run(NemesisContext& context) override;
+  nlohmann::json record() const override;
+  bool acted() const override { return !events_.empty(); }  // a section was made slow
+  std::string why_not_acted() const override;
+  std::chrono::milliseconds allowance(std::chrono::milliseconds) const override { return ms_; }
+
+ private:
+  FaultSpec spec_;
+  int client_;
+  std::chrono::milliseconds ms_;
+  std::shared_ptr<SharedCells> cells_;  // [0]: claimed by client+1; [1]: when it began
+  std::vector<AppliedEvent> events_;
+  std::int64_t go_ns_ = 0;
+};
+
+// clock-skew:client=N:offset=MS
+// The skewed client is held stopped from the barrier until another client
+// holds the lock (process mode), so it always meets a live lock with its wrong
+// clock: the steal, where the generation allows one, happens on every run, not
+// only when the scheduler lets the other client win first. Released after
+// 10 x ttl at the latest (one client, or nobody else gets in).
+class ClockSkewFault final : public Fault {
+ public:
+  ClockSkewFault(FaultSpec spec, int client, std::chrono::milliseconds offset);
+  std::string name() const override { return "clock-skew"; }
+  FaultNeeds needs() const override;
+  std::shared_ptr<const WallClock> client_clock(int client) override;
+  void before_run(NemesisContext& context) override;
+  void holder_entered(NemesisContext& context, int holder) override;
+  void tick(NemesisContext& context) override;
+  void after_run(NemesisContext& context) override;
+  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return 10 * ttl; }
+  nlohmann::json record() const override;
+  // The skewed client made an acquire attempt with its skewed clock (whether
+  // the lock reads that clock is the generation's matter, not the fault's).
+  bool acted() const override { return skewed_attempts_ > 0; }
+  std::string why_not_acted() const override;
+
+ private:
+  void start_skewed_client(const std::string& why);
+
+  FaultSpec spec_;
+  int client_;
+  std::chrono::milliseconds offset_;
+  std::optional<PausedProcess> held_back_;
+  std::chrono::steady_clock::time_point release_by_{};
+  std::int64_t skewed_attempts_ = 0;  // the skewed client's acquire attempts, read in after_run
+  std::int64_t go_ns_ = 0;
+  std::vector<AppliedEvent> events_;
+};
+
+}  // namespace locklab::harness

@@ -1,0 +1,70 @@
+#include "nemesis/topology_fault.h"
+
+#include <algorithm>
+
+#include "history/history.h"
+#include "registry.h"
+
+namespace locklab::harness {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+std::int64_t acquisitions_by_others(const NemesisContext& context, int except) {
+  if (context.history == nullptr) return 0;
+  std::int64_t total = 0;
+  for (int i = 0; i < context.history->clients(); ++i)
+    if (i != except) total += context.history->slot(i).acquired.load();
+  return total;
+}
+
+std::string ms_text(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+milliseconds short_patience(milliseconds ttl) { return std::max(ttl / 2, 50ms); }
+milliseconds long_patience(milliseconds ttl) { return 3 * ttl + 2000ms; }
+
+namespace {
+
+// How many lock servers the run's lock uses (0: none, it needs no Redis).
+std::size_t lock_server_count(const FaultEnv& options) {
+  const Generation* generation = find_generation(options.lock);
+  if (generation == nullptr || !generation->capabilities.uses_redis) return 0;
+  return generation->capabilities.multi_node ? static_cast<std::size_t>(options.nodes) : 1;
+}
+
+}  // namespace
+
+Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const FaultEnv& options) {
+  const std::size_t servers = lock_server_count(options);
+  if (servers == 0) return fault_error(spec, "needs a lock that uses Redis ('" + options.lock + "' does not)");
+  return servers;
+}
+
+void TopologyFault::note(const NemesisContext& context, std::string what) {
+  if (context.history != nullptr) go_ns_ = context.history->header().go_ns.load();
+  events_.push_back({monotonic_ns(), std::move(what)});
+}
+
+void TopologyFault::begin_watch(const NemesisContext& context, int holder) {
+  since_ = std::chrono::steady_clock::now();
+  others_before_ = acquisitions_by_others(context, holder);
+}
+
+bool TopologyFault::watch_over(const NemesisContext& context, int holder, milliseconds patience, Gate& gate,
+                               const std::string& overtaken, const std::string& waited_tail) {
+  if (acquisitions_by_others(context, holder) > others_before_) {
+    note(context, overtaken);
+  } else if (std::chrono::steady_clock::now() - since_ > patience) {
+    note(context, "no other client acquired within " + ms_text(patience) + waited_tail);
+  } else {
+    return false;
+  }
+  gate.release();
+  return true;
+}
+
+std::string TopologyFault::overtaken_note(int holder) {
+  return "another client acquired while client " + std::to_string(holder) + " still holds";
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,96 @@
+// What every topology fault shares (nemesis/node_faults.h: failover and the node
+// faults; nemesis/network_faults.h: net and unavailable): its spec and its record, the
+// topology, and the watch over a holder parked at a gate -- over once another
+// client acquired (the story happened) or the fault's patience ran out.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nemesis/fault.h"
+#include "nemesis/fault_gate.h"
+#include "nemesis/process_faults.h"
+#include "nemesis/fault_spec.h"
+#include "nemesis/fault_env.h"
+#include "redis/result.h"
+#include "servers/lock_topology.h"
+
+namespace locklab::harness {
+
+// Acquisitions by every client but `except`, so far.
+std::int64_t acquisitions_by_others(const NemesisContext& context, int except);
+std::string ms_text(std::chrono::milliseconds ms);  // "300 ms"
+
+// How long a parked holder may wait for a contender: less than its own lease,
+// so what shows is the fault's doing, not a pause longer than the TTL.
+std::chrono::milliseconds short_patience(std::chrono::milliseconds ttl);
+// Long enough for the holder's key to expire and a contender to take it.
+std::chrono::milliseconds long_patience(std::chrono::milliseconds ttl);
+
+// How many lock servers the fault acts on; a usage error if the run's lock uses no Redis.
+Result<std::size_t> servers_to_act_on(const FaultSpec& spec, const FaultEnv& options);
+
+class TopologyFault : public Fault {
+ public:
+  explicit TopologyFault(FaultSpec spec) : spec_(std::move(spec)) {}
+  std::string name() const override { return spec_.name; }
+  nlohmann::json record() const override { return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}}; }
+  // Set by note_acted() where the fault really changed the servers or the
+  // links; a "nothing done" note is not acting. Why not: its last note.
+  bool acted() const override { return acted_; }
+
+ protected:
+  void note(const NemesisContext& context, std::string what);
+  void note_acted(const NemesisContext& context, std::string what) {
+    acted_ = true;
+    note(context, std::move(what));
+  }
+  static Topology* topology(const NemesisContext& context) { return context.topology; }
+
+  // The watch over `holder`, parked at `gate`: begin_watch() once the fault
+  // has acted; watch_over() on each tick notes how it ended and lets the gate
+  // go once another client acquired (`overtaken`) or `patience` ran out ("no
+  // other client acquired within <patience>" + `waited_tail`). True once over.
+  void begin_watch(const NemesisContext& context, int holder);
+  bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience, Gate& gate,
+                  const std::string& overtaken, const std::string& waited_tail = "");
+  static std::string overtaken_note(int holder);  // "another client acquired while client H still holds"
+
+  FaultSpec spec_;
+  std::chrono::steady_clock::time_point since_{};  // when the fault's current episode began
+  std::int64_t others_before_ = 0;                 // acquisitions_by_others() as the watch began
+
+ private:
+  std::vector<AppliedEvent> events_;
+  std::int64_t go_ns_ = 0;
+  bool acted_ = false;
+};
+
+// A topology fault that parks a client at a gate. At the end of the run the
+// gate lets go first, whatever happened (no client stays parked), then the
+// fault undoes its own doing.
+class GatedFault : public TopologyFault {
+ public:
+  GatedFault(FaultSpec spec, std::string point, int client)
+      : TopologyFault(std::move(spec)), gate_(std::move(point), client) {}
+  StepHook client_step_hook(int client) override { return gate_.hook(client); }
+  // A gate armed that nobody reached: the fault waited for a holder that never came.
+  std::string why_not_acted() const override {
+    if (gate_.ever_armed() && gate_.parked() < 0)
+      return "no client reached step point " + gate_.point() + ", where the fault waits for a holder";
+    return TopologyFault::why_not_acted();
+  }
+  void after_run(NemesisContext& context) final {
+    gate_.release();
+    undo(context);
+  }
+
+ protected:
+  virtual void undo(NemesisContext&) {}
+
+  Gate gate_;
+};
+
+}  // namespace locklab::harness

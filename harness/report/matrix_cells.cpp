@@ -1,0 +1,104 @@
+#include "report/matrix_cells.h"
+
+namespace locklab::harness {
+
+using nlohmann::json;
+
+const char* class_name(CellClass cell_class) {
+  switch (cell_class) {
+    case CellClass::safe: return "safe";
+    case CellClass::me_violation: return "me-violation";
+    case CellClass::wrong_owner: return "wrong-owner";
+    case CellClass::deadlock: return "deadlock";
+    case CellClass::liveness: return "liveness";
+    case CellClass::not_applicable: return "n/a";
+    case CellClass::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<CellClass> parse_class(std::string_view name) {
+  for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
+                      CellClass::liveness, CellClass::not_applicable, CellClass::error})
+    if (name == class_name(c)) return c;
+  return std::nullopt;
+}
+
+const std::vector<FaultColumn>& fault_columns() {
+  static const std::vector<FaultColumn> all = {
+      {"holder-crash", "holder crash", "1", "crash-holder: SIGKILL-like death inside the critical section"},
+      {"holder-pause", "pause > TTL", "2", "pause-holder: SIGSTOP the holder process until another client acquired"},
+      {"slow-holder", "slow CS > TTL", "3", "slow-holder: one critical section lasts 3 x ttl, process alive"},
+      {"release-race", "check-then-DEL", "4",
+       "pause-holder at the release window until the key expired and another client acquired"},
+      {"expire-gap", "SETNX/EXPIRE gap", "5", "crash-holder at after-setnx-before-expire"},
+      {"clock-skew", "client clock skew", "6", "clock-skew: client 1's wall clock 5 x ttl ahead"},
+      {"failover", "failover", "7", "failover: replication held, master killed, replica promoted after the first acquire", /*topology=*/true},
+      {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted", /*topology=*/true},
+      {"node-restart", "restart, no persistence", "9",
+       "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once", /*topology=*/true},
+      {"clock-jump", "node clock jump", "10", "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); waiters poll every 30 ms", /*topology=*/true},
+      {"net-cut", "net: holder cut", "11a", "net cut: the holder loses its lock-server links while it works 2 x ttl", /*topology=*/true},
+      {"unavailable-release", "unavailable: release", "12", "unavailable: the release is refused", /*topology=*/true},
+  };
+  return all;
+}
+
+const FaultColumn* find_column(std::string_view name) {
+  for (const auto& column : fault_columns())
+    if (column.name == name) return &column;
+  return nullptr;
+}
+
+namespace {
+// The classes whose verdict was "safe": the only ones the exposed mark applies to.
+bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::safe || cell_class == CellClass::liveness; }
+}  // namespace
+
+bool Cell::matches() const {
+  const bool class_matches = observed == expected || (also_expected && observed == *also_expected);
+  return class_matches && (!verdict_was_safe(observed) || exposed == expected_exposed);
+}
+
+std::string Cell::expected_text() const {
+  std::string text = class_name(expected);
+  if (also_expected) text += std::string(" or ") + class_name(*also_expected);
+  if (expected_exposed) text += ", exposed";
+  return text;
+}
+
+std::string Cell::observed_text() const {
+  return std::string(class_name(observed)) + (exposed ? ", exposed" : "");
+}
+
+int MatrixResult::mismatches() const {
+  return static_cast<int>(std::count_if(cells.begin(), cells.end(), [](const Cell& c) { return !c.matches(); }));
+}
+
+int MatrixResult::errors() const {
+  return static_cast<int>(
+      std::count_if(cells.begin(), cells.end(), [](const Cell& c) { return c.observed == CellClass::error; }));
+}
+
+const Cell* MatrixResult::find(std::string_view lock, std::string_view fault) const {
+  for (const auto& cell : cells)
+    if (cell.lock == lock && cell.fault == fault) return &cell;
+  return nullptr;
+}
+
+json cell_json(const Cell& cell) {
+  return {{"schema", kCellSchema},
+          {"lock", cell.lock},
+          {"fault", cell.fault},
+          {"faults", cell.specs},
+          {"observed", class_name(cell.observed)},
+          {"exposed", cell.exposed},
+          {"expected", cell.expected_text()},
+          {"expected_reason", cell.expected_reason},
+          {"matches", cell.matches()},
+          {"not_applicable", cell.not_applicable.empty() ? json(nullptr) : json(cell.not_applicable)},
+          {"error", cell.error.empty() ? json(nullptr) : json(cell.error)},
+          {"run", cell.run}};
+}
+
+}  // namespace locklab::harness

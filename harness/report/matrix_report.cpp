@@ -1,0 +1,227 @@
+#include "report/matrix_report.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "report/report.h"
+#include "support/files.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+
+double number_at(const json& document, const char* pointer) {
+  const json::json_pointer at(pointer);
+  if (!document.is_object() || !document.contains(at) || !document[at].is_number()) return -1;
+  return document[at].get<double>();
+}
+
+std::string integer(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.0f", value);
+  return buffer;
+}
+
+// The counts behind a measured cell, as "label value" pairs ("-" where not measured).
+struct Count {
+  const char* label;  // short, for the table cell
+  const char* title;  // long, for headers
+  const char* pointer;
+};
+
+const Count kCounts[] = {
+    {"ov", "overlaps", "/safety/overlaps"},
+    {"lost", "lost updates", "/safety/lost_updates"},
+    {"wo", "wrong-owner releases", "/safety/wrong_owner_releases"},
+    {"stalls", "stalls", "/safety/stalls"},
+    {"unavail", "unavailability ms", "/safety/unavailability_ms"},
+    {"fenced", "stale writes rejected", "/safety/stale_writes_rejected"},
+};
+
+std::string count_text(const json& run, const Count& count) {
+  const double value = number_at(run, count.pointer);
+  return value < 0 ? "-" : integer(value);
+}
+
+// The non-zero counts of a cell, e.g. "ov 3 · lost 1" (empty when all are zero).
+std::string nonzero_counts(const json& run) {
+  std::string out;
+  for (const auto& count : kCounts) {
+    const double value = number_at(run, count.pointer);
+    if (value <= 0) continue;
+    out += (out.empty() ? "" : " · ") + std::string(count.label) + " " + integer(value);
+  }
+  return out;
+}
+
+std::string title_of(const FaultColumn* column, const std::string& name) {
+  return column ? column->title + " (" + column->anchor_row + ")" : name;
+}
+
+std::string workload_line(const MatrixResult& result) {
+  std::ostringstream out;
+  out << result.cells.size() << " cells (" << result.locks.size() << " generations x " << result.faults.size()
+      << " faults), " << (result.quick ? "quick" : "full") << " size; " << result.mismatches()
+      << " differ from their expected class";
+  if (result.errors() > 0) out << ", " << result.errors() << " could not be measured";
+  out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds), a bounded number of attempts "
+         "(replay one with the `locklab run` line in its cell file).";
+  if (!result.command.empty()) out << " Made by: `" << result.command << "`";
+  return out.str();
+}
+
+bool violating(const Cell& cell) {
+  return cell.observed == CellClass::me_violation || cell.observed == CellClass::wrong_owner;
+}
+
+}  // namespace
+
+std::string matrix_table(const MatrixResult& result) {
+  std::ostringstream out;
+  out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| generation |";
+  for (const auto& fault : result.faults) out << " " << title_of(find_column(fault), fault) << " |";
+  out << "\n|---|";
+  for (std::size_t i = 0; i < result.faults.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& lock : result.locks) {
+    out << "| " << lock << " |";
+    for (const auto& fault : result.faults) {
+      const Cell* cell = result.find(lock, fault);
+      if (!cell) {
+        out << " |";
+        continue;
+      }
+      out << " " << cell->observed_text();
+      if (!cell->matches()) out << " ✗ (expected " << cell->expected_text() << ")";
+      out << " |";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string matrix_markdown(const MatrixResult& result) {
+  std::ostringstream out;
+  out << matrix_table(result);
+  out << "\nClasses: safe; me-violation = two holders at once (overlapping sections, lost updates, two live "
+         "holders); wrong-owner = a release deleted another client's lock, no overlap; deadlock = a stall behind a "
+         "key that never expires; liveness = safe, but nobody could get the lock for half a lease or more; n/a = "
+         "the fault makes no sense for this generation. \"exposed\" after safe (or liveness) marks a run whose "
+         "verdict was safe although a lease was lost under a holder: nobody happened to enter, so it was safe by "
+         "luck, not by design. ✗ marks a cell whose class differs from the one written "
+         "down (docs/faults.md).\n\n## The counts behind each cell\n\n| generation | fault | observed | expected |";
+  for (const auto& count : kCounts) out << " " << count.title << " |";
+  out << " why (expected) |\n|---|---|---|---|";
+  for (std::size_t i = 0; i < std::size(kCounts); ++i) out << "---:|";
+  out << "---|\n";
+  for (const auto& cell : result.cells) {
+    if (cell.observed == CellClass::not_applicable && cell.matches()) continue;
+    out << "| " << cell.lock << " | " << cell.fault << " | " << cell.observed_text()
+        << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
+    for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
+    out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " |\n";
+  }
+  return out.str();
+}
+
+std::string matrix_html(const MatrixResult& result) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab fault matrix</title><style>"
+         "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}"
+         "table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #bbb;padding:3px 5px}"
+         "th{background:#f3f3f3;font-weight:600}td.lock{font-weight:600;white-space:nowrap}"
+         "td.cell{text-align:center;min-width:70px}.n{display:block;font-size:10px;color:#333}"
+         ".safe{background:#c7e9c0}.me-violation{background:#f4a3a3}.wrong-owner{background:#d9b8f2}"
+         ".deadlock{background:#f7c27f}.liveness{background:#fff1a0}.na{background:#eeeeee;color:#888}"
+         ".error{background:#888;color:#fff}.miss{outline:3px solid #000;outline-offset:-3px}"
+         ".exposed{background-image:repeating-linear-gradient(45deg,transparent 0 6px,#f4a3a3 6px 9px)}"
+         ".legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #bbb}"
+         "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
+         ".note{color:#555;font-size:13px}"
+         "</style></head><body>\n<h1>locklab fault matrix</h1>\n<p class=\"note\">"
+      << html_escape(workload_line(result)) << "</p>\n<p class=\"legend\">";
+  for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
+                      CellClass::liveness, CellClass::not_applicable, CellClass::error}) {
+    const std::string name = class_name(c);
+    out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << html_escape(name) << "</span>";
+  }
+  out << "<span class=\"safe exposed\">safe, exposed: a lease lost under a holder, nobody entered (safe by luck)</span>"
+         "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>generation</th>";
+  for (const auto& fault : result.faults) {
+    const FaultColumn* column = find_column(fault);
+    out << "<th title=\"" << html_escape(column ? column->how : "") << "\">" << html_escape(title_of(column, fault)) << "</th>";
+  }
+  out << "</tr>\n";
+  for (const auto& lock : result.locks) {
+    out << "<tr><td class=\"lock\">" << html_escape(lock) << "</td>";
+    for (const auto& fault : result.faults) {
+      const Cell* cell = result.find(lock, fault);
+      if (!cell) {
+        out << "<td></td>";
+        continue;
+      }
+      const std::string name = class_name(cell->observed);
+      std::string tip = "expected " + cell->expected_text() + ": " + cell->expected_reason;
+      if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
+      if (!cell->error.empty()) tip += " -- error: " + cell->error;
+      out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
+          << (cell->exposed ? " exposed" : "") << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip)
+          << "\">" << html_escape(cell->observed_text());
+      if (!cell->matches()) out << " ✗<span class=\"n\">expected " << html_escape(cell->expected_text()) << "</span>";
+      if (const std::string counts = nonzero_counts(cell->run); !counts.empty())
+        out << "<span class=\"n\">" << html_escape(counts) << "</span>";
+      out << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p class=\"note\">Counts in a cell: ov = overlapping critical-section pairs, lost = lost counter "
+         "updates, wo = wrong-owner releases, stalls = stretches with nobody inside while clients waited, unavail = "
+         "ms from a crash to the next acquisition, fenced = stale-token accesses the resource refused. Hover a cell "
+         "for the expected class and why; docs/faults.md has the same reasons.</p>\n";
+  out << "<h2>Violating cells: who held the lock when</h2>\n<p class=\"note\">One lane per client, a bar per critical "
+         "section, red bands where two or more were inside at once; grey bars were refused by the fenced resource."
+         "</p>\n";
+  for (const auto& cell : result.cells) {
+    if (!violating(cell)) continue;
+    out << "<h3>" << html_escape(cell.lock) << " × " << html_escape(cell.fault) << " — " << html_escape(class_name(cell.observed))
+        << (cell.matches() ? "" : " (expected " + cell.expected_text() + ")") << "</h3>\n";
+    const auto reasons = cell.run.is_object() ? cell.run.value("verdict_reasons", json::array()) : json::array();
+    out << "<p class=\"note\">" << html_escape(cell.expected_reason);
+    for (const auto& reason : reasons) out << "; " << html_escape(reason.get<std::string>());
+    out << "</p>\n" << render_timeline(cell.run.is_object() ? cell.run.value("timeline", json::object()) : json::object())
+        << "\n";
+  }
+  out << "</body></html>\n";
+  return out.str();
+}
+
+json matrix_summary_json(const MatrixResult& result) {
+  json cells = json::array();
+  for (const auto& cell : result.cells) {
+    json summary = cell_json(cell);
+    summary.erase("run");
+    summary.erase("schema");
+    if (cell.run.is_object()) {
+      summary["verdict"] = cell.run.value("verdict", "");
+      summary["safety"] = cell.run.value("safety", json::object());
+    }
+    cells.push_back(std::move(summary));
+  }
+  return {{"schema", kMatrixSchema}, {"quick", result.quick},         {"command", result.command},
+          {"locks", result.locks},   {"faults", result.faults},       {"mismatches", result.mismatches()},
+          {"errors", result.errors()}, {"cells", cells}};
+}
+
+Status write_matrix_report(const MatrixResult& result) {
+  const std::filesystem::path base(result.dir);
+  if (auto written = write_json_atomically((base / "matrix.json").string(), matrix_summary_json(result)); !written)
+    return written;
+  if (auto written = write_file_atomically((base / "matrix.md").string(), matrix_markdown(result)); !written)
+    return written;
+  return write_file_atomically((base / "matrix.html").string(), matrix_html(result));
+}
+
+}  // namespace locklab::harness

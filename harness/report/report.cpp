@@ -1,0 +1,388 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "support/files.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+double number(const json& document, const char* pointer) {
+  const json::json_pointer at(pointer);
+  if (!document.contains(at) || !document[at].is_number()) return 0;
+  return document[at].get<double>();
+}
+
+std::string text(const json& document, const char* pointer) {
+  const json::json_pointer at(pointer);
+  if (!document.contains(at) || !document[at].is_string()) return "";
+  return document[at].get<std::string>();
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string integer(double value) { return fixed(value, 0); }
+
+
+
+// Acquire attempts that gave up (timed out, failed, unknown outcome); older
+// documents without totals.abandoned: attempts - acquired, the same figure.
+double abandoned(const json& r) {
+  if (r.contains(json::json_pointer("/totals/abandoned"))) return number(r, "/totals/abandoned");
+  return std::max(0.0, number(r, "/totals/attempts") - number(r, "/totals/acquired"));
+}
+
+std::string milliseconds(double us) { return fixed(us / 1000.0, us < 10'000 ? 2 : 1); }
+
+struct Column {
+  const char* title;
+  std::string (*cell)(const json&);
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> all = {
+      {"lock", [](const json& r) { return text(r, "/lock"); }},
+      {"verdict", [](const json& r) { return text(r, "/verdict"); }},
+      {"acq/s", [](const json& r) { return integer(number(r, "/throughput/acquisitions_per_s")); }},
+      {"acquire p50/p99 µs", [](const json& r) {
+         return integer(number(r, "/latency/acquire_us/p50")) + " / " + integer(number(r, "/latency/acquire_us/p99"));
+       }},
+      {"Jain", [](const json& r) { return fixed(number(r, "/fairness/jain"), 2); }},
+      {"wait p99/max ms", [](const json& r) {
+         return milliseconds(number(r, "/latency/wait_us/p99")) + " / " + milliseconds(number(r, "/fairness/max_wait_us"));
+       }},
+      {"abandoned", [](const json& r) { return integer(abandoned(r)); }},
+      {"handoff p50 µs", [](const json& r) { return integer(number(r, "/handoff_us/p50")); }},
+      {"RT/acq", [](const json& r) { return fixed(number(r, "/cost/round_trips_per_acquisition"), 1); }},
+      {"srv cmds/acq", [](const json& r) { return fixed(number(r, "/cost/server_commands_per_acquisition"), 1); }},
+      {"overlaps", [](const json& r) { return integer(number(r, "/safety/overlaps")); }},
+      {"max holders", [](const json& r) { return integer(number(r, "/safety/max_concurrent_holders")); }},
+      {"lost updates", [](const json& r) { return integer(number(r, "/safety/lost_updates")); }},
+      {"stale refused", [](const json& r) { return integer(number(r, "/safety/stale_writes_rejected")); }},
+      {"wrong-owner rel.", [](const json& r) { return integer(number(r, "/safety/wrong_owner_releases")); }},
+      {"stalls", [](const json& r) { return integer(number(r, "/safety/stalls")); }},
+      {"keys left", [](const json& r) { return integer(number(r, "/safety/keys_left")); }},
+      {"counter exp/act", [](const json& r) {
+         return integer(number(r, "/counter/expected")) + " / " + integer(number(r, "/counter/actual"));
+       }},
+  };
+  return all;
+}
+
+std::string config_line(const RunDocuments& runs) {
+  if (runs.empty()) return "";
+  const json& c = runs.front()["config"];
+  std::ostringstream out;
+  out << c.value("clients", 0) << " " << c.value("mode", std::string("?")) << " clients, ";
+  if (c.contains("ops") && c["ops"].is_number())
+    out << c["ops"].get<std::int64_t>() << " attempts";
+  else if (c.contains("duration_s") && c["duration_s"].is_number())
+    out << c["duration_s"].get<double>() << " s each";
+  out << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
+      << c.value("wait_ms", 0) << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis "
+      << text(runs.front(), "/redis/version") << ", " << number(runs.front(), "/machine/cores") << " cores";
+  if (const auto command = c.value("command", std::string()); !command.empty()) out << ". Made by: `" << command << "`";
+  return out.str();
+}
+
+// ---- SVG pieces -------------------------------------------------------------
+
+std::string bar_chart(const RunDocuments& runs, const std::string& title, double (*value)(const json&),
+                      const std::string& colour, int decimals) {
+  constexpr int kLabel = 170, kWidth = 520, kRow = 22;
+  double max = 0;
+  for (const auto& run : runs) max = std::max(max, value(run));
+  const int height = kRow * static_cast<int>(runs.size()) + 30;
+  std::ostringstream svg;
+  svg << "<figure><figcaption>" << html_escape(title) << "</figcaption><svg width=\"" << kLabel + kWidth + 90
+      << "\" height=\"" << height << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\">";
+  int y = 8;
+  for (const auto& run : runs) {
+    const double v = value(run);
+    const int w = max > 0 ? static_cast<int>(std::lround(v / max * kWidth)) : 0;
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
+        << "</text><rect x=\"" << kLabel << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\"" << kRow - 6
+        << "\" fill=\"" << colour << "\"/><text x=\"" << kLabel + w + 4 << "\" y=\"" << y + 14 << "\">"
+        << fixed(v, decimals) << "</text>";
+    y += kRow;
+  }
+  svg << "</svg></figure>";
+  return svg.str();
+}
+
+// Three violation kinds side by side, each scaled to its own maximum (their
+// magnitudes differ by orders; the numbers are printed next to each bar).
+std::string violations_chart(const RunDocuments& runs) {
+  struct Kind {
+    const char* name;
+    const char* pointer;
+    const char* colour;
+  };
+  const Kind kinds[] = {{"overlapping pairs", "/safety/overlaps", "#d62728"},
+                        {"lost updates", "/safety/lost_updates", "#ff7f0e"},
+                        {"wrong-owner releases", "/safety/wrong_owner_releases", "#9467bd"}};
+  constexpr int kLabel = 170, kWidth = 160, kGap = 60, kRow = 22;
+  const int height = kRow * static_cast<int>(runs.size()) + 40;
+  std::ostringstream svg;
+  svg << "<figure><figcaption>Safety violations per generation (each column scaled to its own maximum)</figcaption>"
+      << "<svg width=\"" << kLabel + 3 * (kWidth + kGap) << "\" height=\"" << height << "\" role=\"img\">";
+  for (int k = 0; k < 3; ++k)
+    svg << "<text x=\"" << kLabel + k * (kWidth + kGap) << "\" y=\"14\" font-weight=\"bold\">" << kinds[k].name << "</text>";
+  int y = 22;
+  for (const auto& run : runs) {
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
+        << "</text>";
+    for (int k = 0; k < 3; ++k) {
+      double max = 0;
+      for (const auto& other : runs) max = std::max(max, number(other, kinds[k].pointer));
+      const double v = number(run, kinds[k].pointer);
+      const int w = max > 0 ? static_cast<int>(std::lround(v / max * kWidth)) : 0;
+      const int x = kLabel + k * (kWidth + kGap);
+      svg << "<rect x=\"" << x << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\"" << kRow - 6 << "\" fill=\""
+          << kinds[k].colour << "\"/><text x=\"" << x + w + 4 << "\" y=\"" << y + 14 << "\">" << integer(v) << "</text>";
+    }
+    y += kRow;
+  }
+  svg << "</svg></figure>";
+  return svg.str();
+}
+
+double throughput_of(const json& run) { return number(run, "/throughput/acquisitions_per_s"); }
+double max_wait_ms_of(const json& run) { return number(run, "/fairness/max_wait_us") / 1000.0; }
+
+int clients_of(const json& run) {
+  const json::json_pointer at("/config/clients");
+  return run.contains(at) && run[at].is_number() ? run[at].get<int>() : 0;
+}
+
+// Per lock: its cost uncontended (a 1-client run) and under contention (its
+// run with the most clients), when the runs include them.
+struct CostRow {
+  std::string lock;
+  const json* uncontended = nullptr;
+  const json* contended = nullptr;
+};
+
+std::vector<CostRow> cost_rows(const RunDocuments& runs) {
+  std::vector<CostRow> rows;
+  for (const auto& run : runs) {
+    const std::string lock = text(run, "/lock");
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const CostRow& r) { return r.lock == lock; });
+    if (row == rows.end()) row = rows.insert(rows.end(), CostRow{lock});
+    const int clients = clients_of(run);
+    if (clients == 1 && row->uncontended == nullptr) row->uncontended = &run;
+    if (clients > 1 && (row->contended == nullptr || clients > clients_of(*row->contended))) row->contended = &run;
+  }
+  return rows;
+}
+
+std::string cost_cell(const json* run) {
+  if (run == nullptr) return "—";
+  return fixed(number(*run, "/cost/round_trips_per_acquisition"), 1) + " / " +
+         fixed(number(*run, "/cost/server_commands_per_acquisition"), 1);
+}
+
+std::string contended_title(const CostRow& row) {
+  return row.contended == nullptr ? "—" : std::to_string(clients_of(*row.contended));
+}
+double round_trips_of(const json& run) { return number(run, "/cost/round_trips_per_acquisition"); }
+
+}  // namespace
+
+std::string html_escape(const std::string& raw) {
+  std::string out;
+  for (char c : raw) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Who held the lock when (a run's "timeline" object): one lane per client, a bar per critical section,
+// red bands where two or more were inside at once.
+std::string render_timeline(const json& t) {
+  const json sections = t.value("sections", json::array());
+  const json overlaps = t.value("overlaps", json::array());
+  const int clients = std::clamp(t.value("clients", 1), 1, 256);  // the harness allows 256; a bigger number is no run of ours
+  if (sections.empty())
+    return "<svg width=\"300\" height=\"20\" role=\"img\"><text x=\"4\" y=\"14\">"
+           "no critical sections recorded</text></svg>";
+  double from = sections.front()[1].get<double>(), to = from;
+  for (const auto& s : sections) to = std::max(to, s[2].get<double>());
+  if (to <= from) to = from + 1;
+  constexpr int kLeft = 70, kWidth = 820, kLane = 14;
+  const int height = clients * kLane + 26;
+  auto x = [&](double ms) { return kLeft + (ms - from) / (to - from) * kWidth; };
+  std::ostringstream svg;
+  svg << "<svg width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
+  const json labels = t.value("labels", json::array());
+  auto label = [&](int c) {
+    return c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].get<std::string>()
+                                               : "client " + std::to_string(c);
+  };
+  for (int c = 0; c < clients; ++c)
+    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">"
+        << html_escape(label(c)) << "</text>";
+  for (const auto& o : overlaps) {
+    const double x0 = x(o[0].get<double>()), x1 = x(o[1].get<double>());
+    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"0\" width=\"" << fixed(std::max(1.0, x1 - x0), 2) << "\" height=\""
+        << clients * kLane << "\" fill=\"#d62728\" fill-opacity=\"0.25\"/>";
+  }
+  for (const auto& s : sections) {
+    const int c = s[0].get<int>();
+    const double x0 = x(s[1].get<double>()), x1 = x(s[2].get<double>());
+    const bool fenced_off = s.size() > 3 && s[3].get<int>() != 0;
+    bool overlapping = false;
+    for (const auto& o : overlaps)
+      if (s[1].get<double>() < o[1].get<double>() && o[0].get<double>() < s[2].get<double>()) overlapping = true;
+    const char* colour = fenced_off ? "#aaaaaa" : overlapping ? "#d62728" : "#1f77b4";
+    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
+        << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>" << html_escape(label(c)) << ": "
+        << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms"
+        << (fenced_off ? " (stale token: refused by the resource)" : "") << "</title></rect>";
+  }
+  svg << "<text x=\"" << kLeft << "\" y=\"" << height - 6 << "\" class=\"lane\">" << fixed(from, 1)
+      << " ms</text><text x=\"" << kLeft + kWidth << "\" y=\"" << height - 6 << "\" text-anchor=\"end\" class=\"lane\">"
+      << fixed(to, 1) << " ms</text></svg>";
+  return svg.str();
+}
+
+std::string standalone_svg(std::string inline_svg) {
+  const std::string open = "<svg ";
+  if (inline_svg.compare(0, open.size(), open) == 0)
+    inline_svg.insert(open.size(), "xmlns=\"http://www.w3.org/2000/svg\" ");
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + inline_svg + "\n";
+}
+
+std::string markdown_report(const RunDocuments& runs) {
+  std::ostringstream out;
+  out << "# locklab comparison\n\n" << config_line(runs) << "\n\n|";
+  for (const auto& column : columns()) out << " " << column.title << " |";
+  out << "\n|";
+  for (std::size_t i = 0; i < columns().size(); ++i) out << (i == 0 ? "---|" : "---:|");
+  out << "\n";
+  for (const auto& run : runs) {
+    out << "|";
+    for (const auto& column : columns()) out << " " << column.cell(run) << " |";
+    out << "\n";
+  }
+  out << "\nRT/acq = client round trips per acquisition (acquire attempts, critical-section GET/SET and release "
+         "included); srv cmds/acq = commands the lock servers executed (INFO commandstats delta, Lua-called commands "
+         "included); wait = first attempt → acquired (p99) and the longest wait (max, including one still open at "
+         "the end); abandoned = acquire attempts that gave up (timed out or failed).\n\n"
+      << "## Cost per acquisition: uncontended and under contention\n\n"
+      << "| lock | 1 client: RT / srv cmds | contended: clients | contended: RT / srv cmds |\n|---|---:|---:|---:|\n";
+  for (const auto& row : cost_rows(runs))
+    out << "| " << row.lock << " | " << cost_cell(row.uncontended) << " | " << contended_title(row) << " | "
+        << cost_cell(row.contended) << " |\n";
+  out << "\nA 1-client run (or `bench/lock_bench`) gives the uncontended cost; the contended one adds failed "
+         "attempts, wake-ups and the critical section's GET and SET. Verdict reasons:\n\n";
+  for (const auto& run : runs) {
+    const auto reasons = run.value("verdict_reasons", json::array());
+    if (reasons.empty()) continue;
+    out << "- **" << text(run, "/lock") << "**: ";
+    for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << reasons[i].get<std::string>();
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string counter_table(const RunDocuments& runs) {
+  std::ostringstream out;
+  char line[200];
+  std::snprintf(line, sizeof line, "%-22s %10s %10s %10s  %s\n", "lock", "expected", "final", "lost", "verdict");
+  out << line;
+  for (const auto& run : runs) {
+    std::snprintf(line, sizeof line, "%-22s %10lld %10lld %10lld  %s\n", text(run, "/lock").c_str(),
+                  static_cast<long long>(number(run, "/counter/expected")),
+                  static_cast<long long>(number(run, "/counter/actual")),
+                  static_cast<long long>(number(run, "/safety/lost_updates")), text(run, "/verdict").c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+std::string html_report(const RunDocuments& runs) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab comparison</title><style>"
+         "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
+         "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
+         "th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}"
+         ".safe{color:#2a7a2a;font-weight:bold}.violation,.error{color:#c00;font-weight:bold}.deadlock{color:#a60;font-weight:bold}"
+         "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
+         "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}"
+         "</style></head><body>\n<h1>locklab comparison</h1>\n<p class=\"note\">"
+      << html_escape(config_line(runs)) << "</p>\n<table><tr>";
+  for (const auto& column : columns()) out << "<th>" << html_escape(column.title) << "</th>";
+  out << "</tr>\n";
+  for (const auto& run : runs) {
+    out << "<tr>";
+    for (const auto& column : columns()) {
+      const std::string cell = column.cell(run);
+      if (std::string(column.title) == "verdict")
+        out << "<td class=\"" << html_escape(cell) << "\">" << html_escape(cell) << "</td>";
+      else
+        out << "<td>" << html_escape(cell) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p class=\"note\">RT/acq: round trips the clients made per acquisition (failed attempts, "
+         "critical-section GET/SET, pub/sub and release included). srv cmds/acq: commands the lock servers executed "
+         "per acquisition (INFO commandstats delta; counts commands a Lua script calls). wait: first attempt → "
+         "acquired, p99 and the longest (one still open at the end included). abandoned: acquire attempts that gave "
+         "up (timed out or failed).</p>\n";
+  out << bar_chart(runs, "Throughput (acquisitions/s)", throughput_of, "#1f77b4", 0);
+  out << bar_chart(runs, "Longest acquire wait (ms): a fast lock that starves a client is not fast for that client",
+                   max_wait_ms_of, "#8c564b", 1);
+  out << violations_chart(runs);
+  out << bar_chart(runs, "Cost: client round trips per acquisition", round_trips_of, "#2ca02c", 1);
+  out << "<h2>Cost per acquisition: uncontended and under contention</h2>\n<table><tr><th>lock</th><th>1 client: RT / "
+         "srv cmds</th><th>contended: clients</th><th>contended: RT / srv cmds</th></tr>\n";
+  for (const auto& row : cost_rows(runs))
+    out << "<tr><td>" << html_escape(row.lock) << "</td><td>" << html_escape(cost_cell(row.uncontended)) << "</td><td>"
+        << html_escape(contended_title(row)) << "</td><td>" << html_escape(cost_cell(row.contended)) << "</td></tr>\n";
+  out << "</table>\n";
+  out << "<h2>Timelines</h2>\n<p class=\"note\">Each bar is one critical section (GET counter … SET counter); red "
+         "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
+         "there is one.</p>\n";
+  for (const auto& run : runs) {
+    out << "<h3>" << html_escape(text(run, "/lock")) << " — <span class=\"" << html_escape(text(run, "/verdict")) << "\">"
+        << html_escape(text(run, "/verdict")) << "</span></h3>\n";
+    const auto reasons = run.value("verdict_reasons", json::array());
+    if (!reasons.empty()) {
+      out << "<p class=\"note\">";
+      for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << html_escape(reasons[i].get<std::string>());
+      out << "</p>\n";
+    }
+    out << render_timeline(run.value("timeline", json::object())) << "\n";
+  }
+  out << "</body></html>\n";
+  return out.str();
+}
+
+Status write_report(const RunDocuments& runs, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
+  const std::filesystem::path base(dir);
+  if (auto written = write_file_atomically((base / "report.md").string(), markdown_report(runs)); !written)
+    return written;
+  return write_file_atomically((base / "report.html").string(), html_report(runs));
+}
+
+}  // namespace locklab::harness

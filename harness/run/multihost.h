@@ -1,0 +1,147 @@
+// Runs spread over several client hosts (issue 12 item 5): `locklab run` on
+// each machine with the same --run-id, --hosts N and --oracle HOST:PORT. A run
+// on one host may also start an oracle of its own (bare --oracle): the same
+// oracle, the same keys, one host.
+//
+// The oracle is a Redis of its own, never subject to faults. It serves
+//   - the start barrier: each host INCRs `ready` and waits until N are ready;
+//     the first host to arrive resets the shared lock server's key and counter
+//     (once for the whole run) before anyone is ready;
+//   - the section oracle (section_oracle.h), which needs no synchronised
+//     clocks: the only order it uses is the oracle's own `seq` counter, which
+//     its scripts INCR atomically. Occupancy is per holder: the hash `holders`
+//     maps each client (host label/client index) to its open section's id.
+//     Entering a section gets an id (INCR `sections`), stamps it with `seq`,
+//     pushes one pair "other this" onto `pairs` for every holder present,
+//     and adds this client to `holders`; leaving removes it. A client that dies
+//     inside never leaves: the coordinator that reaps it removes its entry
+//     (client_died), as it ends the client's section in the history. Each
+//     section's read start and write end are `seq` stamps in section:<id>,
+//     with its token and whether the resource refused it; at the end the
+//     pairs are judged by classify_overlap (checker.h) on those stamps;
+//   - the end barrier: each host waits until all N are done, so every host
+//     reads the same final counter and the same pairs.
+// Keys: locklab:run:<run id>:{arrived,reset,ready,done,holders,max,overlaps,
+// pairs,seq,sections,section:<id>}. Use a fresh run id per run (`sections`
+// is never cleared, so a reused id cannot mix two runs' sections).
+//
+// `locklab merge` combines the hosts' documents (merge_runs below).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "history/checker.h"
+#include "redis/connection.h"
+#include "redis/script.h"
+#include "redis/result.h"
+#include "workload/section_oracle.h"
+
+namespace locklab::harness {
+
+struct OracleConfig {
+  redis::ConnectionOptions server;  // uncounted (ConnectionOptions::counted): not the lock's traffic
+  std::string run_id;
+  std::string host;  // this host's label (host_label()), taken in the coordinator before the fork
+};
+
+// The keys of one run on the oracle.
+std::string oracle_key(const std::string& run_id, const std::string& name);
+
+// The oracle Redis as the workload's SectionOracles: a client's connection
+// and the coordinator's removal of a dead client's holder entry.
+class RedisSectionOracles : public SectionOracles {
+ public:
+  explicit RedisSectionOracles(OracleConfig config) : config_(std::move(config)) {}
+  Result<std::unique_ptr<SectionOracle>> connect(int client) const override;
+  Status client_died(int client) override;
+
+ private:
+  OracleConfig config_;
+  std::optional<redis::Connection> reaper_;  // connected on first use: never inherited by a forked client
+};
+
+// Pairs of sections that were inside at once, by what classify_overlap says of them.
+struct OraclePairs {
+  std::int64_t violations = 0;
+  std::int64_t fenced_off = 0;
+  std::int64_t serialized = 0;
+  std::int64_t total() const { return violations + fenced_off + serialized; }
+};
+
+// What the oracle saw over the whole run (every host's sections).
+struct OracleReading {
+  long long max_occupancy = 0;       // most holders present at one entry
+  long long overlapped_entries = 0;  // entries that found another holder inside
+  long long sections = 0;            // sections entered (all runs of this id)
+  OraclePairs pairs;
+};
+
+// One host's part in the run's coordination.
+class HostCoordinator {
+ public:
+  static Result<HostCoordinator> join(const OracleConfig& config, int hosts);
+
+  // Arrive; the first host to arrive runs `reset_shared_state` (lock key,
+  // counter) and the oracle's counters are cleared; the others wait until it has.
+  template <class Reset>
+  Status arrive(Reset&& reset_shared_state, std::chrono::milliseconds timeout);
+  Status start_barrier(std::chrono::milliseconds timeout);  // all hosts ready
+  Status end_barrier(std::chrono::milliseconds timeout);    // all hosts done
+  Result<OracleReading> reading();
+
+  int hosts() const { return hosts_; }
+
+ private:
+  HostCoordinator(redis::Connection connection, std::string run_id, int hosts)
+      : connection_(std::move(connection)), run_id_(std::move(run_id)), hosts_(hosts) {}
+  Result<long long> increment(const std::string& name);
+  Status clear_oracle();
+  Status mark_reset();
+  Status wait_for(const std::string& name, long long at_least, std::chrono::milliseconds timeout);
+  Result<std::vector<std::pair<long long, long long>>> read_pairs();
+  Result<std::map<long long, ResourceAccess>> read_accesses(const std::set<long long>& sections);
+  Result<OraclePairs> judge_pairs();
+
+  redis::Connection connection_;
+  std::string run_id_;
+  int hosts_;
+};
+
+template <class Reset>
+Status HostCoordinator::arrive(Reset&& reset_shared_state, std::chrono::milliseconds timeout) {
+  auto arrived = increment("arrived");
+  if (!arrived) return arrived.error();
+  if (*arrived == 1) {
+    if (auto cleared = clear_oracle(); !cleared) return cleared;
+    if (Status reset = reset_shared_state(); !reset) return reset;
+    return mark_reset();
+  }
+  return wait_for("reset", 1, timeout);
+}
+
+// This machine's name as the documents record it: hostname:pid (two runs on
+// one machine are two hosts).
+std::string host_label();
+
+// `locklab merge`: one combined document from the hosts' run documents of one
+// run id. Sums acquisitions and confirmed increments; the oracle's figures are
+// the maximum any host read (every host reads after the end barrier). The
+// verdict is the worst of: each host's verdict, in the order
+// error > violation > deadlock > safe (a run that could not measure overrules
+// its findings); violation when the oracle counted violating pairs or the
+// shared counter is not exact (final vs the sum of confirmed increments, up to
+// the unconfirmed writes); error when the documents are not exactly the run's
+// hosts (too few, or one host twice). A usage Error when the documents do not
+// belong to one multi-host run (different run ids or locks, not --run-id runs).
+Result<nlohmann::json> merge_runs(const std::vector<nlohmann::json>& runs);
+
+}  // namespace locklab::harness

@@ -1,0 +1,553 @@
+#include "run/run.h"
+
+#include <algorithm>
+
+#include "history/checker.h"
+#include "servers/cluster_servers.h"
+#include "workload/counter_resource.h"
+#include "nemesis/fault_registry.h"
+#include "history/metrics.h"
+#include "run/multihost.h"
+#include "redis/sentinel.h"
+#include "servers/redis_server.h"
+#include "registry.h"
+#include "run/run_document.h"
+#include "servers/server_stats.h"
+#include "servers/lock_topology.h"
+
+namespace locklab::harness {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Connections the coordinator itself uses: short timeouts, a bad endpoint must fail fast.
+redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
+  redis::ConnectionOptions options;
+  options.endpoint = endpoint;
+  options.connect_timeout = milliseconds{1000};
+  options.command_timeout = milliseconds{2000};
+  return options;
+}
+
+// Our own servers, when no --redis: the lock servers laid out as the faults
+// need them (servers/lock_topology.h) + one counter server that no fault will ever touch
+// (the resource is not what is under test).
+struct Servers {
+  ServerList owned;                    // the counter server
+  std::unique_ptr<Topology> topology;  // the lock servers (own servers, a lock that uses Redis)
+  std::vector<redis::ConnectionOptions> lock;
+  redis::ConnectionOptions counter;
+  RedisServer* counter_server = nullptr;
+  bool counter_shared = false;  // the counter lives on a lock server
+  std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
+  nlohmann::json cluster_facts = nullptr;
+};
+
+// --cluster: the lock is reached through the cluster's seed, routed by slot;
+// the counter too unless --counter-redis (cluster_servers.h).
+Result<Servers> provide_cluster_servers(const RunOptions& options, const Generation& generation) {
+  auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
+  if (!cluster) return cluster.error();
+  Servers servers;
+  if (generation.capabilities.uses_redis) servers.lock.push_back(cluster->seed);
+  static const WorkloadConfig defaults;  // the counter's key is the workload's
+  const std::string& counter_key = defaults.counter_key;
+  servers.counter = options.counter_redis ? coordinator_options(*options.counter_redis) : cluster->seed;
+  // The cluster is the lock servers: its command count then includes the counter's GET/SET.
+  servers.counter_shared = !options.counter_redis && generation.capabilities.uses_redis;
+  servers.cluster_facts = cluster_facts(*cluster, static_cast<std::size_t>(options.wait_replicas), options.key, counter_key,
+                                        !options.counter_redis);
+  servers.cluster = std::move(cluster).value();
+  return servers;
+}
+
+Result<Servers> provide_servers(const RunOptions& options, const Generation& generation, const FaultNeeds& needs) {
+  if (options.cluster) return provide_cluster_servers(options, generation);
+  Servers servers;
+  if (!options.redis.empty()) {
+    for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
+    if (!generation.capabilities.uses_redis) servers.lock.clear();
+    servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
+    for (const auto& lock : servers.lock)
+      if (lock.endpoint.to_string() == servers.counter.endpoint.to_string()) servers.counter_shared = true;
+    return servers;
+  }
+  const std::size_t lock_count = !generation.capabilities.uses_redis ? 0 : generation.capabilities.multi_node ? options.nodes : 1;
+  if (lock_count > 0) {
+    // With the failover guard on, the lock server gets replicas to WAIT for
+    // (through the replication proxy when a failover will lose a write).
+    TopologyPlan plan;
+    plan.lock_servers = lock_count;
+    plan.clients = options.clients;
+    plan.replica_via_proxy = needs.replica_via_proxy;
+    plan.replicas = needs.replica_via_proxy ? 0 : options.wait_replicas;
+    plan.client_proxies = needs.client_proxies;
+    plan.clock_shim = needs.clock_shim;
+    auto topology = Topology::start(plan);
+    if (!topology)
+      return Error{topology.error().kind == ErrorKind::usage ? ErrorKind::usage : ErrorKind::io, topology.error().message};
+    servers.topology = std::move(topology).value();
+    servers.lock = servers.topology->endpoints();
+  }
+  auto counter_server = RedisServer::start();
+  if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
+  servers.owned.push_back(std::move(counter_server).value());
+  servers.counter_server = servers.owned.back().get();
+  servers.counter = servers.counter_server->connection_options();
+  return servers;
+}
+
+ServerFacts server_facts(const Servers& servers) {
+  ServerFacts facts;
+  for (const auto& server : servers.lock) facts.lock_endpoints.push_back(server.endpoint.to_string());
+  facts.counter_endpoint = servers.counter.endpoint.to_string();
+  facts.counter_shared = servers.counter_shared;
+  facts.cluster = servers.cluster_facts;
+  facts.version = server_version(servers.lock.empty() ? servers.counter : servers.lock.front());
+  return facts;
+}
+
+WorkloadConfig workload_config(const RunOptions& options, const Servers& servers) {
+  WorkloadConfig workload;
+  workload.lock_name = options.lock;
+  workload.lock.key = options.key;
+  workload.lock.ttl = milliseconds{options.ttl_ms};
+  workload.lock.retry_interval = milliseconds{options.retry_ms};
+  workload.lock.wait_replicas = options.wait_replicas;
+  workload.lock.wait_replicas_timeout = milliseconds{options.wait_replicas_timeout_ms};
+  // A lock may legitimately block up to its wait (+ a lease) on one call.
+  const milliseconds command_timeout{std::max(2000, options.wait_ms + options.ttl_ms)};
+  for (const auto& server : servers.lock) {
+    redis::ConnectionOptions client = server;
+    client.command_timeout = command_timeout;
+    workload.lock.servers.push_back(client);
+  }
+  if (servers.topology != nullptr && servers.topology->plan().client_proxies) {
+    // Each client through its own links, so a fault can act on one client's network.
+    std::vector<std::vector<redis::ConnectionOptions>> per_client;
+    for (int i = 0; i < options.clients; ++i) {
+      per_client.push_back(servers.topology->client_endpoints(i));
+      for (auto& link : per_client.back()) link.command_timeout = command_timeout;
+    }
+    workload.client_servers = [per_client](int client) { return per_client.at(static_cast<std::size_t>(client)); };
+  }
+  workload.counter = servers.counter;
+  workload.clients = options.clients;
+  workload.mode = options.mode;
+  workload.ops = options.ops;
+  workload.duration = milliseconds{static_cast<std::int64_t>(options.duration_s * 1000)};
+  workload.hold = milliseconds{options.hold_ms};
+  workload.wait = milliseconds{options.wait_ms};
+  workload.progress = options.progress;
+  return workload;
+}
+
+// Records per client: --ops bounds them; a duration run gets room for a fast
+// lock (mapped lazily, untouched pages cost nothing).
+std::size_t record_capacity(const RunOptions& options) {
+  if (options.ops) return static_cast<std::size_t>(std::min<std::int64_t>(*options.ops, 2'000'000));
+  return static_cast<std::size_t>(std::clamp(options.duration_s * 100'000.0, 10'000.0, 2'000'000.0));
+}
+
+Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome, ClientMode mode) {
+  Tally t;
+  for (int i = 0; i < history.clients(); ++i) {
+    const ClientSlot& slot = history.slot(i);
+    t.attempts += slot.attempts;
+    t.acquired += slot.acquired;
+    t.timeouts += slot.timeouts;
+    t.errors += slot.errors;
+    t.unknown += slot.unknown;
+    t.release_errors += slot.release_errors;
+    t.stale += slot.stale_writes_rejected;
+    t.counter_errors += slot.counter_errors;
+    t.round_trips += slot.round_trips;
+    t.commands += slot.commands;
+    t.leases_lost += slot.leases_lost;
+    if (slot.has_node_tally.load() != 0) {
+      if (!t.nodes) t.nodes.emplace();
+      t.nodes->voted_for += static_cast<std::uint64_t>(slot.node_voted_for.load());
+      t.nodes->voted_against += static_cast<std::uint64_t>(slot.node_voted_against.load());
+      t.nodes->errored += static_cast<std::uint64_t>(slot.node_errored.load());
+      t.nodes->timed_out += static_cast<std::uint64_t>(slot.node_timed_out.load());
+    }
+    t.truncated = t.truncated || slot.truncated.load() != 0;
+    t.per_client.push_back(slot.acquired);
+    if (slot.open_wait_ns > 0) t.open_waits.push_back(slot.open_wait_ns);
+    t.spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome.end_ns});
+    if (slot.last_error[0] != '\0') t.last_error = slot.last_error;
+  }
+  if (mode == ClientMode::thread) {  // traffic is process-wide: the coordinator measured it once
+    t.round_trips = static_cast<std::int64_t>(outcome.thread_traffic.round_trips);
+    t.commands = static_cast<std::int64_t>(outcome.thread_traffic.commands);
+  }
+  return t;
+}
+
+// Why the run could not measure (empty = it could).
+std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcome& outcome,
+                                            const Result<long long>& counter_final) {
+  std::vector<std::string> errors;
+  if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
+  if (t.acquired == 0 && t.errors + t.unknown > 0)
+    errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
+                     t.last_error + ")");
+  if (outcome.killed_clients > 0)
+    errors.push_back(std::to_string(outcome.killed_clients) +
+                     " client(s) did not finish by the hard deadline (processes are killed, threads waited for)");
+  if (outcome.failed_clients > 0)
+    errors.push_back(std::to_string(outcome.failed_clients) +
+                     " client(s) failed during the run (an error or exception, see stderr): their sections are missing");
+  return errors;
+}
+
+// The oracle Redis of the run: the shared one (--oracle HOST:PORT, --run-id),
+// or one the run starts for itself (bare --oracle): a server of its own, never
+// behind a proxy, never faulted, with a fresh internal run id for its keys.
+struct OracleSide {
+  std::unique_ptr<RedisServer> own;  // the self-started oracle, stopped with the run
+  OracleConfig config;
+};
+
+Result<std::optional<OracleSide>> provide_oracle(const RunOptions& options) {
+  if (!options.oracle && !options.own_oracle) return std::optional<OracleSide>{};
+  OracleSide side;
+  side.config.host = host_label();
+  if (options.own_oracle) {
+    auto server = RedisServer::start();
+    if (!server) return Error{ErrorKind::io, "cannot start the oracle's redis-server: " + server.error().message};
+    side.own = std::move(server).value();
+    side.config.server = coordinator_options(side.own->endpoint());
+    side.config.run_id = "own:" + side.config.host + ":" + std::to_string(monotonic_ns());
+  } else {
+    side.config.server = coordinator_options(*options.oracle);
+    side.config.run_id = options.run_id;
+  }
+  side.config.server.counted = false;  // the oracle's traffic is not the lock's cost
+  if (auto ok = reachable(side.config.server); !ok) return Error{ErrorKind::io, "oracle: " + ok.error().message};
+  return std::optional<OracleSide>{std::move(side)};
+}
+
+nlohmann::json pairs_json(const OraclePairs& pairs) {
+  return {{"violations", pairs.violations}, {"fenced_off", pairs.fenced_off}, {"serialized", pairs.serialized}};
+}
+
+// The document's "multihost" block: what this host and the oracle saw.
+nlohmann::json multihost_block(const RunOptions& options, const Result<OracleReading>& reading,
+                               const std::optional<std::int64_t>& counter_final, std::int64_t confirmed) {
+  return {{"run_id", options.run_id},
+          {"host", host_label()},
+          {"hosts", options.hosts},
+          {"oracle", options.oracle->to_string()},
+          {"max_occupancy", reading ? reading->max_occupancy : -1},
+          {"overlapped_entries", reading ? reading->overlapped_entries : -1},
+          {"violating_pairs", reading ? reading->pairs.violations : -1},
+          {"pairs", reading ? pairs_json(reading->pairs) : nlohmann::json(nullptr)},
+          {"counter_final", counter_final ? nlohmann::json(*counter_final) : nlohmann::json(nullptr)},
+          {"confirmed_increments", confirmed}};
+}
+
+// Oracle commands that failed, over every client (their own and their removal after death).
+std::int64_t oracle_errors(const SharedHistory& history) {
+  std::int64_t errors = 0;
+  for (int i = 0; i < history.clients(); ++i) errors += history.slot(i).oracle_errors.load();
+  return errors;
+}
+
+}  // namespace
+
+// --sentinel: the run uses the master the sentinels name now, as if given with --redis.
+Result<RunOptions> resolve_sentinel_master(RunOptions options) {
+  if (options.sentinels.empty()) return options;
+  std::vector<redis::ConnectionOptions> sentinels;
+  for (const auto& endpoint : options.sentinels) sentinels.push_back(coordinator_options(endpoint));
+  auto master = redis::discover_master(sentinels, options.sentinel_master);
+  if (!master) return Error{ErrorKind::io, "--sentinel: " + master.error().message};
+  options.redis = {*master};
+  return options;
+}
+
+namespace {
+
+// The servers of the run (provide_servers), each answering before anything starts.
+Result<Servers> provide_reachable_servers(const RunOptions& options, const Generation& generation,
+                                          const FaultNeeds& needs) {
+  auto servers = provide_servers(options, generation, needs);
+  if (!servers) return servers.error();
+  for (const auto& server : servers->lock)
+    if (auto ok = reachable(server); !ok) return ok.error();
+  if (auto ok = reachable(servers->counter); !ok) return ok.error();
+  return servers;
+}
+
+// With an oracle, join the run on it (multihost.h): barriers, and its reading
+// at the end. No oracle: no coordinator.
+Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, const std::optional<OracleSide>& oracle) {
+  if (!oracle) return std::optional<HostCoordinator>{};
+  auto joined = HostCoordinator::join(oracle->config, options.hosts);
+  if (!joined) return joined.error();
+  return std::optional<HostCoordinator>{std::move(joined).value()};
+}
+
+// No lock left from an earlier run, the counter from zero. Once per run: with
+// several hosts, the first to arrive does it.
+Status start_from_clean_slate(const RunOptions& options, const Servers& servers, CounterResource& counter,
+                              std::optional<HostCoordinator>& coordinator) {
+  auto clean_slate = [&]() -> Status {
+    for (const auto& server : servers.lock) (void)ask(server, {"DEL", options.key});
+    if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
+    return Done{};
+  };
+  return coordinator ? coordinator->arrive(clean_slate, milliseconds{options.barrier_timeout_ms}) : clean_slate();
+}
+
+// What the nemeses may act on: the clients' history, the lock key and its servers.
+NemesisContext nemesis_context(const RunOptions& options, const Servers& servers, const SharedHistory& history) {
+  NemesisContext context;
+  context.history = &history;
+  context.key = options.key;
+  context.ttl = milliseconds{options.ttl_ms};
+  if (servers.topology != nullptr) context.lock_servers = servers.topology->servers();
+  context.topology = servers.topology.get();
+  context.endpoints = servers.lock;
+  context.counter_server = servers.counter_server;
+  context.current_holder = [&history] { return history.header().holder.load(); };
+  return context;
+}
+
+// The clients' run, and what was read when every one of them was set up.
+struct ClientsRun {
+  WorkloadOutcome outcome;
+  Result<std::int64_t> commands_before = Error{ErrorKind::io, "not measured"};
+  Status started_together = Done{};
+};
+
+Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const SharedHistory& history,
+                               FaultSet& nemeses, const StepNemesis& steps, NemesisContext& context,
+                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle) {
+  ClientsRun run;
+  // Server commands are counted from the moment every client is set up.
+  auto snapshot = [&] {
+    if (coordinator)  // every host's clients are ready
+      run.started_together = coordinator->start_barrier(milliseconds{options.barrier_timeout_ms});
+    run.commands_before = commands_served(servers.lock);
+  };
+  WorkloadConfig workload = workload_config(options, servers);
+  workload.fault_allowance = nemeses.allowance(context.ttl) + steps.allowance(context.ttl);
+  if (oracle) workload.section_oracles = std::make_shared<RedisSectionOracles>(oracle->config);
+  auto outcome = run_workload(workload, history, nemeses, context, snapshot);
+  if (!outcome) return outcome.error().kind == ErrorKind::usage ? Error{ErrorKind::io, outcome.error().message}
+                                                                 : outcome.error();
+  run.outcome = std::move(outcome).value();
+  return run;
+}
+
+// What the run left behind, read once the clients are done.
+struct RunEnd {
+  Status finished_together = Done{};
+  std::vector<CsRecord> records;
+  Tally tally;
+  Result<std::int64_t> commands_after = Error{ErrorKind::io, "not measured"};
+  Result<long long> counter_final = Error{ErrorKind::io, "not read"};
+  std::int64_t confirmed = 0;  // critical sections whose counter write was acknowledged
+};
+
+RunEnd read_run_end(const RunOptions& options, const Servers& servers, const SharedHistory& history,
+                    const WorkloadOutcome& outcome, CounterResource& counter,
+                    std::optional<HostCoordinator>& coordinator) {
+  RunEnd end;
+  // Several hosts: the counter is final once every host is done.
+  if (coordinator) end.finished_together = coordinator->end_barrier(milliseconds{options.barrier_timeout_ms});
+  end.records = history.records();
+  end.tally = tally_clients(history, outcome, options.mode);
+  end.commands_after = commands_served(servers.lock);
+  end.counter_final = counter.value();
+  for (const auto& record : end.records) end.confirmed += record.write == CsWrite::written ? 1 : 0;
+  return end;
+}
+
+Safety check_run_safety(const RunOptions& options, const Generation& generation, const Servers& servers,
+                        const SharedHistory& history, const WorkloadOutcome& outcome, const RunEnd& end,
+                        bool several_hosts) {
+  SafetyInput input;
+  input.records = end.records;
+  input.clients = end.tally.spans;
+  input.run_start_ns = outcome.go_ns;
+  input.stall_threshold_ns = static_cast<std::int64_t>(effective_stall_ms(options)) * 1'000'000;
+  input.confirmed_increments = end.confirmed;
+  // An unreadable counter proves nothing either way: no lost-update claim (the verdict becomes error).
+  input.counter_growth = end.counter_final ? *end.counter_final : end.confirmed;
+  // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
+  if (several_hosts) input.counter_growth = end.confirmed;
+  input.lock_has_keys = generation.capabilities.uses_redis;
+  const auto left = keys_left(servers.lock, options.key);
+  input.keys_left = {left.keys, left.without_ttl};
+  input.stale_writes_rejected = end.tally.stale;
+  input.live_max_occupancy = history.header().max_occupancy.load();
+  return check_safety(input);
+}
+
+// The safety verdict, overruled by "error" when the run could not measure.
+Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const RunEnd& end) {
+  Verdict verdict = judge(safety);
+  if (const auto errors = measurement_errors(end.tally, outcome, end.counter_final); !errors.empty()) {
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
+  }
+  return verdict;
+}
+
+// With an oracle: both barriers must have held, every oracle command must
+// have been applied, and the oracle must have seen no pair of holders the
+// resource did not serialise (across every host of the run).
+void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, const ClientsRun& run,
+                        const RunEnd& end, std::int64_t failed_oracle_commands) {
+  auto error = [&verdict](const std::string& why) {
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), why);
+  };
+  for (const Status* barrier : {&run.started_together, &end.finished_together})
+    if (!*barrier) error("barrier: " + barrier->error().message);
+  if (failed_oracle_commands > 0)
+    error(std::to_string(failed_oracle_commands) +
+          " oracle command(s) failed: the oracle may have missed a holder (" + end.tally.last_error + ")");
+  if (!reading) {
+    error("cannot read the oracle: " + reading.error().message);
+  } else if (reading->pairs.violations > 0) {
+    if (verdict.verdict != "error") verdict.verdict = "violation";
+    verdict.reasons.push_back("the oracle saw " + std::to_string(reading->pairs.violations) +
+                              " pair(s) of sections inside at once that the resource did not serialise (at most " +
+                              std::to_string(reading->max_occupancy) + " holders at once)");
+  }
+}
+
+// An asked-for fault that did not act leaves the run without what it was
+// asked to show: whatever the checker found, the verdict is error, with one
+// reason per such fault first (docs/harness.md, "Faults that did not act").
+// Read after the run: a fault knows whether it acted once after_run() ran.
+void judge_faults_acted(Verdict& verdict, const FaultSet& faults) {
+  std::vector<std::string> reasons;
+  for (const auto& fault : faults.faults())
+    if (!fault->acted())
+      reasons.push_back("fault " + fault->record().value("spec", fault->name()) + " did not act: " + fault->why_not_acted());
+  if (reasons.empty()) return;
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
+}
+
+// One host: the history and the oracle Redis watched the same sections, so
+// after the fencing rule they must agree on whether two holders overlapped.
+// (Several hosts: the oracle also sees the others' sections; merge judges.)
+struct Agreement {
+  bool judged = false;  // both readings exist and the run is on one host
+  bool agree = true;
+};
+
+Agreement check_agreement(Verdict& verdict, const Safety& safety, const Result<OracleReading>& reading, int hosts) {
+  if (!reading || hosts != 1) return {};
+  const bool history_saw = safety.overlaps.pairs > 0;
+  const bool oracle_saw = reading->pairs.violations > 0;
+  if (history_saw == oracle_saw) return {true, true};
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(),
+                         "the two oracles disagree: the history saw " + std::to_string(safety.overlaps.pairs) +
+                             " overlapping pair(s), the oracle Redis " + std::to_string(reading->pairs.violations) +
+                             " violating pair(s)");
+  return {true, false};
+}
+
+// The document's "oracles" block: both oracles' figures side by side.
+nlohmann::json oracles_block(const Safety& safety, const Result<OracleReading>& reading, const Agreement& agreement,
+                             std::int64_t failed_oracle_commands) {
+  nlohmann::json history = {{"overlapping_pairs", safety.overlaps.pairs},
+                            {"fenced_off_pairs", safety.overlaps_fenced_off},
+                            {"serialized_pairs", safety.overlaps_serialized_by_fence},
+                            {"max_concurrent", safety.overlaps.max_concurrent}};
+  nlohmann::json redis = nullptr;
+  if (reading)
+    redis = {{"pairs", pairs_json(reading->pairs)},
+             {"max_occupancy", reading->max_occupancy},
+             {"overlapped_entries", reading->overlapped_entries},
+             {"sections", reading->sections},
+             {"failed_commands", failed_oracle_commands}};
+  return {{"history", history},
+          {"redis", redis},
+          {"agree", agreement.judged ? nlohmann::json(agreement.agree) : nlohmann::json(nullptr)}};
+}
+
+Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
+  MetricsInput input;
+  input.records = end.records;
+  input.per_client_acquired = end.tally.per_client;
+  input.open_waits_ns = end.tally.open_waits;
+  input.acquired = end.tally.acquired;
+  input.elapsed_ns = outcome.end_ns - outcome.go_ns;
+  return compute_metrics(input);
+}
+
+}  // namespace
+
+Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
+  if (auto problem = validate(given)) return Error{ErrorKind::usage, *problem};
+  auto resolved = resolve_sentinel_master(given);
+  if (!resolved) return resolved.error();
+  const RunOptions& options = *resolved;
+  const Generation& generation = *find_generation(options.lock);
+
+  // Every nemesis of the run in one set: the --fault specs, the --step
+  // actions, and the caller's own (scenarios, tests). Built first: the
+  // servers are laid out as the faults need them.
+  auto faults = make_faults(options);
+  if (!faults) return faults.error();
+  auto servers = provide_reachable_servers(options, generation, (*faults)->needs());
+  if (!servers) return servers.error();
+  auto oracle = provide_oracle(options);
+  if (!oracle) return oracle.error();
+  auto joined = join_hosts(options, *oracle);
+  if (!joined) return joined.error();
+  std::optional<HostCoordinator>& coordinator = *joined;
+  CounterResource counter(servers->counter);
+  if (auto clean = start_from_clean_slate(options, *servers, counter, coordinator); !clean) return clean.error();
+
+  std::string why;
+  auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
+  if (!history) return Error{ErrorKind::io, why};
+  FaultSet& nemeses = **faults;
+  StepNemesis steps(options.steps);
+  if (!options.steps.empty()) nemeses.also(steps);
+  if (nemesis != nullptr) nemeses.also(*nemesis);
+  NemesisContext context = nemesis_context(options, *servers, *history);
+  auto run = run_clients(options, *servers, *history, nemeses, steps, context, coordinator, *oracle);
+  if (!run) return run.error();
+  const WorkloadOutcome& outcome = run->outcome;
+
+  const RunEnd end = read_run_end(options, *servers, *history, outcome, counter, coordinator);
+  const Safety safety =
+      check_run_safety(options, generation, *servers, *history, outcome, end, options.hosts > 1);
+  Verdict verdict = judge_run(safety, outcome, end);
+  Result<OracleReading> reading = Error{ErrorKind::io, "no oracle"};
+  Agreement agreement;
+  const std::int64_t failed_oracle_commands = oracle_errors(*history);
+  if (coordinator) {
+    reading = coordinator->reading();
+    judge_across_hosts(verdict, reading, *run, end, failed_oracle_commands);
+    agreement = check_agreement(verdict, safety, reading, options.hosts);
+  }
+  judge_faults_acted(verdict, nemeses);
+  const Metrics metrics = run_metrics(outcome, end);
+
+  std::optional<std::int64_t> final_value, served;
+  if (end.counter_final) final_value = *end.counter_final;
+  if (end.commands_after && run->commands_before) served = *end.commands_after - *run->commands_before;
+  const ServerFacts facts = server_facts(*servers);
+  Findings findings{generation,    facts,       outcome,     end.tally,
+                    end.records,   safety,      verdict,     metrics,
+                    end.confirmed, final_value, served,      nemeses.name(),
+                    nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
+  auto document = run_document(options, findings);
+  if (coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
+  if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
+  return document;
+}
+
+}  // namespace locklab::harness

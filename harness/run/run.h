@@ -1,0 +1,20 @@
+// One measured run: servers up, workload, checker, metrics, one JSON document.
+// Shared by `locklab run` and `locklab compare`, and by anything else that
+// composes the harness (scenarios, the fault matrix, benchmarks).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "nemesis/nemesis.h"
+#include "run/options.h"
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+// The run's document. ErrorKind::usage = bad options (exit 2); anything else =
+// the run could not happen (exit 1). A run that happened but could not judge
+// (every attempt failed, clients had to be killed) returns a document whose
+// verdict is "error".
+Result<nlohmann::json> measure(const RunOptions& options, Nemesis* nemesis = nullptr);
+
+}  // namespace locklab::harness

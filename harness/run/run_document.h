@@ -1,0 +1,83 @@
+// Results: one JSON document per run ("schema": "locklab.run/1", documented in
+// docs/harness.md): the schema's required keys, the document built from what a
+// run saw, written atomically so a reader never sees half a file, and loaded back.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/checker.h"
+#include "support/files.h"
+#include "history/metrics.h"
+#include "run/options.h"
+#include "registry.h"
+#include "redis/result.h"
+#include "workload/workload.h"
+
+namespace locklab::harness {
+
+inline constexpr const char* kRunSchema = "locklab.run/1";
+
+// Everything the clients counted, summed over their slots.
+struct Tally {
+  std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
+  std::int64_t stale = 0, counter_errors = 0, round_trips = 0, commands = 0, leases_lost = 0;
+  std::optional<NodeTally> nodes;
+  bool truncated = false;
+  std::vector<std::int64_t> per_client, open_waits;
+  std::vector<ClientSpan> spans;
+  std::string last_error;
+};
+
+// Where the run's servers were, as the document records them.
+struct ServerFacts {
+  std::vector<std::string> lock_endpoints;
+  std::string counter_endpoint;
+  bool counter_shared = false;  // the counter lives on a lock server
+  std::string version;          // of the first lock server (the counter's when there is none)
+  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (cluster_servers.h)
+};
+
+// From a crash to the next acquisition by anyone (the longest such window
+// when several clients crashed). open: nobody acquired again before the run ended.
+struct Unavailability {
+  std::optional<double> ms;  // nullopt: nobody crashed
+  bool open = false;
+};
+Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& crashed_ns,
+                                            const std::vector<CsRecord>& by_enter, std::int64_t end_ns);
+
+// What one run saw, gathered by measure() for the document.
+struct Findings {
+  const Generation& generation;
+  const ServerFacts& servers;
+  const WorkloadOutcome& outcome;
+  const Tally& tally;
+  const std::vector<CsRecord>& records;
+  const Safety& safety;
+  const Verdict& verdict;
+  const Metrics& metrics;
+  std::int64_t confirmed = 0;
+  std::optional<std::int64_t> counter_final;
+  std::optional<std::int64_t> served;
+  std::string nemesis;
+  nlohmann::json faults = nlohmann::json::array();  // one record per --fault (fault.h)
+  Unavailability unavailability;
+};
+
+// The run's locklab.run/1 document.
+nlohmann::json run_document(const RunOptions& options, const Findings& findings);
+
+// Keys (JSON pointers) every run document must carry.
+const std::vector<std::string>& required_run_keys();
+// The required keys missing from `document` (empty = valid), plus a schema check.
+std::vector<std::string> missing_run_keys(const nlohmann::json& document);
+
+// Reads and validates one run document; an Error names the file and the problem.
+Result<nlohmann::json> load_run(const std::string& path);
+
+}  // namespace locklab::harness

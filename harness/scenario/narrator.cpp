@@ -1,0 +1,223 @@
+#include "scenario/narrator.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "scenario/step_gate.h"
+
+namespace locklab::harness {
+namespace {
+
+thread_local std::string t_actor;
+
+constexpr std::size_t kMaxArgShown = 24;  // tokens and SHAs are long; the story needs their start
+
+std::string shorten(std::string arg) {
+  for (char& c : arg)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return arg.size() <= kMaxArgShown ? arg : arg.substr(0, kMaxArgShown - 3) + "...";
+}
+
+std::string command_text(const redis::Args& request) {
+  std::string text;
+  for (const auto& arg : request) {
+    if (!text.empty()) text += ' ';
+    text += shorten(arg);
+  }
+  return text;
+}
+
+std::string reply_text(const redis::Reply& reply) {
+  if (reply.is_nil()) return "(nil)";
+  if (reply.is_integer()) return "(integer) " + std::to_string(reply.integer());
+  if (reply.is_status()) return std::string(reply.text());
+  if (reply.is_error()) return "(error) " + std::string(reply.text());
+  if (reply.is_string()) {
+    // Appended piece by piece: "\"" + string trips GCC 12's -Wrestrict false positive here.
+    std::string quoted = "\"";
+    quoted += shorten(reply.string().value_or(""));
+    quoted += '"';
+    return quoted;
+  }
+  if (reply.is_array()) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < reply.size(); ++i) text += (i ? ", " : "") + reply_text(reply.element(i));
+    return text + "]";
+  }
+  return reply.describe();
+}
+
+
+std::string who_of(const std::string& actor) { return actor.empty() ? "(background)" : actor; }
+
+}  // namespace
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
+}
+
+ActorName::ActorName(std::string name) : previous_(std::exchange(t_actor, std::move(name))) {}
+ActorName::~ActorName() { t_actor = std::move(previous_); }
+const std::string& current_actor() { return t_actor; }
+
+Narrator::Narrator(bool print)
+    : print_(print), start_(std::chrono::steady_clock::now()), director_(std::this_thread::get_id()) {
+  redis::set_traffic_observer(this);
+}
+
+Narrator::~Narrator() { redis::set_traffic_observer(nullptr); }
+
+std::unique_ptr<Narrator> Narrator::forwarding_to(int fd) {
+  auto narrator = std::make_unique<Narrator>(false);
+  narrator->forward_fd_ = fd;
+  return narrator;
+}
+
+// One line per step, under PIPE_BUF, so each write() is atomic: the child's
+// threads (its actor, its watchdog) never interleave inside a line.
+void Narrator::forward(char kind, const std::string& who, const std::string& text) {
+  std::string line;
+  line += kind;
+  line += '\t' + who + '\t' + text.substr(0, 1000);
+  for (std::size_t i = 1; i < line.size(); ++i)
+    if (line[i] == '\n') line[i] = ' ';
+  line += '\n';
+  for (std::size_t written = 0; written < line.size();) {
+    const ssize_t n = ::write(forward_fd_, line.data() + written, line.size() - written);
+    if (n <= 0) return;  // the parent is gone: nobody to tell
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+void Narrator::relay(char kind, const std::string& who, const std::string& text) {
+  std::lock_guard lock(mutex_);
+  if (kind == 'E') enter_as(who);
+  else if (kind == 'L') leave_as(who);
+  else emit(who, text);
+}
+
+double Narrator::now_ms() const {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Narrator::emit(const std::string& who, const std::string& text) {
+  if (forward_fd_ >= 0) return forward('S', who, text);
+  const double at = now_ms();
+  const int number = next_step_++;
+  steps_.push_back({{"step", number}, {"t_ms", at}, {"who", who}, {"text", text}});
+  if (print_) {
+    std::printf("%3d  %9s ms  %-12s %s\n", number, fixed(at, 1).c_str(), who.c_str(), text.c_str());
+    std::fflush(stdout);
+  }
+}
+
+void Narrator::say(std::string text) {
+  std::lock_guard lock(mutex_);
+  emit(current_actor().empty() ? "--" : current_actor(), text);
+}
+
+int Narrator::lane_of(const std::string& who) {
+  for (std::size_t i = 0; i < lanes_.size(); ++i)
+    if (lanes_[i] == who) return static_cast<int>(i);
+  lanes_.push_back(who);
+  return static_cast<int>(lanes_.size()) - 1;
+}
+
+void Narrator::enter() {
+  std::lock_guard lock(mutex_);
+  enter_as(who_of(current_actor()));
+}
+
+void Narrator::leave() {
+  std::lock_guard lock(mutex_);
+  leave_as(who_of(current_actor()));
+}
+
+void Narrator::enter_as(const std::string& who) {
+  if (forward_fd_ >= 0) return forward('E', who, "");
+  lane_of(who);
+  open_sections_[who] = now_ms();
+  emit(who, "enters the critical section");
+}
+
+void Narrator::leave_as(const std::string& who) {
+  if (forward_fd_ >= 0) return forward('L', who, "");
+  const auto open = open_sections_.find(who);
+  if (open == open_sections_.end()) return;
+  sections_.push_back({lane_of(who), open->second, now_ms()});
+  open_sections_.erase(open);
+  emit(who, "leaves the critical section");
+}
+
+nlohmann::json Narrator::timeline() const {
+  std::lock_guard lock(mutex_);
+  nlohmann::json sections = sections_;
+  const double end = now_ms();
+  for (const auto& [who, from] : open_sections_) {  // still inside at the end: the bar runs to the end
+    for (std::size_t i = 0; i < lanes_.size(); ++i)
+      if (lanes_[i] == who) sections.push_back({static_cast<int>(i), from, end});
+  }
+  nlohmann::json overlaps = nlohmann::json::array();
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    for (std::size_t j = i + 1; j < sections.size(); ++j) {
+      const double from = std::max(sections[i][1].get<double>(), sections[j][1].get<double>());
+      const double to = std::min(sections[i][2].get<double>(), sections[j][2].get<double>());
+      if (from < to && sections[i][0] != sections[j][0]) overlaps.push_back({from, to});
+    }
+  return {{"clients", std::max<std::size_t>(1, lanes_.size())},
+          {"labels", lanes_},
+          {"sections", sections},
+          {"overlaps", overlaps}};
+}
+
+nlohmann::json Narrator::steps() const {
+  std::lock_guard lock(mutex_);
+  return steps_;
+}
+
+// The director's own traffic (starting servers, polling conditions) is not the story.
+bool Narrator::watched() const { return std::this_thread::get_id() != director_ || !current_actor().empty(); }
+
+void Narrator::sent(const redis::Endpoint& to, const redis::Args& request) {
+  if (!watched()) return;
+  std::lock_guard lock(mutex_);
+  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(command_text(request));
+}
+
+void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) {
+  if (!watched()) return;
+  std::lock_guard lock(mutex_);
+  auto& queue = pending_[{std::this_thread::get_id(), from.to_string()}];
+  const std::string answer = reply != nullptr ? reply_text(*reply) : "!! " + error->message;
+  const std::string who = who_of(current_actor());
+  if (queue.empty()) {  // nothing asked: a pushed pub/sub message
+    emit(who, "<- " + from.to_string() + " pushes " + answer);
+    return;
+  }
+  const std::string request = std::move(queue.front());
+  queue.pop_front();
+  emit(who, request + "  =>  " + answer);
+}
+
+Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)
+    : thread_([&narrator, name = std::move(name), body = std::move(body)] {
+        ActorName scope(name);
+        try {
+          body();
+        } catch (const SimulatedCrash& crash) {
+          narrator.say(std::string(crash.what()) + ": the process is gone, nothing was released");
+        }
+      }) {}
+
+Actor::~Actor() { join(); }
+
+void Actor::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace locklab::harness

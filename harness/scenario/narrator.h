@@ -1,0 +1,106 @@
+// The narrator of a scenario (scenario.h): numbered, timestamped steps -- who
+// sent which command and what Redis answered (it watches every request through
+// redis::TrafficObserver), plus the story's own lines -- and the critical
+// sections for the timeline picture; and the named threads (Actor) whose
+// commands it narrates under their names.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "redis/connection.h"
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+// A number as the narration prints it: `decimals` digits after the point.
+std::string fixed(double value, int decimals);
+
+// Names the calling thread for the narrator while in scope.
+class ActorName {
+ public:
+  explicit ActorName(std::string name);
+  ~ActorName();
+  ActorName(const ActorName&) = delete;
+  ActorName& operator=(const ActorName&) = delete;
+
+ private:
+  std::string previous_;
+};
+const std::string& current_actor();  // "" on an unnamed thread (a watchdog timer, a subscriber)
+
+class Narrator final : public redis::TrafficObserver {
+ public:
+  explicit Narrator(bool print);
+  // The narrator of a fork()ed child (ProcessActor): it records and prints
+  // nothing, every step goes down `fd` as one line for the parent to relay().
+  static std::unique_ptr<Narrator> forwarding_to(int fd);
+  ~Narrator() override;  // stops watching
+  Narrator(const Narrator&) = delete;
+  Narrator& operator=(const Narrator&) = delete;
+
+  // A numbered step by the calling thread's actor (or the narrator's own voice).
+  void say(std::string text);
+  // The critical-section bars of the timeline: the calling actor entered / left.
+  void enter();
+  void leave();
+
+  // Who held the lock when (a timeline for render_timeline) and the numbered steps.
+  nlohmann::json timeline() const;
+  nlohmann::json steps() const;
+  double now_ms() const;
+
+  // The parent's side of a forwarded line: kind 'S' a step, 'E' enter, 'L' leave.
+  void relay(char kind, const std::string& who, const std::string& text);
+
+  void sent(const redis::Endpoint& to, const redis::Args& request) override;
+  void received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) override;
+
+ private:
+  void emit(const std::string& who, const std::string& text);  // callers hold mutex_
+  void enter_as(const std::string& who);                         // callers hold mutex_
+  void leave_as(const std::string& who);                         // callers hold mutex_
+  void forward(char kind, const std::string& who, const std::string& text);
+  bool watched() const;
+  int lane_of(const std::string& who);  // callers hold mutex_
+
+  bool print_;
+  int forward_fd_ = -1;  // >= 0: a child's narrator (forwarding_to)
+  std::chrono::steady_clock::time_point start_;
+  std::thread::id director_;  // the main thread: its unnamed traffic is stagecraft, not story
+  mutable std::mutex mutex_;
+  int next_step_ = 1;
+  nlohmann::json steps_ = nlohmann::json::array();
+  std::vector<std::string> lanes_;
+  std::map<std::string, double> open_sections_;
+  nlohmann::json sections_ = nlohmann::json::array();
+  // Requests waiting for their reply, per (thread, server): replies come back in order.
+  std::map<std::pair<std::thread::id, std::string>, std::deque<std::string>> pending_;
+};
+
+// A named thread. Joined by join() or by the destructor. A SimulatedCrash
+// thrown in `body` (a crash_at() step hook) ends it like a crashed process:
+// narrated, nothing released.
+class Actor {
+ public:
+  Actor(Narrator& narrator, std::string name, std::function<void()> body);
+  ~Actor();
+  Actor(const Actor&) = delete;
+  Actor& operator=(const Actor&) = delete;
+  void join();
+
+ private:
+  std::thread thread_;
+};
+
+}  // namespace locklab::harness

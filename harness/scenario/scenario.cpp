@@ -1,0 +1,196 @@
+#include "scenario/scenario.h"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+
+#include "registry.h"
+#include "report/report.h"
+#include "support/files.h"
+#include "scenario/step_gate.h"
+
+namespace locklab::harness {
+namespace {
+
+struct ParsedArgs {
+  StoryLock lock;
+  std::string json_path;
+  bool quiet = false;
+  std::vector<std::string> flags;  // the StoryFlags given
+};
+
+std::string lock_names(const ScenarioSpec& spec) {
+  std::string names;
+  for (const auto& lock : spec.locks) names += (names.empty() ? "" : ", ") + lock.name;
+  return names;
+}
+
+ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
+  CLI::App app(spec.story + " (" + spec.source + ")", spec.name);
+  app.footer("Exit status: 0 when the story ends as the lesson expects for the chosen lock, 1 when it does not\n"
+             "(or could not be told), 2 for a usage error.");
+  ParsedArgs parsed;
+  std::string lock = spec.locks.front().name;
+  app.add_option("--lock", lock, "the generation to tell the story with: " + lock_names(spec))
+      ->capture_default_str();
+  app.add_option("--json", parsed.json_path, "write the result document here (and the timeline as PATH.svg)");
+  app.add_flag("--quiet", parsed.quiet, "print only the verdict");
+  std::vector<char> given(spec.flags.size(), 0);
+  for (std::size_t i = 0; i < spec.flags.size(); ++i) {
+    app.add_flag_callback("--" + spec.flags[i].name, [&given, i] { given[i] = 1; }, spec.flags[i].help);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
+    std::exit(2);
+  }
+  if (!parsed.json_path.empty())
+    if (auto problem = json_target_problem(parsed.json_path)) {
+      std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), problem->c_str());
+      std::exit(2);
+    }
+  for (const auto& candidate : spec.locks)
+    if (candidate.name == lock) parsed.lock = candidate;
+  if (parsed.lock.name.empty()) {
+    std::fprintf(stderr, "%s: --lock %s: this story is told with %s\n", spec.name.c_str(), lock.c_str(),
+                 lock_names(spec).c_str());
+    std::exit(2);
+  }
+  for (std::size_t i = 0; i < spec.flags.size(); ++i) {
+    if (!given[i]) continue;
+    parsed.flags.push_back(spec.flags[i].name);
+    if (spec.flags[i].race_expected) parsed.lock.race_expected = *spec.flags[i].race_expected;
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(spec)) {
+  ParsedArgs parsed = parse_args(spec_, argc, argv);
+  lock_ = parsed.lock;
+  json_path_ = parsed.json_path;
+  quiet_ = parsed.quiet;
+  flags_given_ = parsed.flags;
+  narrator_ = std::make_unique<Narrator>(!quiet_);
+  if (!quiet_) {
+    std::string with;
+    for (const auto& flag : flags_given_) with += " --" + flag;
+    std::printf("%s -- %s\n%s\nlock: %s%s (the lesson expects %s)\n\n", spec_.name.c_str(), spec_.source.c_str(),
+                spec_.story.c_str(), lock_.name.c_str(), with.c_str(),
+                lock_.race_expected ? ("the race: " + spec_.race).c_str() : "the race not to happen");
+    std::fflush(stdout);
+  }
+}
+
+bool Scenario::flag(std::string_view name) const {
+  for (const auto& given : flags_given_)
+    if (given == name) return true;
+  return false;
+}
+
+SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::string key) {
+  auto server = must(RedisServer::start(), "redis-server");
+  auto probe = must(RedisProbe::connect(server->connection_options()), "probe");
+  LockConfig config;
+  config.key = std::move(key);
+  config.ttl = ttl;
+  config.servers = {server->connection_options()};
+  return {std::move(server), std::move(probe), std::move(config)};
+}
+
+MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl, std::string key) {
+  auto masters = must(start_masters(count), std::to_string(count) + " masters");
+  LockConfig config;
+  config.key = std::move(key);
+  config.ttl = ttl;
+  for (const auto& master : masters) config.servers.push_back(master->connection_options());
+  return {std::move(masters), std::move(config)};
+}
+
+std::unique_ptr<DistributedLock> Scenario::make_lock(const LockConfig& config) { return make_lock(lock_.name, config); }
+
+std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, const LockConfig& config) {
+  return must(locklab::make_lock(name, config), "lock " + name);
+}
+
+bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try) {
+  bool holds = false;
+  actor(std::move(who), [&] {
+    holds = lock.try_acquire(std::chrono::milliseconds{0}) == Acquire::acquired;
+    if (after_try) after_try();
+    if (holds) narrator_->enter();
+  })->join();
+  return holds;
+}
+
+void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
+  const double from = narrator_->now_ms();
+  if (!wait_until(condition, timeout)) die("waited " + std::to_string(timeout.count()) + " ms, but never: " + what);
+  narrator_->say("(waited " + fixed(narrator_->now_ms() - from, 1) + " ms until " + what + ")");
+}
+
+int Scenario::finish(bool race_happened, const std::string& detail) {
+  redis::set_traffic_observer(nullptr);  // the story is over: teardown traffic (servers stopping) is not part of it
+  const bool as_expected = race_happened == lock_.race_expected;
+  const std::string observed = race_happened ? "the race happened: " + spec_.race : "the race did not happen";
+  const std::string verdict = as_expected ? (race_happened ? "race shown" : "fix holds") : "unexpected";
+  std::printf("%sverdict: %s (%s) -- %s; %s\n", quiet_ ? "" : "\n", verdict.c_str(), lock_.name.c_str(),
+              observed.c_str(), detail.c_str());
+  if (!json_path_.empty()) {
+    const nlohmann::json timeline = narrator_->timeline();
+    const nlohmann::json document = {{"schema", kScenarioSchema},   {"scenario", spec_.name},
+                                     {"source", spec_.source},      {"story", spec_.story},
+                                     {"lock", lock_.name},          {"race", spec_.race},
+                                     {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
+                                     {"verdict", verdict},          {"detail", detail},
+                                     {"flags", flags_given_},
+                                     {"steps", narrator_->steps()}, {"timeline", timeline}};
+    // The SVG first: the document appears last, so its presence means both are complete.
+    if (auto written = write_file_atomically(json_path_ + ".svg", standalone_svg(render_timeline(timeline))); !written)
+      die(written.error().message);
+    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
+  }
+  return as_expected ? 0 : 1;
+}
+
+void Scenario::die(const std::string& why) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", spec_.name.c_str(), why.c_str());
+  // Actor threads may still run: no static destructors under their feet. The
+  // servers die with this process (the launcher's PR_SET_PDEATHSIG).
+  std::_Exit(1);
+}
+
+SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,
+                              RedisProbe& probe, const std::string& key, const std::string& gives_up) {
+  bool got_in = false;
+  double waited_ms = 0;
+  auto b = story.actor("B", [&] {
+    const double from = story.narrator().now_ms();
+    got_in = b_lock.try_acquire(patience) == Acquire::acquired;
+    waited_ms = story.narrator().now_ms() - from;
+    if (!got_in) {
+      story.say(gives_up);
+      return;
+    }
+    story.narrator().enter();
+    story.narrator().leave();
+    story.say("releases: " + std::string(to_string(b_lock.release())));
+  });
+  b->join();
+  const auto still = story.observe([&] { return probe.pttl(key); });
+  if (!got_in && still != -1) story.die("B stayed out although the key has a TTL");
+  return {got_in, std::to_string(static_cast<long long>(waited_ms)) + " ms"};
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,155 @@
+// What every scenario main is composed of (scenarios/*.cpp replay the source
+// articles' stories, one lesson each):
+//
+//   Scenario   the command line (--lock, --json, --quiet, --help), the lesson's
+//              expected outcome per generation, the verdict and the exit code
+//   Narrator   numbered, timestamped steps: who sent which command and what
+//              Redis answered (it watches every request through
+//              redis::TrafficObserver), plus the story's own lines; the
+//              critical sections for the timeline picture
+//   Actor      a named thread ("A", "B"): its commands are narrated under its name
+//   ProcessActor (process_actor.h) a named fork()ed child, for stories that
+//              stop a whole process (SIGSTOP stops its watchdog too)
+//
+// Waiting is by polled conditions (conditions.h) and step gates (step_gate.h),
+// never by sleeps, so a story replays the same way on every run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "support/conditions.h"
+#include "lock.h"
+#include "scenario/narrator.h"
+#include "redis/connection.h"
+#include "servers/redis_server.h"
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+inline constexpr const char* kScenarioSchema = "locklab.scenario/1";
+
+// One generation a story can be told with, and what the lesson expects of it.
+struct StoryLock {
+  std::string name;           // registry name ("set-nx-px-token")
+  bool race_expected = true;  // true: the story's failure must happen; false: the fix must hold
+  std::string window;         // the step point where the story parks this generation (if it parks one)
+};
+
+// A switch of the story (--guard, --delayed-restart): given on the command
+// line, it may change what the lesson expects of every lock.
+struct StoryFlag {
+  std::string name;                   // without the dashes: "guard" is --guard
+  std::string help;                   // one line for --help
+  std::optional<bool> race_expected;  // set: with the flag, the lesson expects this instead
+};
+
+struct ScenarioSpec {
+  std::string name;    // binary name, "check_then_delete_race"
+  std::string source;  // where the story is told: "seed 004 §6"
+  std::string story;   // one line: what happens
+  std::string race;    // the race, in the articles' terms: "index1 deletes index2's lock (误删)"
+  std::vector<StoryLock> locks;  // the first is the default of --lock
+  std::vector<StoryFlag> flags = {};  // optional switches of the story
+};
+
+// The stage most stories are told on: one redis-server of their own, a probe
+// on it for the observer, and the settings every client of the story starts from.
+struct SingleServerStage {
+  std::unique_ptr<RedisServer> server;
+  RedisProbe probe;
+  LockConfig config;  // key, ttl and this one server; everything else at LockConfig's defaults
+};
+
+// A Redlock story's stage: independent masters, and the settings naming them all.
+struct MastersStage {
+  ServerList masters;
+  LockConfig config;  // key, ttl and every master, in order; everything else at LockConfig's defaults
+};
+
+class Scenario {
+ public:
+  // Parses the command line; --help prints and exits 0, a usage error exits 2.
+  Scenario(ScenarioSpec spec, int argc, char** argv);
+
+  const std::string& lock_name() const { return lock_.name; }
+  bool race_expected() const { return lock_.race_expected; }
+  // True when --<name> was given (a StoryFlag of the spec).
+  bool flag(std::string_view name) const;
+  const std::string& window() const { return lock_.window; }
+  Narrator& narrator() { return *narrator_; }
+
+  // The story's means: a failure here is no lesson, it exits 1 with one line.
+  template <class T>
+  T must(Result<T> result, std::string_view what) {
+    if (!result) die(std::string(what) + ": " + result.error().message);
+    return std::move(result).value();
+  }
+  // Starts the story's redis-server and its probe (a failure exits 1, as must()).
+  SingleServerStage single_server(std::chrono::milliseconds ttl, std::string key = "lock");
+  MastersStage masters(std::size_t count, std::chrono::milliseconds ttl, std::string key = "lock");
+  std::unique_ptr<DistributedLock> make_lock(const LockConfig& config);
+  std::unique_ptr<DistributedLock> make_lock(const std::string& name, const LockConfig& config);
+  // Waits for `condition`, narrating what was awaited and for how long; exits 1
+  // if it never holds within `timeout` (the story could not be told).
+  void wait_for(const std::string& what, const Condition& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds{10});
+  void say(std::string text) { narrator_->say(std::move(text)); }
+  // Runs `look` under the actor name "observer": a probe's reads (PTTL, HGETALL)
+  // are narrated like a client's commands, so the reader sees what Redis holds.
+  template <class Look>
+  auto observe(Look&& look) {
+    ActorName as("observer");
+    return look();
+  }
+  // A named thread running `body` (see Actor).
+  std::unique_ptr<Actor> actor(std::string name, std::function<void()> body) {
+    return std::make_unique<Actor>(*narrator_, std::move(name), std::move(body));
+  }
+
+  // `who` tries `lock` once (no wait) as a named actor, joined at once; true
+  // when it got the lock, its critical section then open on the timeline.
+  // `after_try` runs in the actor right after the attempt (to narrate it).
+  bool tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try = {});
+
+  // Prints the verdict, writes --json (and the timeline next to it as .svg),
+  // returns the exit code: 0 when the race happened exactly when expected.
+  int finish(bool race_happened, const std::string& detail);
+
+  [[noreturn]] void die(const std::string& why);
+
+ private:
+  ScenarioSpec spec_;
+  StoryLock lock_;
+  std::string json_path_;
+  bool quiet_ = false;
+  std::vector<std::string> flags_given_;
+  std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
+};
+
+// The second act of a crashed-holder story: B tries the lock for `patience`
+// (entering, leaving and releasing if it gets in; narrating `gives_up` if not),
+// then the observer probes the key's PTTL. A key with a TTL that still kept B
+// out is no lesson: the story exits 1.
+struct SecondTry {
+  bool got_in = false;
+  std::string waited;  // "<n> ms" that B waited
+};
+SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,
+                              RedisProbe& probe, const std::string& key, const std::string& gives_up);
+
+}  // namespace locklab::harness

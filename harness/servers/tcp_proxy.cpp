@@ -1,0 +1,434 @@
+#include "servers/tcp_proxy.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locklab::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A flow that stops being drained (hold, a slow receiver) stops being read past
+// this: the sender's kernel buffers then fill, as with a real stalled link.
+constexpr std::size_t kMaxBufferedPerFlow = 64u << 20;
+constexpr std::size_t kReadSize = 64u << 10;
+
+enum FlowIndex : std::size_t { kClientToServer = 0, kServerToClient = 1 };
+
+std::array<bool, 2> selected(Direction direction) {
+  return {direction != Direction::server_to_client, direction != Direction::client_to_server};
+}
+
+// Closing with SO_LINGER {on, 0} sends a TCP reset instead of a FIN.
+void reset_and_close(int fd) {
+  if (fd < 0) return;
+  linger hard{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  ::close(fd);
+}
+
+void prepare(int fd) {
+  int on = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // a delay is ours to add, not Nagle's
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+int connect_upstream(const redis::Endpoint& upstream) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(upstream.port));
+  // Loopback only: a blocking connect there is answered at once (accepted or refused).
+  if (::inet_pton(AF_INET, upstream.host.c_str(), &address.sin_addr) != 1 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  prepare(fd);
+  return fd;
+}
+
+struct Chunk {
+  std::string bytes;
+  std::size_t offset = 0;
+  Clock::time_point due;
+};
+
+}  // namespace
+
+// One direction of one connection: bytes read from `from`, queued, written to `to`.
+struct Flow {
+  int from = -1;
+  int to = -1;
+  std::deque<Chunk> queue;
+  std::size_t queued = 0;
+  bool eof = false;        // `from` sent FIN
+  bool shut = false;       // FIN passed on to `to`
+  bool want_write = false;  // `to` said EAGAIN: poll it for POLLOUT
+};
+
+struct TcpProxy::Link {
+  int client = -1;
+  int server = -1;
+  std::array<Flow, 2> flows;
+  std::array<std::optional<ProxyMode>, 2> own_modes;  // set_open_connections_mode(); else the proxy-wide mode
+  bool broken = false;
+};
+
+struct TcpProxy::State {
+  std::array<ProxyMode, 2> modes{};
+  std::array<FlowCounters, 2> counters{};
+  std::list<Link> links;
+  bool cut = false;
+  bool reset_links = false;  // retarget(): reset the open connections once
+  bool stopping = false;
+  std::uint64_t requested = 0;  // changes asked for
+  std::uint64_t seen = 0;       // changes the poll thread has acted on
+};
+
+Result<std::unique_ptr<TcpProxy>> TcpProxy::start(redis::Endpoint upstream) {
+  const int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listen_fd < 0) return Error{ErrorKind::io, std::string("proxy socket: ") + std::strerror(errno)};
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listen_fd, 64) != 0 ||
+      ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(listen_fd);
+    return Error{ErrorKind::io, "proxy listen: " + why};
+  }
+  const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd < 0) {
+    ::close(listen_fd);
+    return Error{ErrorKind::io, std::string("proxy eventfd: ") + std::strerror(errno)};
+  }
+  redis::Endpoint endpoint{"127.0.0.1", ntohs(address.sin_port)};
+  return std::unique_ptr<TcpProxy>(new TcpProxy(listen_fd, wake_fd, std::move(endpoint), std::move(upstream)));
+}
+
+TcpProxy::TcpProxy(int listen_fd, int wake_fd, redis::Endpoint endpoint, redis::Endpoint upstream)
+    : listen_fd_(listen_fd),
+      wake_fd_(wake_fd),
+      endpoint_(std::move(endpoint)),
+      upstream_(std::move(upstream)),
+      state_(std::make_unique<State>()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+TcpProxy::~TcpProxy() {
+  {
+    std::lock_guard lock(mutex_);
+    state_->stopping = true;
+  }
+  wake();
+  thread_.join();
+  for (auto& link : state_->links) {
+    reset_and_close(link.client);
+    reset_and_close(link.server);
+  }
+  ::close(listen_fd_);
+  ::close(wake_fd_);
+}
+
+void TcpProxy::wake() const {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+template <class Change>
+void TcpProxy::apply(Change&& change) {
+  std::unique_lock lock(mutex_);
+  change(*state_);
+  const std::uint64_t ticket = ++state_->requested;
+  wake();
+  applied_.wait(lock, [&] { return state_->seen >= ticket; });
+}
+
+namespace {
+
+void discard_queued(Flow& flow, FlowCounters& counters) {
+  counters.dropped += flow.queued;
+  counters.buffered -= flow.queued;
+  flow.queue.clear();
+  flow.queued = 0;
+}
+
+}  // namespace
+
+void TcpProxy::set_mode(Direction direction, ProxyMode mode) {
+  apply([&](State& state) {
+    const auto chosen = selected(direction);
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!chosen[i]) continue;
+      state.modes[i] = mode;
+      for (auto& link : state.links) {
+        link.own_modes[i].reset();
+        // A blackhole: what was waiting in the proxy is lost too.
+        if (mode.kind == ProxyMode::Kind::drop) discard_queued(link.flows[i], state.counters[i]);
+      }
+    }
+  });
+}
+
+void TcpProxy::set_open_connections_mode(Direction direction, ProxyMode mode) {
+  apply([&](State& state) {
+    const auto chosen = selected(direction);
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!chosen[i]) continue;
+      for (auto& link : state.links) {
+        link.own_modes[i] = mode;
+        if (mode.kind == ProxyMode::Kind::drop) discard_queued(link.flows[i], state.counters[i]);
+      }
+    }
+  });
+}
+
+void TcpProxy::discard_buffered(Direction direction) {
+  apply([&](State& state) {
+    const auto chosen = selected(direction);
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!chosen[i]) continue;
+      for (auto& link : state.links) discard_queued(link.flows[i], state.counters[i]);
+    }
+  });
+}
+
+void TcpProxy::cut() {
+  apply([](State& state) { state.cut = true; });
+}
+
+void TcpProxy::heal() {
+  apply([](State& state) { state.cut = false; });
+}
+
+redis::Endpoint TcpProxy::upstream() const {
+  std::lock_guard lock(mutex_);
+  return upstream_;
+}
+
+void TcpProxy::retarget(redis::Endpoint upstream, bool reset_existing) {
+  apply([&](State& state) {
+    upstream_ = std::move(upstream);
+    if (reset_existing) state.reset_links = true;
+  });
+}
+
+bool TcpProxy::is_cut() const {
+  std::lock_guard lock(mutex_);
+  return state_->cut;
+}
+
+FlowCounters TcpProxy::counters(Direction direction) const {
+  std::lock_guard lock(mutex_);
+  const auto chosen = selected(direction);
+  FlowCounters sum;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!chosen[i]) continue;
+    const auto& one = state_->counters[i];
+    sum.received += one.received;
+    sum.forwarded += one.forwarded;
+    sum.dropped += one.dropped;
+    sum.buffered += one.buffered;
+  }
+  return sum;
+}
+
+std::size_t TcpProxy::open_connections() const {
+  std::lock_guard lock(mutex_);
+  return state_->links.size();
+}
+
+namespace {
+
+// Read what `flow.from` has; queue it, or discard it in drop mode.
+// Returns false when the socket failed (the link must be reset).
+bool read_into(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now) {
+  std::string buffer(kReadSize, '\0');
+  const ssize_t n = ::recv(flow.from, buffer.data(), buffer.size(), 0);
+  if (n == 0) {
+    flow.eof = true;
+    return true;
+  }
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  const auto size = static_cast<std::size_t>(n);
+  counters.received += size;
+  if (mode.kind == ProxyMode::Kind::drop) {
+    counters.dropped += size;
+    return true;
+  }
+  buffer.resize(size);
+  const auto due = mode.kind == ProxyMode::Kind::delay ? now + mode.delay : now;
+  flow.queue.push_back(Chunk{std::move(buffer), 0, due});
+  flow.queued += size;
+  counters.buffered += size;
+  return true;
+}
+
+// Write every chunk that is due, in order. Returns false when the socket failed.
+bool write_due(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now) {
+  flow.want_write = false;
+  if (mode.kind == ProxyMode::Kind::hold) return true;
+  while (!flow.queue.empty() && flow.queue.front().due <= now) {
+    Chunk& chunk = flow.queue.front();
+    const ssize_t n = ::send(flow.to, chunk.bytes.data() + chunk.offset, chunk.bytes.size() - chunk.offset,
+                             MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        flow.want_write = true;
+        return true;
+      }
+      return errno == EINTR;
+    }
+    const auto size = static_cast<std::size_t>(n);
+    chunk.offset += size;
+    flow.queued -= size;
+    counters.forwarded += size;
+    counters.buffered -= size;
+    if (chunk.offset == chunk.bytes.size()) flow.queue.pop_front();
+  }
+  if (flow.eof && flow.queue.empty() && !flow.shut) {
+    ::shutdown(flow.to, SHUT_WR);  // pass the FIN on once everything before it is delivered
+    flow.shut = true;
+  }
+  return true;
+}
+
+bool wants_read(const Flow& flow) { return !flow.eof && flow.queued < kMaxBufferedPerFlow; }
+
+}  // namespace
+
+void TcpProxy::run() {
+  std::unique_lock lock(mutex_);
+  State& state = *state_;
+  std::vector<pollfd> fds;
+  std::vector<Link*> polled;  // polled[i] owns fds[2 + 2*i] (client) and fds[3 + 2*i] (server)
+
+  const auto mode_of = [&](const Link& link, std::size_t flow) -> const ProxyMode& {
+    return link.own_modes[flow] ? *link.own_modes[flow] : state.modes[flow];
+  };
+  const auto drop_link = [&](Link& link, bool reset) {
+    for (std::size_t i = 0; i < 2; ++i) {
+      state.counters[i].dropped += link.flows[i].queued;
+      state.counters[i].buffered -= link.flows[i].queued;
+    }
+    if (reset) {
+      reset_and_close(link.client);
+      reset_and_close(link.server);
+    } else {
+      ::close(link.client);
+      ::close(link.server);
+    }
+  };
+
+  while (!state.stopping) {
+    const auto now = Clock::now();
+    // Act on the requested changes, then tell the callers waiting in apply().
+    if (state.cut || state.reset_links) {
+      for (auto& link : state.links) drop_link(link, true);
+      state.links.clear();
+      state.reset_links = false;
+    }
+    for (auto& link : state.links) {
+      for (std::size_t i = 0; i < 2; ++i)
+        if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now)) link.broken = true;
+    }
+    for (auto it = state.links.begin(); it != state.links.end();) {
+      const bool finished = it->flows[0].shut && it->flows[1].shut;
+      if (it->broken || finished) {
+        drop_link(*it, it->broken);
+        it = state.links.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    state.seen = state.requested;
+    applied_.notify_all();
+
+    // What to wait for, and until when (the next delayed chunk that falls due).
+    fds.assign({pollfd{wake_fd_, POLLIN, 0}, pollfd{listen_fd_, POLLIN, 0}});
+    polled.clear();
+    int timeout_ms = -1;
+    for (auto& link : state.links) {
+      short client_events = 0, server_events = 0;
+      Flow& up = link.flows[kClientToServer];
+      Flow& down = link.flows[kServerToClient];
+      if (wants_read(up)) client_events |= POLLIN;
+      if (wants_read(down)) server_events |= POLLIN;
+      if (up.want_write) server_events |= POLLOUT;
+      if (down.want_write) client_events |= POLLOUT;
+      fds.push_back(pollfd{client_events ? link.client : -1, client_events, 0});
+      fds.push_back(pollfd{server_events ? link.server : -1, server_events, 0});
+      polled.push_back(&link);
+      for (std::size_t i = 0; i < 2; ++i) {
+        const Flow& flow = link.flows[i];
+        if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold) continue;
+        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
+        const int bounded = static_cast<int>(std::max<long long>(0, wait));
+        timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
+      }
+    }
+
+    lock.unlock();
+    ::poll(fds.data(), fds.size(), timeout_ms);
+    lock.lock();
+    if (state.stopping) break;
+    const auto after = Clock::now();
+
+    if (fds[0].revents & POLLIN) {
+      std::uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);
+    }
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      Link& link = *polled[i];
+      const short client_revents = fds[2 + 2 * i].revents;
+      const short server_revents = fds[3 + 2 * i].revents;
+      if ((client_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kClientToServer]) &&
+          !read_into(link.flows[kClientToServer], mode_of(link, kClientToServer), state.counters[kClientToServer], after))
+        link.broken = true;
+      if ((server_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kServerToClient]) &&
+          !read_into(link.flows[kServerToClient], mode_of(link, kServerToClient), state.counters[kServerToClient], after))
+        link.broken = true;
+    }
+    if (fds[1].revents & POLLIN) {
+      for (;;) {
+        const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client < 0) break;
+        const int server = state.cut ? -1 : connect_upstream(upstream_);
+        if (server < 0) {  // cut, or the upstream is down: the client sees a reset
+          reset_and_close(client);
+          continue;
+        }
+        prepare(client);
+        Link link;
+        link.client = client;
+        link.server = server;
+        link.flows[kClientToServer].from = client;
+        link.flows[kClientToServer].to = server;
+        link.flows[kServerToClient].from = server;
+        link.flows[kServerToClient].to = client;
+        state.links.push_back(std::move(link));
+      }
+    }
+  }
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,19 @@
+#include "support/run_id.h"
+
+#include <ctime>
+#include <filesystem>
+
+namespace locklab::harness {
+
+std::string new_run_id(const std::string& parent) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  std::string id = stamp;
+  for (int n = 2; std::filesystem::exists(std::filesystem::path(parent) / id); ++n) id = std::string(stamp) + "-" + std::to_string(n);
+  return id;
+}
+
+}  // namespace locklab::harness

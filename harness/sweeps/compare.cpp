@@ -1,0 +1,91 @@
+#include "sweeps/compare.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "registry.h"
+#include "report/report.h"
+#include "run/run_document.h"
+
+namespace locklab::harness {
+
+RunOptions default_compare_workload(bool quick) {
+  RunOptions options;
+  if (quick) options.duration_s = kQuickDurationS;
+  return options;
+}
+
+namespace {
+
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message;
+}
+
+}  // namespace
+
+Result<CompareSummary> compare(const CompareOptions& options) {
+  std::vector<std::string> locks = options.locks;
+  if (locks.empty())
+    for (const auto& generation : generations()) locks.push_back(generation.name);
+  for (const auto& lock : locks)
+    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+  if (locks.empty()) return Error{ErrorKind::io, "no generations registered: nothing to compare"};
+  // The failover guard is a knob of the generations that implement it; the others run without it.
+  auto options_for = [&options](const std::string& lock) {
+    RunOptions run = options.base;
+    run.lock = lock;
+    const Generation* generation = find_generation(lock);
+    if (generation != nullptr && !generation->capabilities.honours_wait_replicas) run.wait_replicas = 0;
+    return run;
+  };
+  {
+    RunOptions probe = options_for(locks.front());
+    if (auto problem = validate(probe)) return Error{ErrorKind::usage, *problem};
+  }
+
+  std::string dir = options.out;
+  if (dir.empty()) dir = (std::filesystem::path("results/runs") / new_run_id("results/runs")).string();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
+
+  CompareSummary summary;
+  summary.dir = dir;
+  RunDocuments runs;
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    RunOptions run = options_for(locks[i]);
+    run.progress = options.base.progress;
+    std::fprintf(stderr, "locklab compare: [%zu/%zu] %s ...\n", i + 1, locks.size(), run.lock.c_str());
+    auto document = measure(run);
+    if (!document) {
+      std::fprintf(stderr, "locklab: %s: %s\n", run.lock.c_str(), one_line(document.error().message).c_str());
+      ++summary.failed_runs;
+      continue;
+    }
+    const std::string path = (std::filesystem::path(dir) / (run.lock + ".json")).string();
+    (*document)["config"]["json"] = path;
+    if (auto written = write_json_atomically(path, *document); !written) {
+      std::fprintf(stderr, "locklab: %s\n", written.error().message.c_str());
+      ++summary.failed_runs;
+      continue;
+    }
+    if ((*document)["verdict"] == "error") ++summary.failed_runs;
+    std::fprintf(stderr, "locklab compare: [%zu/%zu] %s: %s, %.0f acquisitions/s\n", i + 1, locks.size(),
+                 run.lock.c_str(), (*document)["verdict"].get<std::string>().c_str(),
+                 (*document)["throughput"]["acquisitions_per_s"].get<double>());
+    runs.push_back(std::move(*document));
+  }
+  summary.runs = static_cast<int>(runs.size());
+  if (auto written = write_report(runs, dir); !written) return written.error();
+  std::printf("%s\nCounter demo (each critical section adds 1; expected = increments the clients were told "
+              "succeeded):\n\n%s\nResults: %s/*.json\nReport:  %s/report.md, %s/report.html\n",
+              markdown_report(runs).c_str(), counter_table(runs).c_str(), dir.c_str(), dir.c_str(), dir.c_str());
+  return summary;
+}
+
+}  // namespace locklab::harness

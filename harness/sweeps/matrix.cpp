@@ -1,0 +1,408 @@
+#include "sweeps/matrix.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "support/run_id.h"
+#include "nemesis/fault_registry.h"
+#include "sweeps/matrix_expectations.h"
+#include "report/matrix_report.h"
+#include "run/run_document.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+double number_at(const json& document, const char* pointer) {
+  const json::json_pointer at(pointer);
+  if (!document.contains(at) || !document[at].is_number()) return 0;
+  return document[at].get<double>();
+}
+
+// The workload every cell starts from: small enough that ~120 cells fit in a
+// few minutes on 2 cores, large enough that every fault meets a contender.
+// The ttl leaves 480 ms of slack over the 20 ms hold: a client starved of CPU
+// that long on a loaded machine is rare; at 200 ms it was not (a fair-queue
+// holder lost its lease to scheduling alone, load average 15 on 2 cores).
+constexpr int kTtlMs = 500;
+
+RunOptions cell_workload(const Generation& generation, bool quick) {
+  RunOptions options;
+  options.lock = generation.name;
+  options.clients = 3;
+  options.ops = quick ? 9 : 30;
+  // setnx-expire's EXPIRE takes whole seconds: its lease is 1 s whatever the
+  // ttl, so its cells run with that ttl and every time derived from it (a
+  // slow section of 3 x ttl, a pause) is measured against the lease it gets.
+  options.ttl_ms = generation.name == "setnx-expire" ? 1000 : kTtlMs;
+  options.hold_ms = 20;      // << ttl: without the fault every Redis lock is safe
+  options.wait_ms = 2 * options.ttl_ms;  // a contender outwaits one lapsed lease
+  options.retry_ms = 5;
+  options.mode = ClientMode::process;  // crash and pause need a process of its own
+  options.nodes = 5;
+  options.key = "locklab:matrix";
+  options.own_oracle = true;  // every cell judged by both oracles: they must agree
+  return options;
+}
+
+// The step point between a release's owner check (if any) and the command that
+// deletes the key: where the check-then-DEL race opens. The generations'
+// own names (impls/*.cpp); release() of the script generations has a single
+// step point just before the script.
+std::string release_window(const Generation& generation) {
+  static const std::map<std::string, std::string, std::less<>> points = {
+      {"setnx", "before-del"},
+      {"setnx-expire", "before-del"},
+      {"getset-timestamp", "before-del"},
+      {"set-nx-px-token", "after-get-before-del"},
+      {"reentrant-watchdog", "before-unlock-script"},
+  };
+  const auto found = points.find(generation.name);
+  return found != points.end() ? found->second : "before-release";
+}
+
+// The step point between taking the key and giving it an expiry, where one exists.
+std::string acquire_gap(const Generation& generation) {
+  return generation.name == "setnx-expire" ? "after-setnx-before-expire" : "";
+}
+
+std::string not_applicable(const Generation& generation, const FaultColumn& column) {
+  const Capabilities& can = generation.capabilities;
+  if (!can.uses_redis) return "no Redis lock to fault";
+  if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
+  if (column.name == "expire-gap" && acquire_gap(generation).empty()) return "no step between taking the key and its expiry";
+  if (column.name == "failover" && can.multi_node) return "independent masters, no replicas";
+  if (column.name == "node-minority" && !can.multi_node) return "a single node: no minority to lose";
+  return "";
+}
+
+std::string shell_word(const std::string& word) {
+  return word.find_first_of(" \t'\"$|&;<>()") == std::string::npos ? word : "'" + word + "'";
+}
+
+std::string duration_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
+}
+
+// The `locklab run` line that replays one cell on its own.
+std::string replay_command(const CellPlan& plan) {
+  const RunOptions& o = plan.options;
+  std::string line = "locklab run --lock " + o.lock + " --clients " + std::to_string(o.clients) +
+                     (o.ops ? " --ops " + std::to_string(*o.ops) : " --duration " + duration_text(o.duration_s)) +
+                     " --ttl " + std::to_string(o.ttl_ms) + " --hold " +
+                     std::to_string(o.hold_ms) + " --wait " + std::to_string(o.wait_ms) + " --retry " +
+                     std::to_string(o.retry_ms) + " --key " + o.key;
+  if (o.stall_ms > 0) line += " --stall " + std::to_string(o.stall_ms);
+  if (o.own_oracle) line += " --oracle";
+  for (const auto& spec : plan.faults) line += " --fault " + shell_word(spec);
+  return line;
+}
+
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message;
+}
+
+std::string cell_path(const std::string& dir, const std::string& lock, const std::string& fault) {
+  return (std::filesystem::path(dir) / "cells" / (lock + "__" + fault + ".json")).string();
+}
+
+Cell expected_of(Cell cell) {
+  if (auto expectation = expected_cell(cell.lock, cell.fault)) {
+    cell.expected = expectation->expected;
+    cell.also_expected = expectation->or_else;
+    cell.expected_exposed = expectation->exposed;
+    cell.expected_reason = expectation->reason;
+  } else {
+    cell.expected = CellClass::error;
+    cell.expected_reason = "no expectation written down for this cell (harness/matrix_expectations.cpp)";
+  }
+  return cell;
+}
+
+// Measures one cell (or records why it is N/A) and writes its file.
+Cell measure_cell(const std::string& dir, const Generation& generation, const FaultColumn& column, bool quick) {
+  Cell cell;
+  cell.lock = generation.name;
+  cell.fault = column.name;
+  CellPlan plan = plan_cell(generation, column, quick);
+  cell.specs = plan.faults;
+  if (!plan.not_applicable.empty()) {
+    cell.observed = CellClass::not_applicable;
+    cell.not_applicable = plan.not_applicable;
+  } else {
+    plan.options.command = replay_command(plan);
+    plan.options.faults = plan.faults;
+    auto document = measure(plan.options);
+    if (!document) {
+      cell.observed = CellClass::error;
+      cell.error = one_line(document.error().message);
+    } else {
+      (*document)["config"]["json"] = cell_path(dir, cell.lock, cell.fault);
+      cell.observed = classify(*document);
+      cell.exposed = exposed(*document);
+      cell.run = std::move(*document);
+    }
+  }
+  cell = expected_of(std::move(cell));
+  if (auto written = write_json_atomically(cell_path(dir, cell.lock, cell.fault), cell_json(cell)); !written) {
+    cell.observed = CellClass::error;
+    cell.error = written.error().message;
+  }
+  return cell;
+}
+
+std::string text_at(const json& document, const char* key) {
+  return document.contains(key) && document[key].is_string() ? document[key].get<std::string>() : "";
+}
+
+Result<Cell> load_cell(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{ErrorKind::io, "cannot read " + path};
+  const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || document.value("schema", "") != kCellSchema)
+    return Error{ErrorKind::io, path + " is not a " + kCellSchema + " document"};
+  Cell cell;
+  cell.lock = text_at(document, "lock");
+  cell.fault = text_at(document, "fault");
+  cell.specs = document.value("faults", std::vector<std::string>{});
+  cell.observed = parse_class(text_at(document, "observed")).value_or(CellClass::error);
+  cell.exposed = document.value("exposed", false);
+  cell.not_applicable = text_at(document, "not_applicable");
+  cell.error = text_at(document, "error");
+  cell.run = document.value("run", json());
+  return expected_of(std::move(cell));
+}
+
+void announce(const Cell& cell, std::size_t index, std::size_t total) {
+  std::string detail = cell.error.empty() ? "" : " (" + cell.error + ")";
+  std::fprintf(stderr, "locklab matrix: [%zu/%zu] %s x %s: %s%s%s\n", index + 1, total, cell.lock.c_str(),
+               cell.fault.c_str(), cell.observed_text().c_str(),
+               cell.matches() ? "" : (" -- expected " + cell.expected_text()).c_str(), detail.c_str());
+}
+
+struct Job {
+  const Generation* generation;
+  const FaultColumn* column;
+};
+
+// Cells i, i + jobs, ... in worker `worker`: a process of its own, so the
+// clients it forks never share a parent with another cell's threads.
+void run_worker(const std::string& dir, const std::vector<Job>& jobs, int worker, int workers, bool quick,
+                bool progress) {
+  for (std::size_t i = static_cast<std::size_t>(worker); i < jobs.size(); i += static_cast<std::size_t>(workers)) {
+    const Cell cell = measure_cell(dir, *jobs[i].generation, *jobs[i].column, quick);
+    if (progress) announce(cell, i, jobs.size());
+  }
+}
+
+// Why this build cannot inject the column's faults (a fault or key the
+// registry does not know), or nullopt when it can.
+std::optional<std::string> column_not_injectable(const FaultColumn& column) {
+  for (const auto& generation : generations())
+    for (const auto& spec : plan_cell(generation, column, true).faults)
+      if (auto problem = fault_spec_problem(spec)) return *problem;
+  return std::nullopt;
+}
+
+}  // namespace
+
+CellClass classify(const json& run) {
+  const std::string verdict = run.value("verdict", "error");
+  if (verdict == "error") return CellClass::error;
+  const bool two_holders = number_at(run, "/safety/overlaps") > 0 || number_at(run, "/safety/lost_updates") > 0 ||
+                           number_at(run, "/safety/max_concurrent_holders") >= 2;
+  const bool wrong_owner = number_at(run, "/safety/wrong_owner_releases") > 0;
+  if (verdict == "violation") return two_holders || !wrong_owner ? CellClass::me_violation : CellClass::wrong_owner;
+  if (two_holders) return CellClass::me_violation;  // a verdict the checker did not call a violation still had two
+  if (verdict == "deadlock") return CellClass::deadlock;
+  const double ttl_ms = number_at(run, "/config/ttl_ms");
+  const double unavailable_ms = number_at(run, "/safety/unavailability_ms");
+  // Half a lease: a crash right after acquiring leaves the rest of the lease,
+  // a little less than one ttl, and that is the unavailability to report.
+  if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
+  return CellClass::safe;
+}
+
+bool exposed(const json& run) {
+  if (run.value("verdict", "error") != "safe") return false;
+  return (run.contains("exposed") && run["exposed"].is_boolean() && run["exposed"].get<bool>()) ||
+         number_at(run, "/safety/leases_lost_nobody_entered") > 0;
+}
+
+CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick) {
+  CellPlan plan;
+  plan.options = cell_workload(generation, quick);
+  plan.not_applicable = not_applicable(generation, column);
+  if (!plan.not_applicable.empty()) return plan;
+  RunOptions& o = plan.options;
+  const std::string& name = column.name;
+  if (name == "holder-crash") {
+    // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
+    o.stall_ms = o.ttl_ms / 2;
+    plan.faults = {"crash-holder"};
+  } else if (name == "holder-pause") {
+    o.hold_ms = 50;
+    // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
+    plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
+  } else if (name == "slow-holder") {
+    plan.faults = {"slow-holder:ms=" + std::to_string(3 * o.ttl_ms)};
+  } else if (name == "release-race") {
+    // Two clients. The first to reach the release window stops there; its key
+    // lapses after ttl and the other client gets in (polling every 5 ms) for
+    // hold ms. The stopped one resumes half-way through that section, so its
+    // late delete hits the new holder's key and, its next attempt succeeding at
+    // once, it re-enters while the new holder is still inside. A fixed pause,
+    // not a condition: until=other-acquired resumes only once the new holder
+    // has left its section, when its own release races ours. The margins are
+    // hold/2 on either side (125 ms; 250 ms for setnx-expire).
+    o.clients = 2;
+    o.ops = quick ? 6 : 20;
+    o.hold_ms = o.ttl_ms / 2;
+    plan.faults = {"pause-holder:at=" + release_window(generation) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
+  } else if (name == "expire-gap") {
+    // The survivors wait behind a key that never expires: a few attempts of
+    // one lease each show it (a stall of half a lease is already one).
+    o.stall_ms = o.ttl_ms / 2;
+    o.wait_ms = o.ttl_ms;
+    o.ops = quick ? 5 : 15;
+    plan.faults = {"crash-holder:at=" + acquire_gap(generation)};
+  } else if (name == "clock-skew") {
+    o.hold_ms = 50;
+    plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
+  }
+  // Topology faults act once and leave the others erroring for a moment (a
+  // cut link, a dead node): a budget of attempts would be spent on those
+  // errors before the second holder shows, so these cells run for a time.
+  if (column.topology) {
+    o.ops.reset();
+    o.duration_s = quick ? 1.5 : 4.0;
+  }
+  if (name == "failover") {
+    o.hold_ms = 100;
+    plan.faults = {"failover:after=acquire"};
+  } else if (name == "node-minority") {
+    plan.faults = {"node-crash:nodes=2:when=start"};
+  } else if (name == "node-restart") {
+    o.hold_ms = 100;
+    const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
+    plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
+  } else if (name == "clock-jump") {
+    o.hold_ms = 100;
+    // The jump expires the key under its holder. A waiter asleep on the PTTL
+    // it read before the jump (reentrant-watchdog) would miss the lapse and
+    // the cell would read safe by luck: short waits keep every waiter polling,
+    // so where the algorithm allows a second holder one is there at once.
+    o.wait_ms = 30;
+    // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
+    // hits one of them -- Kleppmann's K2, the case the algorithm does not
+    // survive. On all five nodes it would keep a majority, but under
+    // contention whether it won three or five was luck.
+    const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
+    plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
+  } else if (name == "net-cut") {
+    o.clients = 2;
+    o.ops = quick ? 4 : 12;
+    o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
+    plan.faults = {"net:mode=cut:target=holder:at=held"};
+  } else if (name == "unavailable-release") {
+    o.stall_ms = o.ttl_ms / 2;
+    plan.faults = {"unavailable:at=release:mode=refuse"};
+  }
+  return plan;
+}
+
+Result<MatrixResult> run_matrix(const MatrixOptions& options) {
+  MatrixResult result;
+  result.quick = options.quick;
+  result.command = options.command;
+  if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
+  result.locks = options.locks;
+  if (result.locks.empty())
+    for (const auto& generation : generations()) result.locks.push_back(generation.name);
+  for (const auto& lock : result.locks)
+    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+  for (const auto& fault : options.faults) {
+    if (find_column(fault) == nullptr) {
+      std::string known;
+      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
+      return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
+    }
+    if (auto missing = column_not_injectable(*find_column(fault)))
+      return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
+  }
+  if (options.faults.empty()) {
+    for (const auto& column : fault_columns()) {
+      if (auto missing = column_not_injectable(column)) {
+        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
+        continue;
+      }
+      result.faults.push_back(column.name);
+    }
+  } else {
+    for (const auto& column : fault_columns())  // the columns' order, whatever the flags' order
+      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
+        result.faults.push_back(column.name);
+  }
+
+  result.dir = options.out;
+  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
+
+  std::vector<Job> jobs;
+  for (const auto& lock : result.locks)
+    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
+
+  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  if (workers == 1) {
+    run_worker(result.dir, jobs, 0, 1, options.quick, options.progress);
+  } else {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::vector<pid_t> children;
+    for (int w = 0; w < workers; ++w) {
+      const pid_t child = ::fork();
+      if (child < 0) {
+        for (pid_t started : children) ::waitpid(started, nullptr, 0);
+        return Error{ErrorKind::io, "fork failed"};
+      }
+      if (child == 0) {
+        run_worker(result.dir, jobs, w, workers, options.quick, options.progress);
+        std::fflush(stderr);
+        ::_exit(0);
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) ::waitpid(child, nullptr, 0);
+  }
+  // Every cell from its file: one path for one worker or several.
+  for (const auto& job : jobs) {
+    auto cell = load_cell(cell_path(result.dir, job.generation->name, job.column->name));
+    if (!cell) {
+      Cell lost;
+      lost.lock = job.generation->name;
+      lost.fault = job.column->name;
+      lost.error = cell.error().message;
+      result.cells.push_back(expected_of(std::move(lost)));
+      continue;
+    }
+    result.cells.push_back(std::move(*cell));
+  }
+  if (auto written = write_matrix_report(result); !written) return written.error();
+  return result;
+}
+
+}  // namespace locklab::harness

@@ -1,0 +1,70 @@
+// `locklab matrix`: every generation against every fault we can inject, one
+// short deterministic run per cell, each cell classed from its run document
+// and compared with the class written down for it (matrix_expectations.h,
+// docs/faults.md "The matrix").
+//
+// Rows are the generations of the registry; columns are the faults of
+// /work/shared/anchors/faults.md §(b) that the nemesis injects. Whether a cell
+// makes sense is decided from the generation's capabilities wherever they
+// can tell (no Redis, no expiry, single node); the few step-point names a
+// column needs are the generations' own (impls/*.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/matrix_cells.h"
+#include "registry.h"
+#include "redis/result.h"
+#include "run/run.h"
+
+namespace locklab::harness {
+
+// The class of one run document:
+//   error        verdict "error" (the run could not judge)
+//   me-violation overlapping sections, lost updates, or two live holders
+//                (or any other violation the checker found that is not a wrong-owner release)
+//   wrong-owner  wrong-owner releases and no mutual-exclusion violation
+//   deadlock     verdict deadlock (a stall behind a key that never expires)
+//   liveness     safe, but a stall, or an unavailability window of half a lease or more
+//   safe         none of the above
+CellClass classify(const nlohmann::json& run);
+
+// The "exposed" mark, apart from the class: the verdict is safe, yet a lease
+// was lost under a holder and nobody happened to enter (the run document's
+// `exposed`, or its `safety.leases_lost_nobody_entered`): safe by luck, not
+// by design (docs/harness.md, "exposed").
+bool exposed(const nlohmann::json& run);
+
+// The run of one cell, or why it makes no sense.
+struct CellPlan {
+  RunOptions options;
+  std::vector<std::string> faults;  // fault specs (harness/fault_spec.h grammar), in application order
+  std::string not_applicable;       // non-empty: the cell is N/A, and this is why
+};
+
+// The cell's workload and faults: a small ttl, 2-3 process clients, a bounded
+// number of attempts. `quick` = the CI size.
+CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick);
+
+struct MatrixOptions {
+  bool quick = false;
+  std::string out;                  // empty = results/matrix/<run-id>
+  std::vector<std::string> locks;   // empty = every generation
+  std::vector<std::string> faults;  // empty = every column
+  int jobs = 1;                     // cells measured at once (worker processes)
+  bool progress = true;             // a line per cell on stderr
+  std::string command;              // recorded in the summary
+};
+
+// Measures every cell, writes DIR/cells/<lock>__<fault>.json (atomically, as
+// each cell ends), DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. An Error
+// means the matrix could not run at all (ErrorKind::usage: bad options); a cell
+// that could not measure is a cell of class error, not an Error.
+Result<MatrixResult> run_matrix(const MatrixOptions& options);
+
+}  // namespace locklab::harness

@@ -1,0 +1,34 @@
+// The expected class of every generation x fault cell of `locklab matrix`,
+// written down once in code (here) and once in prose (docs/faults.md, "The
+// matrix"), each with a one-line reason. Adapted from the anchors' matrix
+// (/work/shared/anchors/faults.md §(b)) to what our generations actually do.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sweeps/matrix.h"
+
+namespace locklab::harness {
+
+struct Expectation {
+  CellClass expected = CellClass::safe;
+  std::string reason;  // one line: why this cell ends this way
+  // A cell whose class depends on an interleaving the fault does not fix
+  // (docs/faults.md names each one and why): this class matches too.
+  std::optional<CellClass> or_else = std::nullopt;
+  // A safe ending is expected exposed: a lease lapses under a holder and the
+  // schedule lets nobody in (matrix.h, exposed()). Either way round, a safe
+  // cell whose mark differs does not match.
+  bool exposed = false;
+};
+
+// "safe", or "me-violation or safe" for a cell with two acceptable classes.
+std::string expected_text(const Expectation& expectation);
+
+// nullopt: nothing is written down for this cell (the matrix counts it as a
+// mismatch, so a new generation or column cannot slip in unexamined).
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
+
+}  // namespace locklab::harness

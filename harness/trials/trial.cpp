@@ -1,0 +1,60 @@
+#include "trials/trial.h"
+
+#include "registry.h"
+
+namespace locklab::harness {
+
+Result<TrialClient> acquire_recorded(const std::string& lock_name, const LockConfig& config,
+                                     const SharedHistory& history, int client, std::chrono::milliseconds wait) {
+  auto made = make_lock(lock_name, config);
+  if (!made) return made.error();
+  TrialClient result;
+  result.lock = std::move(made).value();
+  CsRecord record;
+  record.client = static_cast<std::uint32_t>(client);
+  record.write = CsWrite::none;
+  record.want_ns = record.invoke_ns = monotonic_ns();
+  result.outcome = result.lock->try_acquire(wait);
+  if (result.outcome != Acquire::acquired) {
+    result.error = result.lock->last_error();
+    return result;
+  }
+  record.enter_ns = monotonic_ns();
+  record.stage = CsStage::inside;
+  result.record = history.append(client, record);
+  history.enter(client);
+  return result;
+}
+
+void leave(TrialClient& client, const SharedHistory& history) {
+  if (client.record == nullptr) return;
+  client.record->exit_ns = monotonic_ns();
+  history.exit(static_cast<int>(client.record->client));
+  client.record->stage = CsStage::left;
+  client.record->release = static_cast<std::uint8_t>(client.lock->release());
+  client.record->released_ns = monotonic_ns();
+  client.record->stage = CsStage::closed;
+}
+
+Status require_held_write(std::uint64_t held_bytes) {
+  if (held_bytes > 0) return Done{};
+  return Error{ErrorKind::io, "no replication bytes were held after A's attempt: A wrote nothing the replica could miss, "
+                              "so the trial tested nothing"};
+}
+
+void judge_trial(const TrialClient& first, const TrialClient& second, const SharedHistory& history,
+                 FailoverOutcome& outcome) {
+  outcome.first_acquire = to_string(first.outcome);
+  outcome.first_error = first.error;
+  outcome.second_acquire = to_string(second.outcome);
+  outcome.second_error = second.error;
+  SafetyInput input;
+  input.records = history.records();
+  input.lock_has_keys = true;
+  input.live_max_occupancy = history.header().max_occupancy.load();
+  const Safety safety = check_safety(input);
+  outcome.double_grants = safety.overlaps.pairs > 0 ? 1 : 0;
+  outcome.verdict = judge(safety);
+}
+
+}  // namespace locklab::harness
