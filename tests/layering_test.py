@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""The layering test: every #include and every target link follows the DAG.
+
+The allowed edges are the ```dag block of docs/architecture.md (one line per
+component: name, path, CMake target, `->` the components it may use). This
+script reads that block, every `#include "..."` under harness/, impls/,
+scenarios/, bench/ and tests/, and every target_link_libraries() in their
+CMakeLists.txt, and prints one line per crossing:
+
+  harness/support/conditions.h:14: #include "sweeps/matrix.h": support -> sweeps is not in docs/architecture.md
+
+Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
+`--self-test` plants a wrong include, a wrong link and a cycle in a copy of
+the tree and checks that each one is caught (and that the copy passes first).
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+SCANNED = ("harness", "impls", "scenarios", "bench", "tests")
+SOURCE_EXT = (".h", ".hpp", ".cpp", ".c")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# Targets that are not components: build flags and the preloaded shim.
+NOT_COMPONENTS = {"locklab_warnings", "locklab_clock_shim"}
+
+
+class DagError(Exception):
+    pass
+
+
+def read_dag(root):
+    """Components {name: (path, target, deps)} from the dag block."""
+    path = os.path.join(root, "docs", "architecture.md")
+    text = open(path, encoding="utf-8").read()
+    blocks = re.findall(r"^```dag\n(.*?)^```", text, re.S | re.M)
+    if len(blocks) != 1:
+        raise DagError("docs/architecture.md: expected one ```dag block, found %d" % len(blocks))
+    nodes = {}
+    for number, line in enumerate(blocks[0].splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        left, arrow, right = line.partition("->")
+        fields = left.split()
+        if not arrow or len(fields) != 3:
+            raise DagError("dag line %d: want 'name path target -> deps', got %r" % (number, line))
+        name, rel, target = fields
+        if name in nodes:
+            raise DagError("dag line %d: %s given twice" % (number, name))
+        deps = [d.strip() for d in right.split(",") if d.strip()]
+        nodes[name] = (rel, None if target == "-" else target, deps)
+    for name, (rel, _, deps) in nodes.items():
+        if not os.path.isdir(os.path.join(root, rel)):
+            raise DagError("dag: %s's path %s does not exist" % (name, rel))
+        for dep in deps:
+            if dep != "*" and dep not in nodes:
+                raise DagError("dag: %s -> %s: no component %s" % (name, dep, dep))
+    check_acyclic(nodes)
+    return nodes
+
+
+def check_acyclic(nodes):
+    state = {}
+
+    def visit(name, trail):
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "open":
+            raise DagError("dag: a cycle: " + " -> ".join(trail + [name]))
+        state[name] = "open"
+        for dep in nodes[name][2]:
+            if dep != "*":
+                visit(dep, trail + [name])
+        state[name] = "done"
+
+    for name in nodes:
+        visit(name, [])
+
+
+def closure(nodes):
+    """name -> every component it may use (its deps, theirs, ...)."""
+    reach = {}
+
+    def of(name):
+        if name in reach:
+            return reach[name]
+        deps = nodes[name][2]
+        if "*" in deps:
+            reach[name] = set(nodes) - {name}
+            return reach[name]
+        found = set()
+        for dep in deps:
+            found |= {dep} | of(dep)
+        reach[name] = found
+        return found
+
+    for name in nodes:
+        of(name)
+    return reach
+
+
+def node_of(nodes, rel_path):
+    """The component a file belongs to: its longest path prefix."""
+    best = None
+    for name, (rel, _, _) in nodes.items():
+        if rel_path == rel or rel_path.startswith(rel + "/"):
+            if best is None or len(rel) > len(nodes[best][0]):
+                best = name
+    return best
+
+
+def source_files(root):
+    for top in SCANNED:
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__")]
+            for f in sorted(files):
+                if f.endswith(SOURCE_EXT):
+                    yield os.path.relpath(os.path.join(folder, f), root)
+
+
+def resolve(root, rel_file, header):
+    """The file an include names, searched the way the build's include roots do."""
+    top = rel_file.split("/", 1)[0]
+    candidates = [os.path.join(os.path.dirname(rel_file), header)]
+    if top != "impls":
+        candidates.append(os.path.join("harness", header))
+    candidates.append(os.path.join("impls", header))
+    if top in ("tests", "bench", "scenarios"):
+        candidates.append(os.path.join(top, header))
+    for candidate in candidates:
+        if os.path.isfile(os.path.join(root, candidate)):
+            return os.path.normpath(candidate)
+    return None
+
+
+def check_includes(root, nodes, reach):
+    problems = []
+    for rel in source_files(root):
+        source = node_of(nodes, rel)
+        if source is None:
+            problems.append("%s: in no component of docs/architecture.md" % rel)
+            continue
+        if source == "harness" and os.path.dirname(rel) == "harness":
+            problems.append("%s: a source file directly in harness/ belongs in a component folder" % rel)
+        for number, line in enumerate(open(os.path.join(root, rel), encoding="utf-8", errors="replace"), 1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            header = match.group(1)
+            where = '%s:%d: #include "%s"' % (rel, number, header)
+            target = resolve(root, rel, header)
+            if target is None:
+                problems.append("%s: not found (impls/ sees only impls/; harness headers carry their folder)" % where)
+                continue
+            dest = node_of(nodes, target)
+            if target.startswith("harness/") and rel.startswith("harness/") and "/" not in header:
+                problems.append("%s: a harness include carries its folder (\"folder/file.h\")" % where)
+            if dest is not None and dest != source and dest not in reach[source]:
+                problems.append("%s: %s -> %s is not in docs/architecture.md" % (where, source, dest))
+    return problems
+
+
+def cmake_calls(text, command):
+    """(name, items) of every `command(name items...)`, comments stripped, spanning lines."""
+    text = re.sub(r"#[^\n]*", "", text)
+    for match in re.finditer(r"\b%s\s*\(" % command, text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        words = text[match.end():i - 1].split()
+        if words:
+            yield words[0], words[1:]
+
+
+def check_links(root, nodes, reach):
+    by_target = {target: name for name, (_, target, _) in nodes.items() if target}
+    problems = []
+    for top in SCANNED:
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules")]
+            if "CMakeLists.txt" not in files:
+                continue
+            rel_dir = os.path.relpath(folder, root)
+            text = open(os.path.join(folder, "CMakeLists.txt"), encoding="utf-8").read()
+            for command in ("add_library", "add_executable"):
+                for name, _ in cmake_calls(text, command):
+                    if name.startswith("locklab_") and name not in by_target and name not in NOT_COMPONENTS:
+                        problems.append("%s/CMakeLists.txt: target %s is in no component of docs/architecture.md"
+                                        % (rel_dir, name))
+            for name, items in cmake_calls(text, "target_link_libraries"):
+                source = by_target.get(name) or node_of(nodes, rel_dir)
+                for item in items:
+                    if not item.startswith("locklab_") or item in NOT_COMPONENTS:
+                        continue
+                    dest = by_target.get(item)
+                    if dest is None:
+                        problems.append("%s/CMakeLists.txt: %s links %s, a target in no component" % (rel_dir, name, item))
+                    elif dest != source and dest not in reach[source]:
+                        problems.append("%s/CMakeLists.txt: %s links %s: %s -> %s is not in docs/architecture.md"
+                                        % (rel_dir, name, item, source, dest))
+    return problems
+
+
+def check(root):
+    """Every crossing, one line each (empty: the tree follows the DAG)."""
+    nodes = read_dag(root)
+    reach = closure(nodes)
+    return check_includes(root, nodes, reach) + check_links(root, nodes, reach)
+
+
+def plant(copy, rel, text, mode="a"):
+    with open(os.path.join(copy, rel), mode, encoding="utf-8") as f:
+        f.write(text)
+
+
+def self_test(root):
+    """Each plant must be caught with its message; the clean copy must pass."""
+    ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__")
+    plants = [
+        ("an upward include", lambda c: plant(c, "harness/support/conditions.h", '\n#include "sweeps/matrix.h"\n'),
+         "support -> sweeps is not in docs/architecture.md"),
+        ("a link outside its edges",
+         lambda c: plant(c, "harness/support/CMakeLists.txt", "\ntarget_link_libraries(locklab_support PUBLIC locklab_run)\n"),
+         "locklab_support links locklab_run: support -> run is not in docs/architecture.md"),
+        ("a cycle in the dag", lambda c: add_edge(c, "support", "run"), "dag: a cycle"),
+    ]
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="locklab-layering-") as tmp:
+        clean = os.path.join(tmp, "clean")
+        shutil.copytree(root, clean, ignore=ignore, symlinks=True)
+        found = check(clean)
+        if found:
+            print("self-test: the unmodified copy does not pass:\n  " + "\n  ".join(found))
+            failures += 1
+        for number, (what, apply, expected) in enumerate(plants):
+            copy = os.path.join(tmp, "plant%d" % number)
+            shutil.copytree(clean, copy, symlinks=True)
+            apply(copy)
+            try:
+                lines = check(copy)
+            except DagError as error:
+                lines = [str(error)]
+            if any(expected in line for line in lines):
+                print("self-test: %s is caught: %s" % (what, next(l for l in lines if expected in l)))
+            else:
+                print("self-test: %s is NOT caught (wanted %r, got %r)" % (what, expected, lines))
+                failures += 1
+    return failures
+
+
+def add_edge(copy, source, dest):
+    path = os.path.join(copy, "docs", "architecture.md")
+    text = open(path, encoding="utf-8").read()
+    pattern = re.compile(r"^(%s\s+\S+\s+\S+\s*->)(.*)$" % re.escape(source), re.M)
+    text = pattern.sub(lambda m: m.group(1) + (m.group(2).rstrip() + ", " if m.group(2).strip() else " ") + dest,
+                       text, count=1)
+    open(path, "w", encoding="utf-8").write(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Check harness/, impls/, scenarios/, bench/ and tests/ against "
+                                     "the DAG in docs/architecture.md.")
+    parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        help="the project's source tree (default: this script's parent folder)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="plant a wrong include, a wrong link and a cycle in a copy; each must be caught")
+    args = parser.parse_args()
+    root = os.path.abspath(args.source)
+    if not os.path.isfile(os.path.join(root, "docs", "architecture.md")):
+        print("layering: %s has no docs/architecture.md (--source is the project's root)" % root, file=sys.stderr)
+        return 2
+    try:
+        if args.self_test:
+            return 1 if self_test(root) else 0
+        problems = check(root)
+    except DagError as error:
+        print("layering: " + str(error), file=sys.stderr)
+        return 2
+    for line in problems:
+        print(line)
+    if problems:
+        print("layering: %d crossing(s) against the DAG of docs/architecture.md" % len(problems))
+        return 1
+    print("layering: every include and target link follows docs/architecture.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
