@@ -10,8 +10,8 @@ CMakeLists.txt, and prints one line per crossing:
   harness/support/conditions.h:14: #include "sweeps/matrix.h": support -> sweeps is not in docs/architecture.md
 
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
-`--self-test` plants a wrong include, a wrong link and a cycle in a copy of
-the tree and checks that each one is caught (and that the copy passes first).
+`--self-test` plants a wrong include, a wrong link, a cycle and a folder
+that does not state its job in a copy of the tree and checks that each one is caught (and that the copy passes first).
 """
 import argparse
 import os
@@ -205,11 +205,24 @@ def check_links(root, nodes, reach):
     return problems
 
 
+def check_jobs(root, nodes):
+    """Every component folder with a CMakeLists.txt states its job in its first line."""
+    problems = []
+    for name, (rel, target, _) in sorted(nodes.items()):
+        path = os.path.join(root, rel, "CMakeLists.txt")
+        if target is None or not os.path.isfile(path):
+            continue
+        first = open(path, encoding="utf-8").readline()
+        if not first.startswith("# ") or len(first.strip()) < 10:
+            problems.append("%s/CMakeLists.txt: the first line must be a comment saying %s's one job" % (rel, name))
+    return problems
+
+
 def check(root):
     """Every crossing, one line each (empty: the tree follows the DAG)."""
     nodes = read_dag(root)
     reach = closure(nodes)
-    return check_includes(root, nodes, reach) + check_links(root, nodes, reach)
+    return check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes)
 
 
 def plant(copy, rel, text, mode="a"):
@@ -227,6 +240,8 @@ def self_test(root):
          lambda c: plant(c, "harness/support/CMakeLists.txt", "\ntarget_link_libraries(locklab_support PUBLIC locklab_run)\n"),
          "locklab_support links locklab_run: support -> run is not in docs/architecture.md"),
         ("a cycle in the dag", lambda c: add_edge(c, "support", "run"), "dag: a cycle"),
+        ("a folder without its job", lambda c: plant(c, "harness/report/CMakeLists.txt", "add_library(x)\n", "w"),
+         "harness/report/CMakeLists.txt: the first line must be a comment"),
     ]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="locklab-layering-") as tmp:

@@ -1,4 +1,4 @@
-#include "nemesis.h"
+#include "nemesis/nemesis.h"
 
 #include <signal.h>
 #include <unistd.h>

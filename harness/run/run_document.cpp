@@ -105,77 +105,99 @@ Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& cra
   return result;
 }
 
-json run_document(const RunOptions& options, const Findings& f) {
-  const std::int64_t acquired = f.tally.acquired;
-  auto per_acquisition = [acquired](std::int64_t n) {
+namespace {
+
+json optional_json(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json redis_json(const RunOptions& options, const Findings& f) {
+  return {{"version", f.servers.version},
+          {"endpoints", json(f.servers.lock_endpoints)},
+          {"counter_endpoint", f.servers.counter_endpoint},
+          {"counter_shared_with_lock_server", f.servers.counter_shared},
+          {"own_servers", options.redis.empty()},
+          {"cluster", f.servers.cluster}};
+}
+
+json totals_json(const Findings& f) {
+  const auto& t = f.tally;
+  return {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},
+          {"unknown", t.unknown}, {"release_errors", t.release_errors}, {"counter_errors", t.counter_errors},
+          {"crashed_clients", f.outcome.crashed_clients}, {"killed_clients", f.outcome.killed_clients},
+          {"failed_clients", f.outcome.failed_clients},
+          {"history_truncated", t.truncated},
+          // Acquire attempts that ended without the lock (timed out, failed, unknown): gave up.
+          {"abandoned", t.attempts - t.acquired}};
+}
+
+json cost_json(const Findings& f) {
+  const auto& t = f.tally;
+  auto per_acquisition = [acquired = t.acquired](std::int64_t n) {
     return acquired > 0 ? static_cast<double>(n) / static_cast<double>(acquired) : 0.0;
   };
-  auto optional = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
-  json endpoints = f.servers.lock_endpoints;
+  return {{"round_trips_per_acquisition", per_acquisition(t.round_trips)},
+          {"commands_sent_per_acquisition", per_acquisition(t.commands)},
+          {"server_commands_per_acquisition", f.served ? json(per_acquisition(*f.served)) : json(nullptr)},
+          {"round_trips", t.round_trips}, {"commands_sent", t.commands}, {"server_commands", optional_json(f.served)}};
+}
+
+json safety_json(const Findings& f) {
   json stalls = json::array();
   for (const auto& stall : f.safety.stalls)
     stalls.push_back({{"from_ms", (stall.from_ns - f.outcome.go_ns) / 1'000'000},
                       {"to_ms", (stall.to_ns - f.outcome.go_ns) / 1'000'000}});
-  const auto& t = f.tally;
-  json node_tally = nullptr;
-  if (t.nodes)
-    node_tally = {{"voted_for", t.nodes->voted_for}, {"voted_against", t.nodes->voted_against},
-                  {"errored", t.nodes->errored}, {"timed_out", t.nodes->timed_out}};
+  return {{"overlaps", f.safety.overlaps.pairs},
+          {"overlaps_fenced_off", f.safety.overlaps_fenced_off},
+          {"overlaps_serialized_by_fence", f.safety.overlaps_serialized_by_fence},
+          {"leases_lost_inside", f.safety.leases_lost.inside},
+          {"leases_lost_nobody_entered", f.safety.leases_lost.nobody_entered},
+          {"max_concurrent_holders", f.safety.overlaps.max_concurrent},
+          {"live_max_holders", f.safety.live_max_holders},
+          {"unclaimed_increments", f.safety.unclaimed_increments},
+          {"overlap_ms", static_cast<double>(f.safety.overlaps.overlap_ns) / 1e6},
+          {"lost_updates", f.safety.lost_updates},
+          {"wrong_owner_releases", f.safety.wrong_owner_releases},
+          {"stalls", f.safety.stalls.size()},
+          {"stall_spans", stalls},
+          {"keys_left", f.safety.keys_left.keys},
+          {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
+          {"stale_writes_rejected", f.safety.stale_writes_rejected},
+          {"unavailability_ms", f.unavailability.ms ? json(*f.unavailability.ms) : json(nullptr)},
+          {"unavailability_open", f.unavailability.open}};
+}
 
+json node_tally_json(const Tally& t) {
+  if (!t.nodes) return nullptr;
+  return {{"voted_for", t.nodes->voted_for}, {"voted_against", t.nodes->voted_against},
+          {"errored", t.nodes->errored}, {"timed_out", t.nodes->timed_out}};
+}
+
+}  // namespace
+
+json run_document(const RunOptions& options, const Findings& f) {
+  const auto& capabilities = f.generation.capabilities;
   return {
       {"schema", kRunSchema},
       {"lock", options.lock},
       {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
-                      {"uses_redis", f.generation.capabilities.uses_redis}, {"multi_node", f.generation.capabilities.multi_node}}},
+                      {"uses_redis", capabilities.uses_redis}, {"multi_node", capabilities.multi_node}}},
       {"config", config_json(options, f.generation)},
-      {"redis", {{"version", f.servers.version},
-                 {"endpoints", endpoints},
-                 {"counter_endpoint", f.servers.counter_endpoint},
-                 {"counter_shared_with_lock_server", f.servers.counter_shared},
-                 {"own_servers", options.redis.empty()},
-                 {"cluster", f.servers.cluster}}},
+      {"redis", redis_json(options, f)},
       {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
       {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},
-      {"totals", {{"attempts", t.attempts}, {"acquired", t.acquired}, {"timeouts", t.timeouts}, {"errors", t.errors},
-                  {"unknown", t.unknown}, {"release_errors", t.release_errors}, {"counter_errors", t.counter_errors},
-                  {"crashed_clients", f.outcome.crashed_clients}, {"killed_clients", f.outcome.killed_clients},
-                  {"failed_clients", f.outcome.failed_clients},
-                  {"history_truncated", t.truncated},
-                  // Acquire attempts that ended without the lock (timed out, failed, unknown): gave up.
-                  {"abandoned", t.attempts - t.acquired}}},
+      {"totals", totals_json(f)},
       {"throughput", {{"acquisitions_per_s", f.metrics.acquisitions_per_s}}},
       {"latency", {{"acquire_us", quantiles_json(f.metrics.acquire_us)}, {"wait_us", quantiles_json(f.metrics.wait_us)},
                    {"hold_us", quantiles_json(f.metrics.hold_us)}}},
       {"handoff_us", quantiles_json(f.metrics.handoff_us)},
       {"fairness", {{"jain", f.metrics.jain}, {"max_wait_us", f.metrics.max_wait_us},
                     {"per_client_acquired", f.metrics.per_client_acquired}}},
-      {"cost", {{"round_trips_per_acquisition", per_acquisition(t.round_trips)},
-                {"commands_sent_per_acquisition", per_acquisition(t.commands)},
-                {"server_commands_per_acquisition", f.served ? json(per_acquisition(*f.served)) : json(nullptr)},
-                {"round_trips", t.round_trips}, {"commands_sent", t.commands}, {"server_commands", optional(f.served)}}},
-      {"counter", {{"expected", f.confirmed}, {"actual", optional(f.counter_final)}, {"start", 0},
-                   {"final", optional(f.counter_final)}, {"unconfirmed_writes", f.safety.unconfirmed_writes}}},
-      {"safety", {{"overlaps", f.safety.overlaps.pairs},
-                  {"overlaps_fenced_off", f.safety.overlaps_fenced_off},
-                  {"overlaps_serialized_by_fence", f.safety.overlaps_serialized_by_fence},
-                  {"leases_lost_inside", f.safety.leases_lost.inside},
-                  {"leases_lost_nobody_entered", f.safety.leases_lost.nobody_entered},
-                  {"max_concurrent_holders", f.safety.overlaps.max_concurrent},
-                  {"live_max_holders", f.safety.live_max_holders},
-                  {"unclaimed_increments", f.safety.unclaimed_increments},
-                  {"overlap_ms", static_cast<double>(f.safety.overlaps.overlap_ns) / 1e6},
-                  {"lost_updates", f.safety.lost_updates},
-                  {"wrong_owner_releases", f.safety.wrong_owner_releases},
-                  {"stalls", f.safety.stalls.size()},
-                  {"stall_spans", stalls},
-                  {"keys_left", f.safety.keys_left.keys},
-                  {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
-                  {"stale_writes_rejected", f.safety.stale_writes_rejected},
-                  {"unavailability_ms", f.unavailability.ms ? json(*f.unavailability.ms) : json(nullptr)},
-                  {"unavailability_open", f.unavailability.open}}},
+      {"cost", cost_json(f)},
+      {"counter", {{"expected", f.confirmed}, {"actual", optional_json(f.counter_final)}, {"start", 0},
+                   {"final", optional_json(f.counter_final)}, {"unconfirmed_writes", f.safety.unconfirmed_writes}}},
+      {"safety", safety_json(f)},
       {"faults", f.faults},
-      {"leases_lost", t.leases_lost},
-      {"node_tally", node_tally},
+      {"leases_lost", f.tally.leases_lost},
+      {"node_tally", node_tally_json(f.tally)},
       {"nemesis", f.nemesis},
       {"verdict", f.verdict.verdict},
       // Safe by luck: a lease was lost under a holder and nobody happened to enter.

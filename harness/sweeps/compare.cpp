@@ -9,6 +9,7 @@
 #include "registry.h"
 #include "report/report.h"
 #include "run/run_document.h"
+#include "support/text.h"
 
 namespace locklab::harness {
 
@@ -17,16 +18,6 @@ RunOptions default_compare_workload(bool quick) {
   if (quick) options.duration_s = kQuickDurationS;
   return options;
 }
-
-namespace {
-
-std::string one_line(std::string message) {
-  for (char& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
-  return message;
-}
-
-}  // namespace
 
 Result<CompareSummary> compare(const CompareOptions& options) {
   std::vector<std::string> locks = options.locks;

@@ -1,0 +1,20 @@
+// One-line text for messages and commands: an error printed as one line (a
+// reply or a server log can carry newlines), and a word quoted so that a
+// recorded command can be pasted back into a shell.
+#pragma once
+
+#include <string>
+
+namespace locklab::harness {
+
+// `message` with every newline and carriage return turned into a space.
+std::string one_line(std::string message);
+
+// "PROGRAM: MESSAGE" on stderr, as one line; returns `code` (the exit status).
+int complain(const char* program, int code, const std::string& message);
+
+// `word` as a shell reads it back: quoted in '' when it holds a blank, a quote
+// or a shell metacharacter ($ | & ; < > ( )), else as it is.
+std::string shell_word(const std::string& word);
+
+}  // namespace locklab::harness
