@@ -206,15 +206,18 @@ def check_links(root, nodes, reach):
 
 
 def check_jobs(root, nodes):
-    """Every component folder with a CMakeLists.txt states its job in its first line."""
+    """Every component folder states its job: the first line of its CMakeLists.txt
+    is a comment, or (a folder built from its parent's CMakeLists) a README says it."""
     problems = []
-    for name, (rel, target, _) in sorted(nodes.items()):
-        path = os.path.join(root, rel, "CMakeLists.txt")
-        if target is None or not os.path.isfile(path):
-            continue
-        first = open(path, encoding="utf-8").readline()
-        if not first.startswith("# ") or len(first.strip()) < 10:
-            problems.append("%s/CMakeLists.txt: the first line must be a comment saying %s's one job" % (rel, name))
+    for name, (rel, _, _) in sorted(nodes.items()):
+        cmake = os.path.join(root, rel, "CMakeLists.txt")
+        readme = os.path.join(root, rel, "README")
+        if os.path.isfile(cmake):
+            first = open(cmake, encoding="utf-8").readline()
+            if not first.startswith("# ") or len(first.strip()) < 10:
+                problems.append("%s/CMakeLists.txt: the first line must be a comment saying %s's one job" % (rel, name))
+        elif not os.path.isfile(readme) or len(open(readme, encoding="utf-8").read().strip()) < 10:
+            problems.append("%s: no CMakeLists.txt, so a README must say %s's one job" % (rel, name))
     return problems
 
 
