@@ -8,10 +8,8 @@
 // verdict is about the mechanism (a message or a retry), not about speed.
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <mutex>
 
-#include "servers/redis_server.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -25,20 +23,6 @@ namespace {
 constexpr auto kRetryInterval = 200ms;  // the polling waiters' pause between attempts
 constexpr auto kWatchdogTtl = 5s;       // generation 5: the PTTL a waiter sleeps at most
 
-// Requests the actor `who` sent on its own connections so far (its round trips).
-int round_trips(Narrator& narrator, const std::string& who) {
-  int count = 0;
-  for (const auto& step : narrator.steps())
-    if (step["who"] == who && step["text"].get<std::string>().find("  =>  ") != std::string::npos) ++count;
-  return count;
-}
-
-bool unlock_message_seen(Narrator& narrator) {
-  for (const auto& step : narrator.steps())
-    if (step["text"].get<std::string>().find("pushes [\"message\"") != std::string::npos) return true;
-  return false;
-}
-
 struct Waiter {
   std::string name;
   std::unique_ptr<DistributedLock> lock;
@@ -47,24 +31,13 @@ struct Waiter {
   double started_ms = 0, acquired_ms = 0, freed_ms = 0;  // freed: when the lock it got was released
 };
 
-std::string ms(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f ms", value);
-  return text;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("pubsub_wakeup"), argc, argv);
   const bool pubsub = story.lock_name() == "reentrant-watchdog";
-  auto server = story.must(RedisServer::start(), "redis-server");
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = pubsub ? kWatchdogTtl : 5s;
+  auto [server, probe, config] = story.single_server(pubsub ? kWatchdogTtl : 5s);
   config.retry_interval = kRetryInterval;
-  config.servers = {server->connection_options()};
   auto holder = story.make_lock(config);
   std::mutex release_mutex;
   double last_release_ms = 0;
@@ -103,7 +76,7 @@ int main(int argc, char** argv) {
       w->started_ms = story.narrator().now_ms();
       if (w->lock->try_acquire(10s) != Acquire::acquired) story.die(w->name + " never got the lock");
       w->acquired_ms = story.narrator().now_ms();
-      w->round_trips = round_trips(story.narrator(), w->name);
+      w->round_trips = story.narrator().round_trips(w->name);
       {
         std::lock_guard guard(release_mutex);
         w->freed_ms = last_release_ms;
@@ -118,7 +91,7 @@ int main(int argc, char** argv) {
     if (pubsub)
       story.wait_for(w->name + " sleeps on the unlock channel", [w] { return w->log.reached("before-wait"); });
     else
-      story.wait_for(w->name + " was refused twice", [&, w] { return round_trips(story.narrator(), w->name) >= 2; });
+      story.wait_for(w->name + " was refused twice", [&, w] { return story.narrator().round_trips(w->name) >= 2; });
   }
   let_go = true;
   h->join();
@@ -126,9 +99,9 @@ int main(int argc, char** argv) {
 
   for (const auto& w : waiters)
     story.say(w->name + ": " + std::to_string(w->round_trips) + " round trips to acquire, waited " +
-              ms(w->acquired_ms - w->started_ms) + ", handoff " + ms(w->acquired_ms - w->freed_ms) +
-              " after the release it waited for");
-  const bool woke_on_message = unlock_message_seen(story.narrator());
+              fixed(w->acquired_ms - w->started_ms, 1) + " ms, handoff " +
+              fixed(w->acquired_ms - w->freed_ms, 1) + " ms after the release it waited for");
+  const bool woke_on_message = story.narrator().saw_push("message");
   const bool slept_full_ttl = std::any_of(waiters.begin(), waiters.end(), [](const auto& w) {
     return w->acquired_ms - w->freed_ms >= static_cast<double>(std::chrono::milliseconds(kWatchdogTtl).count());
   });

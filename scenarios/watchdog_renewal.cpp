@@ -9,10 +9,11 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "scenario/lease_watch.h"
 #include "scenario/process_actor.h"
-#include "support/process_control.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
+#include "support/process_control.h"
 
 using namespace locklab;
 using namespace locklab::harness;
@@ -21,30 +22,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr auto kLease = 600ms;  // the watchdog renews every 200 ms
-
-// Polls the key's PTTL and narrates every renewal (the PTTL rising again)
-// until `renewals` were seen or the key is gone. True = the renewals were seen.
-bool watch_renewals(Scenario& story, RedisProbe& probe, const std::string& key, int renewals) {
-  long long previous = -2;
-  int seen = 0;
-  bool gone = false;
-  wait_until(
-      [&] {
-        const auto pttl = probe.pttl(key);
-        if (!pttl) return false;
-        if (*pttl == -2) return gone = true;
-        if (previous >= 0 && *pttl > previous + kLease.count() / 6) {
-          ++seen;
-          story.say("PTTL lock rose from " + std::to_string(previous) + " to " + std::to_string(*pttl) +
-                    " ms: the lease was renewed");
-        }
-        previous = *pttl;
-        return seen >= renewals;
-      },
-      10s, 5ms);
-  if (gone) story.say("PTTL lock => -2: the key expired, last seen with " + std::to_string(previous) + " ms left");
-  return seen >= renewals;
-}
 
 }  // namespace
 
@@ -74,7 +51,7 @@ int main(int argc, char** argv) {
   if (!a->wait_for_child()) story.die("A never acquired the free lock");
 
   auto lock_b = story.make_lock(config);
-  const bool renewed = watch_renewals(story, probe, config.key, 3);
+  const bool renewed = watch_renewals(story, probe, config.key, kLease, 3);
   if (watchdog) {
     if (!renewed) story.die("the watchdog did not keep the slow holder's lease");
     bool early = false;

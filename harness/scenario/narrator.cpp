@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include "scenario/step_gate.h"
@@ -52,6 +53,14 @@ std::string reply_text(const redis::Reply& reply) {
 
 
 std::string who_of(const std::string& actor) { return actor.empty() ? "(background)" : actor; }
+
+// A pushed message's kind is its first element: ["message", channel, payload].
+std::optional<std::string> push_kind(const redis::Reply* reply) {
+  if (reply == nullptr || !reply->is_array() || reply->size() == 0) return std::nullopt;
+  const redis::Reply first = reply->element(0);
+  if (!first.is_string()) return std::nullopt;
+  return first.string();
+}
 
 }  // namespace
 
@@ -180,6 +189,17 @@ nlohmann::json Narrator::steps() const {
   return steps_;
 }
 
+int Narrator::round_trips(const std::string& who) const {
+  std::lock_guard lock(mutex_);
+  const auto found = round_trips_.find(who);
+  return found == round_trips_.end() ? 0 : found->second;
+}
+
+bool Narrator::saw_push(const std::string& kind) const {
+  std::lock_guard lock(mutex_);
+  return pushes_.count(kind) > 0;
+}
+
 // The director's own traffic (starting servers, polling conditions) is not the story.
 bool Narrator::watched() const { return std::this_thread::get_id() != director_ || !current_actor().empty(); }
 
@@ -196,11 +216,13 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   const std::string answer = reply != nullptr ? reply_text(*reply) : "!! " + error->message;
   const std::string who = who_of(current_actor());
   if (queue.empty()) {  // nothing asked: a pushed pub/sub message
+    if (const auto kind = push_kind(reply)) pushes_.insert(*kind);
     emit(who, "<- " + from.to_string() + " pushes " + answer);
     return;
   }
   const std::string request = std::move(queue.front());
   queue.pop_front();
+  ++round_trips_[who];
   emit(who, request + "  =>  " + answer);
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -59,6 +60,11 @@ class Narrator final : public redis::TrafficObserver {
   nlohmann::json timeline() const;
   nlohmann::json steps() const;
   double now_ms() const;
+  // The traffic in figures, for stories that measure the mechanism: the
+  // requests `who` sent that were answered so far (its round trips), and
+  // whether a pub/sub push of `kind` ("message") arrived.
+  int round_trips(const std::string& who) const;
+  bool saw_push(const std::string& kind) const;
 
   // The parent's side of a forwarded line: kind 'S' a step, 'E' enter, 'L' leave.
   void relay(char kind, const std::string& who, const std::string& text);
@@ -86,6 +92,8 @@ class Narrator final : public redis::TrafficObserver {
   nlohmann::json sections_ = nlohmann::json::array();
   // Requests waiting for their reply, per (thread, server): replies come back in order.
   std::map<std::pair<std::thread::id, std::string>, std::deque<std::string>> pending_;
+  std::map<std::string, int> round_trips_;  // answered requests per actor (who_of)
+  std::set<std::string> pushes_;            // the kinds of the pushed messages seen
 };
 
 // A named thread. Joined by join() or by the destructor. A SimulatedCrash
