@@ -4,6 +4,7 @@
 
 #include "history/checker.h"
 #include "servers/cluster_servers.h"
+#include "servers/lock_servers.h"
 #include "workload/counter_resource.h"
 #include "nemesis/fault_registry.h"
 #include "history/metrics.h"
@@ -65,7 +66,9 @@ Result<Servers> provide_servers(const RunOptions& options, const Generation& gen
   if (options.cluster) return provide_cluster_servers(options, generation);
   Servers servers;
   if (!options.redis.empty()) {
-    for (const auto& endpoint : options.redis) servers.lock.push_back(coordinator_options(endpoint));
+    auto given = provide_lock_servers(options.redis, 0, coordinator_options);
+    if (!given) return given.error();
+    servers.lock = std::move(given->lock);
     if (!generation.capabilities.uses_redis) servers.lock.clear();
     servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
     for (const auto& lock : servers.lock)
@@ -89,9 +92,9 @@ Result<Servers> provide_servers(const RunOptions& options, const Generation& gen
     servers.topology = std::move(topology).value();
     servers.lock = servers.topology->endpoints();
   }
-  auto counter_server = RedisServer::start();
+  auto counter_server = provide_lock_servers({}, 1);  // one fresh master of our own
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
-  servers.owned.push_back(std::move(counter_server).value());
+  servers.owned = std::move(counter_server->owned);
   servers.counter_server = servers.owned.back().get();
   servers.counter = servers.counter_server->connection_options();
   return servers;

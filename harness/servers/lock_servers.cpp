@@ -23,3 +23,27 @@ std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& t
 }
 
 }  // namespace locklab::harness
+
+namespace locklab::harness {
+
+redis::ConnectionOptions plain_options(const redis::Endpoint& endpoint) {
+  redis::ConnectionOptions options;
+  options.endpoint = endpoint;
+  return options;
+}
+
+Result<LockServers> provide_lock_servers(const std::vector<redis::Endpoint>& given, std::size_t own_count,
+                                         const OptionsFor& options_for) {
+  LockServers servers;
+  if (!given.empty()) {
+    for (const auto& endpoint : given) servers.lock.push_back(options_for(endpoint));
+    return servers;
+  }
+  auto started = start_masters(own_count);
+  if (!started) return started.error();
+  servers.owned = std::move(started).value();
+  for (const auto& server : servers.owned) servers.lock.push_back(server->connection_options());
+  return servers;
+}
+
+}  // namespace locklab::harness

@@ -316,118 +316,134 @@ bool wants_read(const Flow& flow) { return !flow.eof && flow.queued < kMaxBuffer
 
 }  // namespace
 
+struct TcpProxy::PollSet {
+  std::vector<pollfd> fds;    // [0] the wake fd, [1] the listener, then two per polled link
+  std::vector<Link*> polled;  // polled[i] owns fds[2 + 2*i] (client) and fds[3 + 2*i] (server)
+  int timeout_ms = -1;        // until the next delayed chunk falls due; -1: none
+};
+
+const ProxyMode& TcpProxy::mode_of(const Link& link, std::size_t flow) const {
+  return link.own_modes[flow] ? *link.own_modes[flow] : state_->modes[flow];
+}
+
+void TcpProxy::drop_link(Link& link, bool reset) {
+  for (std::size_t i = 0; i < 2; ++i) {
+    state_->counters[i].dropped += link.flows[i].queued;
+    state_->counters[i].buffered -= link.flows[i].queued;
+  }
+  if (reset) {
+    reset_and_close(link.client);
+    reset_and_close(link.server);
+  } else {
+    ::close(link.client);
+    ::close(link.server);
+  }
+}
+
+// Act on the requested changes, deliver what is due, close the links that are
+// done, then tell the callers waiting in apply().
+void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
+  State& state = *state_;
+  if (state.cut || state.reset_links) {
+    for (auto& link : state.links) drop_link(link, true);
+    state.links.clear();
+    state.reset_links = false;
+  }
+  for (auto& link : state.links) {
+    for (std::size_t i = 0; i < 2; ++i)
+      if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now)) link.broken = true;
+  }
+  for (auto it = state.links.begin(); it != state.links.end();) {
+    const bool finished = it->flows[0].shut && it->flows[1].shut;
+    if (it->broken || finished) {
+      drop_link(*it, it->broken);
+      it = state.links.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  state.seen = state.requested;
+  applied_.notify_all();
+}
+
+// What to wait for, and until when (the next delayed chunk that falls due).
+void TcpProxy::build_poll_set(PollSet& set, std::chrono::steady_clock::time_point now) {
+  set.fds.assign({pollfd{wake_fd_, POLLIN, 0}, pollfd{listen_fd_, POLLIN, 0}});
+  set.polled.clear();
+  set.timeout_ms = -1;
+  for (auto& link : state_->links) {
+    short client_events = 0, server_events = 0;
+    const Flow& up = link.flows[kClientToServer];
+    const Flow& down = link.flows[kServerToClient];
+    if (wants_read(up)) client_events |= POLLIN;
+    if (wants_read(down)) server_events |= POLLIN;
+    if (up.want_write) server_events |= POLLOUT;
+    if (down.want_write) client_events |= POLLOUT;
+    set.fds.push_back(pollfd{client_events ? link.client : -1, client_events, 0});
+    set.fds.push_back(pollfd{server_events ? link.server : -1, server_events, 0});
+    set.polled.push_back(&link);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Flow& flow = link.flows[i];
+      if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold) continue;
+      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
+      const int bounded = static_cast<int>(std::max<long long>(0, wait));
+      set.timeout_ms = set.timeout_ms < 0 ? bounded : std::min(set.timeout_ms, bounded);
+    }
+  }
+}
+
+// One direction of one link after poll(): read what its sender has, if it may.
+void TcpProxy::pump(Link& link, std::size_t flow, short revents, std::chrono::steady_clock::time_point now) {
+  if ((revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[flow]) &&
+      !read_into(link.flows[flow], mode_of(link, flow), state_->counters[flow], now))
+    link.broken = true;
+}
+
+// Every connection waiting on the listener becomes a link to the upstream.
+void TcpProxy::accept_links() {
+  for (;;) {
+    const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) break;
+    const int server = state_->cut ? -1 : connect_upstream(upstream_);
+    if (server < 0) {  // cut, or the upstream is down: the client sees a reset
+      reset_and_close(client);
+      continue;
+    }
+    prepare(client);
+    Link link;
+    link.client = client;
+    link.server = server;
+    link.flows[kClientToServer].from = client;
+    link.flows[kClientToServer].to = server;
+    link.flows[kServerToClient].from = server;
+    link.flows[kServerToClient].to = client;
+    state_->links.push_back(std::move(link));
+  }
+}
+
 void TcpProxy::run() {
   std::unique_lock lock(mutex_);
-  State& state = *state_;
-  std::vector<pollfd> fds;
-  std::vector<Link*> polled;  // polled[i] owns fds[2 + 2*i] (client) and fds[3 + 2*i] (server)
-
-  const auto mode_of = [&](const Link& link, std::size_t flow) -> const ProxyMode& {
-    return link.own_modes[flow] ? *link.own_modes[flow] : state.modes[flow];
-  };
-  const auto drop_link = [&](Link& link, bool reset) {
-    for (std::size_t i = 0; i < 2; ++i) {
-      state.counters[i].dropped += link.flows[i].queued;
-      state.counters[i].buffered -= link.flows[i].queued;
-    }
-    if (reset) {
-      reset_and_close(link.client);
-      reset_and_close(link.server);
-    } else {
-      ::close(link.client);
-      ::close(link.server);
-    }
-  };
-
-  while (!state.stopping) {
+  PollSet set;
+  while (!state_->stopping) {
     const auto now = Clock::now();
-    // Act on the requested changes, then tell the callers waiting in apply().
-    if (state.cut || state.reset_links) {
-      for (auto& link : state.links) drop_link(link, true);
-      state.links.clear();
-      state.reset_links = false;
-    }
-    for (auto& link : state.links) {
-      for (std::size_t i = 0; i < 2; ++i)
-        if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now)) link.broken = true;
-    }
-    for (auto it = state.links.begin(); it != state.links.end();) {
-      const bool finished = it->flows[0].shut && it->flows[1].shut;
-      if (it->broken || finished) {
-        drop_link(*it, it->broken);
-        it = state.links.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    state.seen = state.requested;
-    applied_.notify_all();
-
-    // What to wait for, and until when (the next delayed chunk that falls due).
-    fds.assign({pollfd{wake_fd_, POLLIN, 0}, pollfd{listen_fd_, POLLIN, 0}});
-    polled.clear();
-    int timeout_ms = -1;
-    for (auto& link : state.links) {
-      short client_events = 0, server_events = 0;
-      Flow& up = link.flows[kClientToServer];
-      Flow& down = link.flows[kServerToClient];
-      if (wants_read(up)) client_events |= POLLIN;
-      if (wants_read(down)) server_events |= POLLIN;
-      if (up.want_write) server_events |= POLLOUT;
-      if (down.want_write) client_events |= POLLOUT;
-      fds.push_back(pollfd{client_events ? link.client : -1, client_events, 0});
-      fds.push_back(pollfd{server_events ? link.server : -1, server_events, 0});
-      polled.push_back(&link);
-      for (std::size_t i = 0; i < 2; ++i) {
-        const Flow& flow = link.flows[i];
-        if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold) continue;
-        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
-        const int bounded = static_cast<int>(std::max<long long>(0, wait));
-        timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
-      }
-    }
+    act_on_changes(now);
+    build_poll_set(set, now);
 
     lock.unlock();
-    ::poll(fds.data(), fds.size(), timeout_ms);
+    ::poll(set.fds.data(), set.fds.size(), set.timeout_ms);
     lock.lock();
-    if (state.stopping) break;
+    if (state_->stopping) break;
     const auto after = Clock::now();
 
-    if (fds[0].revents & POLLIN) {
+    if (set.fds[0].revents & POLLIN) {
       std::uint64_t count = 0;
       (void)!::read(wake_fd_, &count, sizeof count);
     }
-    for (std::size_t i = 0; i < polled.size(); ++i) {
-      Link& link = *polled[i];
-      const short client_revents = fds[2 + 2 * i].revents;
-      const short server_revents = fds[3 + 2 * i].revents;
-      if ((client_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kClientToServer]) &&
-          !read_into(link.flows[kClientToServer], mode_of(link, kClientToServer), state.counters[kClientToServer], after))
-        link.broken = true;
-      if ((server_revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[kServerToClient]) &&
-          !read_into(link.flows[kServerToClient], mode_of(link, kServerToClient), state.counters[kServerToClient], after))
-        link.broken = true;
+    for (std::size_t i = 0; i < set.polled.size(); ++i) {
+      pump(*set.polled[i], kClientToServer, set.fds[2 + 2 * i].revents, after);
+      pump(*set.polled[i], kServerToClient, set.fds[3 + 2 * i].revents, after);
     }
-    if (fds[1].revents & POLLIN) {
-      for (;;) {
-        const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client < 0) break;
-        const int server = state.cut ? -1 : connect_upstream(upstream_);
-        if (server < 0) {  // cut, or the upstream is down: the client sees a reset
-          reset_and_close(client);
-          continue;
-        }
-        prepare(client);
-        Link link;
-        link.client = client;
-        link.server = server;
-        link.flows[kClientToServer].from = client;
-        link.flows[kClientToServer].to = server;
-        link.flows[kServerToClient].from = server;
-        link.flows[kServerToClient].to = client;
-        state.links.push_back(std::move(link));
-      }
-    }
+    if (set.fds[1].revents & POLLIN) accept_links();
   }
 }
 

@@ -108,7 +108,16 @@ class TcpProxy {
   template <class Change>
   void apply(Change&& change);
   void wake() const;
+
+  // The poll thread: run() loops over these, each called with mutex_ held.
+  struct PollSet;
   void run();
+  void act_on_changes(std::chrono::steady_clock::time_point now);
+  void build_poll_set(PollSet& set, std::chrono::steady_clock::time_point now);
+  void pump(Link& link, std::size_t flow, short revents, std::chrono::steady_clock::time_point now);
+  void accept_links();
+  const ProxyMode& mode_of(const Link& link, std::size_t flow) const;
+  void drop_link(Link& link, bool reset);
 
   int listen_fd_;
   int wake_fd_;  // eventfd: a mode change or the destructor interrupts poll()

@@ -1,6 +1,5 @@
 #include "trials/cluster_trial.h"
 
-#include "support/conditions.h"
 #include "history/history.h"
 #include "redis/cluster.h"
 
@@ -28,37 +27,20 @@ Result<FailoverOutcome> run_cluster_failover_trial(const ClusterFailoverTrial& t
   auto topology = ClusterFailoverTopology::start(trial.cluster);
   if (!topology) return topology.error();
   auto& cluster = **topology;
-  std::string why;
-  auto history = SharedHistory::create(2, 4, &why);
-  if (!history) return Error{ErrorKind::io, why};
-
-  FailoverOutcome outcome;
-  outcome.old_master = cluster.master().endpoint();
-
-  // A acquires while nothing it writes reaches the replica.
-  if (auto held = cluster.hold_replication(); !held) return held.error();
-  auto first = acquire_in_cluster(trial, cluster, *history, 0, 0ms);
-  if (!first) return first.error();
-  // A's reply can reach A before the proxy has read the stream the master
-  // wrote with it: poll for the held bytes (none come if A wrote nothing).
-  wait_until([&] { return cluster.held_bytes() > 0; }, 2000ms);
-  outcome.held_bytes = cluster.held_bytes();
-  if (auto tested = require_held_write(outcome.held_bytes); !tested) return tested.error();
-
-  auto promoted = cluster.fail_over();
-  if (!promoted) return promoted.error();
-  outcome.new_master = *promoted;
+  TrialSteps steps;
+  steps.old_master = [&]() -> Result<redis::Endpoint> { return cluster.master().endpoint(); };
+  steps.hold_replication = [&] { return cluster.hold_replication(); };
+  steps.held_bytes = [&] { return cluster.held_bytes(); };
+  // CLUSTER FAILOVER FORCE; A's release is later redirected to the new master: not its lock any more.
+  steps.fail_over = [&] { return cluster.fail_over(); };
   // The demoted master's full resync drops A's key there too, and makes it the
   // replica the WAIT guard needs: B's outcome does not depend on how fast it rejoined.
-  if (auto resynced = cluster.wait_old_master_resynced(); !resynced) return resynced.error();
-
+  steps.after_failover = [&] { return cluster.wait_old_master_resynced(); };
   // B, seeded at another master, finds the slot's new owner and asks for the same lock.
-  auto second = acquire_in_cluster(trial, cluster, *history, 1, 1000ms);
-  if (!second) return second.error();
-  leave(*second, *history);
-  leave(*first, *history);  // A's release is redirected to the new master: not its lock any more
-  judge_trial(*first, *second, *history, outcome);
-  return outcome;
+  steps.acquire = [&](const SharedHistory& history, int client, std::chrono::milliseconds wait) {
+    return acquire_in_cluster(trial, cluster, history, client, wait);
+  };
+  return run_trial(steps);
 }
 
 }  // namespace locklab::harness

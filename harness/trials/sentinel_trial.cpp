@@ -1,6 +1,5 @@
 #include "trials/sentinel_trial.h"
 
-#include "support/conditions.h"
 #include "history/history.h"
 #include "redis/sentinel.h"
 
@@ -31,38 +30,24 @@ Result<TrialClient> acquire_via_sentinel(const FailoverTrial& trial, const Senti
 }  // namespace
 
 Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial) {
-  auto topology = SentinelTopology::start(trial.sentinel);
-  if (!topology) return topology.error();
-  std::string why;
-  auto history = SharedHistory::create(2, 4, &why);
-  if (!history) return Error{ErrorKind::io, why};
-
-  FailoverOutcome outcome;
-  auto old_master = (*topology)->current_master();
-  if (!old_master) return old_master.error();
-  outcome.old_master = *old_master;
-
-  // A acquires while nothing it writes reaches the replica.
-  (*topology)->replication().hold_replication();
-  auto first = acquire_via_sentinel(trial, **topology, *history, 0, 0ms);
-  if (!first) return first.error();
-  // A's reply can reach A before the proxy has read the stream the master
-  // wrote with it: poll for the held bytes (none come if A wrote nothing).
-  wait_until([&] { return (*topology)->replication().held_bytes() > 0; }, 2000ms);
-  outcome.held_bytes = (*topology)->replication().held_bytes();
-  if (auto tested = require_held_write(outcome.held_bytes); !tested) return tested.error();
-
-  auto promoted = (*topology)->kill_master();
-  if (!promoted) return promoted.error();
-  outcome.new_master = *promoted;
-
-  // B re-discovers (as A would after its connection broke) and asks for the same lock.
-  auto second = acquire_via_sentinel(trial, **topology, *history, 1, 1000ms);
-  if (!second) return second.error();
-  leave(*second, *history);
-  leave(*first, *history);  // A's release goes to the dead master: an error, as in production
-  judge_trial(*first, *second, *history, outcome);
-  return outcome;
+  auto started = SentinelTopology::start(trial.sentinel);
+  if (!started) return started.error();
+  SentinelTopology& topology = **started;
+  TrialSteps steps;
+  steps.old_master = [&] { return topology.current_master(); };
+  steps.hold_replication = [&]() -> Status {
+    topology.replication().hold_replication();
+    return Done{};
+  };
+  steps.held_bytes = [&] { return topology.replication().held_bytes(); };
+  // The master dies; Sentinel promotes the replica. A's release later goes to
+  // the dead master: an error, as in production.
+  steps.fail_over = [&] { return topology.kill_master(); };
+  // Each client discovers the master itself: B re-discovers, as A would after its connection broke.
+  steps.acquire = [&](const SharedHistory& history, int client, std::chrono::milliseconds wait) {
+    return acquire_via_sentinel(trial, topology, history, client, wait);
+  };
+  return run_trial(steps);
 }
 
 }  // namespace locklab::harness

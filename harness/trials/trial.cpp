@@ -1,8 +1,11 @@
 #include "trials/trial.h"
 
 #include "registry.h"
+#include "support/conditions.h"
 
 namespace locklab::harness {
+
+using namespace std::chrono_literals;
 
 Result<TrialClient> acquire_recorded(const std::string& lock_name, const LockConfig& config,
                                      const SharedHistory& history, int client, std::chrono::milliseconds wait) {
@@ -55,6 +58,40 @@ void judge_trial(const TrialClient& first, const TrialClient& second, const Shar
   const Safety safety = check_safety(input);
   outcome.double_grants = safety.overlaps.pairs > 0 ? 1 : 0;
   outcome.verdict = judge(safety);
+}
+
+Result<FailoverOutcome> run_trial(const TrialSteps& steps) {
+  std::string why;
+  auto history = SharedHistory::create(2, 4, &why);
+  if (!history) return Error{ErrorKind::io, why};
+
+  FailoverOutcome outcome;
+  auto old_master = steps.old_master();
+  if (!old_master) return old_master.error();
+  outcome.old_master = *old_master;
+
+  // A acquires while nothing it writes reaches the replica.
+  if (auto held = steps.hold_replication(); !held) return held.error();
+  auto first = steps.acquire(*history, 0, 0ms);
+  if (!first) return first.error();
+  // A's reply can reach A before the proxy has read the stream the master
+  // wrote with it: poll for the held bytes (none come if A wrote nothing).
+  wait_until([&] { return steps.held_bytes() > 0; }, 2000ms);
+  outcome.held_bytes = steps.held_bytes();
+  if (auto tested = require_held_write(outcome.held_bytes); !tested) return tested.error();
+
+  auto promoted = steps.fail_over();
+  if (!promoted) return promoted.error();
+  outcome.new_master = *promoted;
+  if (steps.after_failover)
+    if (auto settled = steps.after_failover(); !settled) return settled.error();
+
+  auto second = steps.acquire(*history, 1, 1000ms);
+  if (!second) return second.error();
+  leave(*second, *history);
+  leave(*first, *history);  // A's release goes to the old master, dead or demoted: an error or not its lock
+  judge_trial(*first, *second, *history, outcome);
+  return outcome;
 }
 
 }  // namespace locklab::harness

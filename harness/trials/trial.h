@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,5 +55,21 @@ void leave(TrialClient& client, const SharedHistory& history);
 // Fills in the outcome's acquire fields, double grants and verdict from both clients and the history.
 void judge_trial(const TrialClient& first, const TrialClient& second, const SharedHistory& history,
                  FailoverOutcome& outcome);
+
+// The topology's part of a failover trial; run_trial() tells the story around it.
+struct TrialSteps {
+  std::function<Result<redis::Endpoint>()> old_master;  // the master A will write to
+  std::function<Status()> hold_replication;             // nothing A writes reaches the replica
+  std::function<std::uint64_t()> held_bytes;            // replication bytes the proxy holds now
+  std::function<Result<redis::Endpoint>()> fail_over;   // the replica takes over: the new master
+  std::function<Status()> after_failover;               // optional: what must settle before B tries
+  // One client's single attempt (A: 0, B: 1), made where the topology says.
+  std::function<Result<TrialClient>(const SharedHistory& history, int client, std::chrono::milliseconds wait)> acquire;
+};
+
+// The story both trials tell: A acquires while replication is held (which
+// must hold some bytes), the master fails over, B acquires the same lock;
+// both leave and the checker judges.
+Result<FailoverOutcome> run_trial(const TrialSteps& steps);
 
 }  // namespace locklab::harness

@@ -359,153 +359,232 @@ void client_left_oracle(const WorkloadConfig& config, const SharedHistory& histo
   }
 }
 
-Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
-                                             Nemesis& nemesis, NemesisContext& context,
-                                             const std::function<void()>& at_barrier) {
-  WorkloadOutcome out;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  std::vector<pid_t> running;
+// How one client mode starts, watches and ends its clients; coordinate()
+// runs the sequence around them, the same for processes and threads.
+class ClientPool {
+ public:
+  virtual ~ClientPool() = default;
+  // Starts client `index` with its hook and clock (taken in the coordinator,
+  // in client order). An error means no client may be left running.
+  virtual Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) = 0;
+  virtual void all_started() {}
+  // Polls the clients: true once every one is gone.
+  virtual bool finished() = 0;
+  // Setup failed; stop and go are set, so the waiting clients leave.
+  virtual void abandon() = 0;
+  // The hard deadline ran out (supervise()).
+  virtual void overran() = 0;
+  virtual void about_to_go() {}
+  // After the run: waits for every client and fills in its part of the outcome.
+  virtual void wait_all() = 0;
+};
+
+// The start sequence of both modes: every client started, the start barrier,
+// the coordinator's watch, the end.
+Result<WorkloadOutcome> coordinate(const WorkloadConfig& config, const SharedHistory& history, Nemesis& nemesis,
+                                   NemesisContext& context, const std::function<void()>& at_barrier, ClientPool& pool,
+                                   WorkloadOutcome& out) {
   for (int i = 0; i < config.clients; ++i) {
     StepHook hook = nemesis.client_step_hook(i);
     auto clock = nemesis.client_clock(i);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      for (pid_t child : running) ::kill(child, SIGKILL);
-      for (pid_t child : running) ::waitpid(child, nullptr, 0);
-      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
-    }
-    if (pid == 0) {
-      become_client_process(parent);
-      // Never the parent's atexit handlers or destructors (they would stop the
-      // coordinator's redis-servers): every way out of a client is _exit.
-      try {
-        Client client(config, history, i, std::move(hook), std::move(clock));
-        ::_exit(client.run(/*report_traffic=*/true));
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
-      } catch (...) {
-        std::fprintf(stderr, "locklab: client %d: unknown exception\n", i);
-      }
-      ::_exit(1);
-    }
-    running.push_back(pid);
+    if (auto started = pool.start(i, std::move(hook), std::move(clock)); !started) return started.error();
   }
-  out.pids = running;
-  context.client_pids = running;
-
-  std::vector<bool> reaped(running.size(), false);
-  auto reap = [&] {
-    bool all = true;
-    for (std::size_t i = 0; i < running.size(); ++i) {
-      if (reaped[i]) continue;
-      int status = 0;
-      if (::waitpid(running[i], &status, WNOHANG) == running[i]) {
-        reaped[i] = true;
-        // The oracle's section ends first, so the history's (closed by
-        // forget_dead) still covers it.
-        client_left_oracle(config, history, static_cast<int>(i));
-        history.forget_dead(static_cast<int>(i));
-        const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
-        if (crashed) {
-          ++out.crashed_clients;
-          out.crashed_ns.push_back(history.slot(static_cast<int>(i)).died_ns.load());
-        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-          ++out.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
-        }
-      } else {
-        all = false;
-      }
-    }
-    return all;
-  };
-  auto kill_all = [&] {
-    for (std::size_t i = 0; i < running.size(); ++i)
-      if (!reaped[i]) {
-        ::kill(running[i], SIGKILL);
-        ::waitpid(running[i], nullptr, 0);
-        // The oracle's section ends first, so the history's (closed by
-        // forget_dead) still covers it.
-        client_left_oracle(config, history, static_cast<int>(i));
-        history.forget_dead(static_cast<int>(i));
-        reaped[i] = true;
-        ++out.killed_clients;
-      }
-  };
-
-  if (auto ready = await_setup(config, history, reap); !ready) {
+  pool.all_started();
+  if (auto ready = await_setup(config, history, [&] { return pool.finished(); }); !ready) {
     history.header().stop.store(1);
     history.header().go.store(1);  // let the waiting ones leave
-    const auto deadline = Clock::now() + 5s;
-    while (!reap() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    kill_all();
+    pool.abandon();
     return ready.error();
   }
-
   if (at_barrier) at_barrier();
   nemesis.before_run(context);
   context.started = Clock::now();
+  pool.about_to_go();
   out.go_ns = monotonic_ns();
   history.header().go_ns.store(out.go_ns);
   history.header().go.store(1);
-  // Past the deadline (e.g. a client left SIGSTOPped at a step point) kill_all() counts the killed.
-  supervise(config, history, nemesis, context, reap, kill_all);
-  while (!reap()) std::this_thread::sleep_for(1ms);
+  supervise(config, history, nemesis, context, [&] { return pool.finished(); }, [&] { pool.overran(); });
+  pool.wait_all();
   out.end_ns = last_finish(history, monotonic_ns());
   nemesis.after_run(context);
   return out;
 }
 
-Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
-                                           Nemesis& nemesis, NemesisContext& context,
-                                           const std::function<void()>& at_barrier) {
-  WorkloadOutcome out;
-  std::vector<std::thread> threads;
-  std::atomic<int> done{0};
-  std::atomic<int> failed{0};
-  threads.reserve(static_cast<std::size_t>(config.clients));
-  for (int i = 0; i < config.clients; ++i)
-    threads.emplace_back([&, i, hook = nemesis.client_step_hook(i), clock = nemesis.client_clock(i)]() mutable {
-      try {
-        Client client(config, history, i, std::move(hook), std::move(clock));
-        if (client.run(/*report_traffic=*/false) != 0) failed.fetch_add(1);  // traffic is process-wide: measured once below
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "locklab: client %d: %s\n", i, e.what());
-        failed.fetch_add(1);  // the thread is gone: its share of the run is missing
-      }
-      done.fetch_add(1);
-    });
-  auto finished = [&] { return done.load() == config.clients; };
-  auto join_all = [&] {
-    for (auto& thread : threads) thread.join();
-  };
-
-  if (auto ready = await_setup(config, history, finished); !ready) {
-    history.header().stop.store(1);
-    history.header().go.store(1);
-    join_all();
-    return ready.error();
+// One forked process per client; reaped as they exit.
+class ProcessPool final : public ClientPool {
+ public:
+  ProcessPool(const WorkloadConfig& config, const SharedHistory& history, NemesisContext& context,
+              WorkloadOutcome& out)
+      : config_(config), history_(history), context_(context), out_(out), parent_(::getpid()) {
+    std::fflush(stdout);
+    std::fflush(stderr);
   }
-  if (at_barrier) at_barrier();
-  nemesis.before_run(context);
-  context.started = Clock::now();
-  const redis::Traffic before = redis::traffic();
-  out.go_ns = monotonic_ns();
-  history.header().go_ns.store(out.go_ns);
-  history.header().go.store(1);
+
+  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      for (pid_t child : running_) ::kill(child, SIGKILL);
+      for (pid_t child : running_) ::waitpid(child, nullptr, 0);
+      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
+    }
+    if (pid == 0) client_body(index, std::move(hook), std::move(clock));
+    running_.push_back(pid);
+    return Done{};
+  }
+
+  void all_started() override {
+    out_.pids = running_;
+    context_.client_pids = running_;
+    reaped_.assign(running_.size(), false);
+  }
+
+  bool finished() override {
+    bool all = true;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (reaped_[i]) continue;
+      int status = 0;
+      if (::waitpid(running_[i], &status, WNOHANG) == running_[i]) {
+        reaped_[i] = true;
+        gone(static_cast<int>(i));
+        count_exit(static_cast<int>(i), status);
+      } else {
+        all = false;
+      }
+    }
+    return all;
+  }
+
+  void abandon() override {
+    const auto deadline = Clock::now() + 5s;
+    while (!finished() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    kill_all();
+  }
+
+  // Past the deadline (e.g. a client left SIGSTOPped at a step point) kill_all() counts the killed.
+  void overran() override { kill_all(); }
+
+  void wait_all() override {
+    while (!finished()) std::this_thread::sleep_for(1ms);
+  }
+
+ private:
+  // In the child. Never the parent's atexit handlers or destructors (they
+  // would stop the coordinator's redis-servers): every way out of a client is _exit.
+  [[noreturn]] void client_body(int index, StepHook hook, std::shared_ptr<const WallClock> clock) {
+    become_client_process(parent_);
+    try {
+      Client client(config_, history_, index, std::move(hook), std::move(clock));
+      ::_exit(client.run(/*report_traffic=*/true));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "locklab: client %d: %s\n", index, e.what());
+    } catch (...) {
+      std::fprintf(stderr, "locklab: client %d: unknown exception\n", index);
+    }
+    ::_exit(1);
+  }
+
+  // The oracle's section ends first, so the history's (closed by
+  // forget_dead) still covers it.
+  void gone(int client) {
+    client_left_oracle(config_, history_, client);
+    history_.forget_dead(client);
+  }
+
+  void count_exit(int client, int status) {
+    const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
+    if (crashed) {
+      ++out_.crashed_clients;
+      out_.crashed_ns.push_back(history_.slot(client).died_ns.load());
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++out_.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
+    }
+  }
+
+  void kill_all() {
+    for (std::size_t i = 0; i < running_.size(); ++i)
+      if (!reaped_[i]) {
+        ::kill(running_[i], SIGKILL);
+        ::waitpid(running_[i], nullptr, 0);
+        gone(static_cast<int>(i));
+        reaped_[i] = true;
+        ++out_.killed_clients;
+      }
+  }
+
+  const WorkloadConfig& config_;
+  const SharedHistory& history_;
+  NemesisContext& context_;
+  WorkloadOutcome& out_;
+  const pid_t parent_;
+  std::vector<pid_t> running_;
+  std::vector<bool> reaped_;
+};
+
+// One thread per client, in this process.
+class ThreadPool final : public ClientPool {
+ public:
+  ThreadPool(const WorkloadConfig& config, const SharedHistory& history, WorkloadOutcome& out)
+      : config_(config), history_(history), out_(out) {
+    threads_.reserve(static_cast<std::size_t>(config.clients));
+  }
+
+  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
+    threads_.emplace_back([this, index, hook = std::move(hook), clock = std::move(clock)]() mutable {
+      try {
+        Client client(config_, history_, index, std::move(hook), std::move(clock));
+        if (client.run(/*report_traffic=*/false) != 0) failed_.fetch_add(1);  // traffic is process-wide: measured below
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "locklab: client %d: %s\n", index, e.what());
+        failed_.fetch_add(1);  // the thread is gone: its share of the run is missing
+      }
+      done_.fetch_add(1);
+    });
+    return Done{};
+  }
+
+  bool finished() override { return done_.load() == config_.clients; }
+  void abandon() override { join_all(); }
   // Threads cannot be killed one by one: past the hard deadline we only stop
   // handing out work and wait (each try_acquire is bounded by --wait). The
   // threads still running then count as killed: the run overran, its verdict is error.
-  supervise(config, history, nemesis, context, finished,
-            [&] { out.killed_clients = config.clients - done.load(); });
-  join_all();
-  out.failed_clients = failed.load();
-  const redis::Traffic after = redis::traffic();
-  out.thread_traffic = {after.commands - before.commands, after.round_trips - before.round_trips};
-  out.end_ns = last_finish(history, monotonic_ns());
-  nemesis.after_run(context);
-  return out;
+  void overran() override { out_.killed_clients = config_.clients - done_.load(); }
+  void about_to_go() override { before_ = redis::traffic(); }
+
+  void wait_all() override {
+    join_all();
+    out_.failed_clients = failed_.load();
+    const redis::Traffic after = redis::traffic();
+    out_.thread_traffic = {after.commands - before_.commands, after.round_trips - before_.round_trips};
+  }
+
+ private:
+  void join_all() {
+    for (auto& thread : threads_) thread.join();
+  }
+
+  const WorkloadConfig& config_;
+  const SharedHistory& history_;
+  WorkloadOutcome& out_;
+  std::vector<std::thread> threads_;
+  std::atomic<int> done_{0};
+  std::atomic<int> failed_{0};
+  redis::Traffic before_{};
+};
+
+Result<WorkloadOutcome> run_processes(const WorkloadConfig& config, const SharedHistory& history,
+                                      Nemesis& nemesis, NemesisContext& context,
+                                      const std::function<void()>& at_barrier) {
+  WorkloadOutcome out;
+  ProcessPool pool(config, history, context, out);
+  return coordinate(config, history, nemesis, context, at_barrier, pool, out);
+}
+
+Result<WorkloadOutcome> run_threads(const WorkloadConfig& config, const SharedHistory& history,
+                                    Nemesis& nemesis, NemesisContext& context,
+                                    const std::function<void()>& at_barrier) {
+  WorkloadOutcome out;
+  ThreadPool pool(config, history, out);
+  return coordinate(config, history, nemesis, context, at_barrier, pool, out);
 }
 
 }  // namespace

@@ -39,35 +39,24 @@ struct Flags {
   int instances = 3;
 };
 
-// The Redis servers the locks and the counter use: --redis ones, or our own.
-struct Servers {
-  harness::ServerList owned;  // stopped when this goes away (and on SIGINT/SIGTERM, by the launcher)
-  std::vector<redis::ConnectionOptions> lock_servers;  // [0] also holds the counter
-};
+// The Redis servers the locks and the counter use: --redis ones, or our own
+// (stopped when this goes away, and on SIGINT/SIGTERM, by the launcher); lock[0] also holds the counter.
+using Servers = harness::LockServers;
 
 Result<Servers> provide_servers(const Flags& flags, bool need_many) {
-  Servers servers;
+  std::vector<redis::Endpoint> given;
   if (!flags.redis.empty()) {
     std::string why;
     auto endpoints = harness::parse_endpoints(flags.redis, &why);
     if (!endpoints) return Error{ErrorKind::usage, why};
-    for (const auto& endpoint : *endpoints) {
-      redis::ConnectionOptions options;
-      options.endpoint = endpoint;
-      servers.lock_servers.push_back(options);
-    }
-    return servers;
+    given = std::move(endpoints).value();
   }
-  auto started = harness::start_masters(need_many ? static_cast<std::size_t>(flags.nodes) : 1);
-  if (!started) return started.error();
-  servers.owned = std::move(started).value();
-  for (const auto& server : servers.owned) servers.lock_servers.push_back(server->connection_options());
-  return servers;
+  return harness::provide_lock_servers(given, need_many ? static_cast<std::size_t>(flags.nodes) : 1);
 }
 
 CounterSetup base_setup(const Flags& flags, const Servers& servers) {
   CounterSetup setup;
-  setup.counter_server = servers.lock_servers.front();
+  setup.counter_server = servers.lock.front();
   setup.lock_name = flags.lock.empty() ? "no-lock" : flags.lock;
   setup.lock.key = "counter-demo:lock";
   setup.lock.ttl = std::chrono::milliseconds{flags.ttl_ms};
@@ -85,7 +74,7 @@ CounterSetup base_setup(const Flags& flags, const Servers& servers) {
 CounterSetup setup_for(const CounterSetup& base, const Servers& servers, const std::string& lock_name) {
   CounterSetup setup = base;
   const Generation* generation = find_generation(lock_name);
-  setup.lock.servers = servers.lock_servers;
+  setup.lock.servers = servers.lock;
   if (generation == nullptr || !generation->capabilities.multi_node) setup.lock.servers.resize(1);
   return setup;
 }
