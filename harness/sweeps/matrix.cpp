@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "support/run_id.h"
@@ -39,10 +38,11 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   options.lock = generation.name;
   options.clients = 3;
   options.ops = quick ? 9 : 30;
-  // setnx-expire's EXPIRE takes whole seconds: its lease is 1 s whatever the
-  // ttl, so its cells run with that ttl and every time derived from it (a
-  // slow section of 3 x ttl, a pause) is measured against the lease it gets.
-  options.ttl_ms = generation.name == "setnx-expire" ? 1000 : kTtlMs;
+  // A lock whose lease is coarser than kTtlMs (setnx-expire's EXPIRE takes
+  // whole seconds: 1 s) runs with the lease it gets, so every time derived from
+  // the ttl (a slow section of 3 x ttl, a pause) is measured against that lease.
+  const int resolution = std::max(generation.capabilities.ttl_resolution_ms, 1);
+  options.ttl_ms = (kTtlMs + resolution - 1) / resolution * resolution;
   options.hold_ms = 20;      // << ttl: without the fault every Redis lock is safe
   options.wait_ms = 2 * options.ttl_ms;  // a contender outwaits one lapsed lease
   options.retry_ms = 5;
@@ -53,32 +53,12 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   return options;
 }
 
-// The step point between a release's owner check (if any) and the command that
-// deletes the key: where the check-then-DEL race opens. The generations'
-// own names (impls/*.cpp); release() of the script generations has a single
-// step point just before the script.
-std::string release_window(const Generation& generation) {
-  static const std::map<std::string, std::string, std::less<>> points = {
-      {"setnx", "before-del"},
-      {"setnx-expire", "before-del"},
-      {"getset-timestamp", "before-del"},
-      {"set-nx-px-token", "after-get-before-del"},
-      {"reentrant-watchdog", "before-unlock-script"},
-  };
-  const auto found = points.find(generation.name);
-  return found != points.end() ? found->second : "before-release";
-}
-
-// The step point between taking the key and giving it an expiry, where one exists.
-std::string acquire_gap(const Generation& generation) {
-  return generation.name == "setnx-expire" ? "after-setnx-before-expire" : "";
-}
-
 std::string not_applicable(const Generation& generation, const FaultColumn& column) {
   const Capabilities& can = generation.capabilities;
   if (!can.uses_redis) return "no Redis lock to fault";
   if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
-  if (column.name == "expire-gap" && acquire_gap(generation).empty()) return "no step between taking the key and its expiry";
+  if (column.name == "release-race" && can.release_window.empty()) return "no step point in its release window";
+  if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
   if (column.name == "failover" && can.multi_node) return "independent masters, no replicas";
   if (column.name == "node-minority" && !can.multi_node) return "a single node: no minority to lose";
   return "";
@@ -270,14 +250,14 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
     o.clients = 2;
     o.ops = quick ? 6 : 20;
     o.hold_ms = o.ttl_ms / 2;
-    plan.faults = {"pause-holder:at=" + release_window(generation) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
+    plan.faults = {"pause-holder:at=" + std::string(generation.capabilities.release_window) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
   } else if (name == "expire-gap") {
     // The survivors wait behind a key that never expires: a few attempts of
     // one lease each show it (a stall of half a lease is already one).
     o.stall_ms = o.ttl_ms / 2;
     o.wait_ms = o.ttl_ms;
     o.ops = quick ? 5 : 15;
-    plan.faults = {"crash-holder:at=" + acquire_gap(generation)};
+    plan.faults = {"crash-holder:at=" + std::string(generation.capabilities.acquire_gap)};
   } else if (name == "clock-skew") {
     o.hold_ms = 50;
     plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
