@@ -64,6 +64,129 @@ std::string not_applicable(const Generation& generation, const FaultColumn& colu
   return "";
 }
 
+// One plan per column: the cell's faults, and what its workload changes so
+// that the fault meets a contender. Each gets the base workload (after the
+// topology columns' switch to a duration) and the generation.
+using PlanColumn = void (*)(CellPlan& plan, const Generation& generation, bool quick);
+
+void plan_holder_crash(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
+  o.stall_ms = o.ttl_ms / 2;
+  plan.faults = {"crash-holder"};
+}
+
+void plan_holder_pause(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 50;
+  // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
+  plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
+}
+
+void plan_slow_holder(CellPlan& plan, const Generation&, bool) {
+  plan.faults = {"slow-holder:ms=" + std::to_string(3 * plan.options.ttl_ms)};
+}
+
+void plan_release_race(CellPlan& plan, const Generation& generation, bool quick) {
+  RunOptions& o = plan.options;
+  // Two clients. The first to reach the release window stops there; its key
+  // lapses after ttl and the other client gets in (polling every 5 ms) for
+  // hold ms. The stopped one resumes half-way through that section, so its
+  // late delete hits the new holder's key and, its next attempt succeeding at
+  // once, it re-enters while the new holder is still inside. A fixed pause,
+  // not a condition: until=other-acquired resumes only once the new holder
+  // has left its section, when its own release races ours. The margins are
+  // hold/2 on either side (125 ms; 250 ms for setnx-expire).
+  o.clients = 2;
+  o.ops = quick ? 6 : 20;
+  o.hold_ms = o.ttl_ms / 2;
+  plan.faults = {"pause-holder:at=" + std::string(generation.capabilities.release_window) + ":ms=" +
+                 std::to_string(o.ttl_ms - o.hold_ms / 2)};
+}
+
+void plan_expire_gap(CellPlan& plan, const Generation& generation, bool quick) {
+  RunOptions& o = plan.options;
+  // The survivors wait behind a key that never expires: a few attempts of
+  // one lease each show it (a stall of half a lease is already one).
+  o.stall_ms = o.ttl_ms / 2;
+  o.wait_ms = o.ttl_ms;
+  o.ops = quick ? 5 : 15;
+  plan.faults = {"crash-holder:at=" + std::string(generation.capabilities.acquire_gap)};
+}
+
+void plan_clock_skew(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 50;
+  plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
+}
+
+void plan_failover(CellPlan& plan, const Generation&, bool) {
+  plan.options.hold_ms = 100;
+  plan.faults = {"failover:after=acquire"};
+}
+
+void plan_node_minority(CellPlan& plan, const Generation&, bool) {
+  plan.faults = {"node-crash:nodes=2:when=start"};
+}
+
+void plan_node_restart(CellPlan& plan, const Generation& generation, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 100;
+  const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
+  plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
+}
+
+void plan_clock_jump(CellPlan& plan, const Generation& generation, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 100;
+  // The jump expires the key under its holder. A waiter asleep on the PTTL
+  // it read before the jump (reentrant-watchdog) would miss the lapse and
+  // the cell would read safe by luck: short waits keep every waiter polling,
+  // so where the algorithm allows a second holder one is there at once.
+  o.wait_ms = 30;
+  // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
+  // hits one of them -- Kleppmann's K2, the case the algorithm does not
+  // survive. On all five nodes it would keep a majority, but under
+  // contention whether it won three or five was luck.
+  const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
+  plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
+}
+
+void plan_net_cut(CellPlan& plan, const Generation&, bool quick) {
+  RunOptions& o = plan.options;
+  o.clients = 2;
+  o.ops = quick ? 4 : 12;
+  o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
+  plan.faults = {"net:mode=cut:target=holder:at=held"};
+}
+
+void plan_unavailable_release(CellPlan& plan, const Generation&, bool) {
+  plan.options.stall_ms = plan.options.ttl_ms / 2;
+  plan.faults = {"unavailable:at=release:mode=refuse"};
+}
+
+// The plan of each column of report/matrix_cells.cpp, by its name: the report
+// draws the columns, this sweep measures them.
+PlanColumn find_plan(std::string_view column) {
+  static const std::pair<std::string_view, PlanColumn> plans[] = {
+      {"holder-crash", plan_holder_crash},     {"holder-pause", plan_holder_pause},
+      {"slow-holder", plan_slow_holder},       {"release-race", plan_release_race},
+      {"expire-gap", plan_expire_gap},         {"clock-skew", plan_clock_skew},
+      {"failover", plan_failover},             {"node-minority", plan_node_minority},
+      {"node-restart", plan_node_restart},     {"clock-jump", plan_clock_jump},
+      {"net-cut", plan_net_cut},               {"unavailable-release", plan_unavailable_release},
+  };
+  for (const auto& [name, plan] : plans)
+    if (name == column) return plan;
+  return nullptr;
+}
+
+// A column with no plan of its own keeps the base workload and injects nothing.
+PlanColumn column_plan(std::string_view column) {
+  const PlanColumn plan = find_plan(column);
+  return plan != nullptr ? plan : [](CellPlan&, const Generation&, bool) {};
+}
+
 std::string shell_word(const std::string& word) {
   return word.find_first_of(" \t'\"$|&;<>()") == std::string::npos ? word : "'" + word + "'";
 }
@@ -226,80 +349,14 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
   plan.options = cell_workload(generation, quick);
   plan.not_applicable = not_applicable(generation, column);
   if (!plan.not_applicable.empty()) return plan;
-  RunOptions& o = plan.options;
-  const std::string& name = column.name;
-  if (name == "holder-crash") {
-    // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
-    o.stall_ms = o.ttl_ms / 2;
-    plan.faults = {"crash-holder"};
-  } else if (name == "holder-pause") {
-    o.hold_ms = 50;
-    // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
-    plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
-  } else if (name == "slow-holder") {
-    plan.faults = {"slow-holder:ms=" + std::to_string(3 * o.ttl_ms)};
-  } else if (name == "release-race") {
-    // Two clients. The first to reach the release window stops there; its key
-    // lapses after ttl and the other client gets in (polling every 5 ms) for
-    // hold ms. The stopped one resumes half-way through that section, so its
-    // late delete hits the new holder's key and, its next attempt succeeding at
-    // once, it re-enters while the new holder is still inside. A fixed pause,
-    // not a condition: until=other-acquired resumes only once the new holder
-    // has left its section, when its own release races ours. The margins are
-    // hold/2 on either side (125 ms; 250 ms for setnx-expire).
-    o.clients = 2;
-    o.ops = quick ? 6 : 20;
-    o.hold_ms = o.ttl_ms / 2;
-    plan.faults = {"pause-holder:at=" + std::string(generation.capabilities.release_window) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
-  } else if (name == "expire-gap") {
-    // The survivors wait behind a key that never expires: a few attempts of
-    // one lease each show it (a stall of half a lease is already one).
-    o.stall_ms = o.ttl_ms / 2;
-    o.wait_ms = o.ttl_ms;
-    o.ops = quick ? 5 : 15;
-    plan.faults = {"crash-holder:at=" + std::string(generation.capabilities.acquire_gap)};
-  } else if (name == "clock-skew") {
-    o.hold_ms = 50;
-    plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
-  }
   // Topology faults act once and leave the others erroring for a moment (a
   // cut link, a dead node): a budget of attempts would be spent on those
   // errors before the second holder shows, so these cells run for a time.
   if (column.topology) {
-    o.ops.reset();
-    o.duration_s = quick ? 1.5 : 4.0;
+    plan.options.ops.reset();
+    plan.options.duration_s = quick ? 1.5 : 4.0;
   }
-  if (name == "failover") {
-    o.hold_ms = 100;
-    plan.faults = {"failover:after=acquire"};
-  } else if (name == "node-minority") {
-    plan.faults = {"node-crash:nodes=2:when=start"};
-  } else if (name == "node-restart") {
-    o.hold_ms = 100;
-    const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
-    plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
-  } else if (name == "clock-jump") {
-    o.hold_ms = 100;
-    // The jump expires the key under its holder. A waiter asleep on the PTTL
-    // it read before the jump (reentrant-watchdog) would miss the lapse and
-    // the cell would read safe by luck: short waits keep every waiter polling,
-    // so where the algorithm allows a second holder one is there at once.
-    o.wait_ms = 30;
-    // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
-    // hits one of them -- Kleppmann's K2, the case the algorithm does not
-    // survive. On all five nodes it would keep a majority, but under
-    // contention whether it won three or five was luck.
-    const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
-    plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
-  } else if (name == "net-cut") {
-    o.clients = 2;
-    o.ops = quick ? 4 : 12;
-    o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
-    plan.faults = {"net:mode=cut:target=holder:at=held"};
-  } else if (name == "unavailable-release") {
-    o.stall_ms = o.ttl_ms / 2;
-    plan.faults = {"unavailable:at=release:mode=refuse"};
-  }
+  column_plan(column.name)(plan, generation, quick);
   return plan;
 }
 
