@@ -319,6 +319,122 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
   return std::nullopt;
 }
 
+// The rows: the --lock names, or every generation; a usage Error names an unknown one.
+Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
+  std::vector<std::string> locks = options.locks;
+  if (locks.empty())
+    for (const auto& generation : generations()) locks.push_back(generation.name);
+  for (const auto& lock : locks)
+    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+  return locks;
+}
+
+// The columns, in the columns' order whatever the flags' order: the --fault
+// names (a usage Error for an unknown or uninjectable one), or every column
+// this build can inject (the others left out with a line on stderr).
+Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
+  for (const auto& fault : options.faults) {
+    if (find_column(fault) == nullptr) {
+      std::string known;
+      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
+      return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
+    }
+    if (auto missing = column_not_injectable(*find_column(fault)))
+      return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
+  }
+  std::vector<std::string> faults;
+  if (options.faults.empty()) {
+    for (const auto& column : fault_columns()) {
+      if (auto missing = column_not_injectable(column)) {
+        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
+        continue;
+      }
+      faults.push_back(column.name);
+    }
+  } else {
+    for (const auto& column : fault_columns())
+      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
+        faults.push_back(column.name);
+  }
+  return faults;
+}
+
+// The matrix to measure, without its cells: rows, columns and a directory
+// with its cells/ folder made; or a usage Error (bad options), an io one.
+Result<MatrixResult> select_cells(const MatrixOptions& options) {
+  MatrixResult result;
+  result.quick = options.quick;
+  result.command = options.command;
+  if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
+  auto locks = select_rows(options);
+  if (!locks) return locks.error();
+  result.locks = std::move(*locks);
+  auto faults = select_columns(options);
+  if (!faults) return faults.error();
+  result.faults = std::move(*faults);
+  result.dir = options.out;
+  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
+  return result;
+}
+
+// Every cell, row-major.
+std::vector<Job> jobs_of(const MatrixResult& result) {
+  std::vector<Job> jobs;
+  for (const auto& lock : result.locks)
+    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
+  return jobs;
+}
+
+// Measures the cells, each into its file: in this process for one worker,
+// else in options.jobs forked workers (at most one per cell), waited for.
+Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
+  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  if (workers == 1) {
+    run_worker(dir, jobs, 0, 1, options.quick, options.progress);
+    return Done{};
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> children;
+  for (int w = 0; w < workers; ++w) {
+    const pid_t child = ::fork();
+    if (child < 0) {
+      for (pid_t started : children) ::waitpid(started, nullptr, 0);
+      return Error{ErrorKind::io, "fork failed"};
+    }
+    if (child == 0) {
+      run_worker(dir, jobs, w, workers, options.quick, options.progress);
+      std::fflush(stderr);
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) ::waitpid(child, nullptr, 0);
+  return Done{};
+}
+
+// Every cell from its file: one path for one worker or several. A file that
+// is missing or unreadable is a cell of class error saying why.
+std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs) {
+  std::vector<Cell> cells;
+  for (const auto& job : jobs) {
+    auto cell = load_cell(cell_path(dir, job.generation->name, job.column->name));
+    if (!cell) {
+      Cell lost;
+      lost.lock = job.generation->name;
+      lost.fault = job.column->name;
+      lost.error = cell.error().message;
+      cells.push_back(expected_of(std::move(lost)));
+      continue;
+    }
+    cells.push_back(std::move(*cell));
+  }
+  return cells;
+}
+
 }  // namespace
 
 CellClass classify(const json& run) {
@@ -361,83 +477,12 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
 }
 
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
-  MatrixResult result;
-  result.quick = options.quick;
-  result.command = options.command;
-  if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
-  result.locks = options.locks;
-  if (result.locks.empty())
-    for (const auto& generation : generations()) result.locks.push_back(generation.name);
-  for (const auto& lock : result.locks)
-    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
-  for (const auto& fault : options.faults) {
-    if (find_column(fault) == nullptr) {
-      std::string known;
-      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
-      return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
-    }
-    if (auto missing = column_not_injectable(*find_column(fault)))
-      return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
-  }
-  if (options.faults.empty()) {
-    for (const auto& column : fault_columns()) {
-      if (auto missing = column_not_injectable(column)) {
-        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
-        continue;
-      }
-      result.faults.push_back(column.name);
-    }
-  } else {
-    for (const auto& column : fault_columns())  // the columns' order, whatever the flags' order
-      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
-        result.faults.push_back(column.name);
-  }
-
-  result.dir = options.out;
-  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
-
-  std::vector<Job> jobs;
-  for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
-
-  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
-  if (workers == 1) {
-    run_worker(result.dir, jobs, 0, 1, options.quick, options.progress);
-  } else {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::vector<pid_t> children;
-    for (int w = 0; w < workers; ++w) {
-      const pid_t child = ::fork();
-      if (child < 0) {
-        for (pid_t started : children) ::waitpid(started, nullptr, 0);
-        return Error{ErrorKind::io, "fork failed"};
-      }
-      if (child == 0) {
-        run_worker(result.dir, jobs, w, workers, options.quick, options.progress);
-        std::fflush(stderr);
-        ::_exit(0);
-      }
-      children.push_back(child);
-    }
-    for (pid_t child : children) ::waitpid(child, nullptr, 0);
-  }
-  // Every cell from its file: one path for one worker or several.
-  for (const auto& job : jobs) {
-    auto cell = load_cell(cell_path(result.dir, job.generation->name, job.column->name));
-    if (!cell) {
-      Cell lost;
-      lost.lock = job.generation->name;
-      lost.fault = job.column->name;
-      lost.error = cell.error().message;
-      result.cells.push_back(expected_of(std::move(lost)));
-      continue;
-    }
-    result.cells.push_back(std::move(*cell));
-  }
+  auto selected = select_cells(options);
+  if (!selected) return selected.error();
+  MatrixResult result = std::move(*selected);
+  const std::vector<Job> jobs = jobs_of(result);
+  if (auto pooled = run_pool(result.dir, jobs, options); !pooled) return pooled.error();
+  result.cells = collect_cells(result.dir, jobs);
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;
 }
