@@ -12,7 +12,9 @@
 #include "g7_fenced.h"
 #include "g8_fair_queue.h"
 
-// One include and one entry per generation, in teaching order.
+// One include and one entry per generation, in teaching order. The step-point
+// names in the capabilities are the ones each generation's .cpp calls (listed
+// in its header, "Step points:").
 
 namespace locklab {
 
@@ -28,24 +30,32 @@ const std::vector<Generation>& generations() {
         .notifies_waiters = true},
        LocalMutexLock::create},
       {"setnx", "1", "SETNX key owner, retry; release DEL key",
-       "no TTL: a holder that crashes deadlocks everyone", {}, SetnxLock::create},
+       "no TTL: a holder that crashes deadlocks everyone", {.release_window = "before-del"}, SetnxLock::create},
       {"setnx-expire", "1b", "SETNX key owner, then EXPIRE key secs; release DEL key",
-       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL", {.expires = true}, SetnxExpireLock::create},
+       "crash between SETNX and EXPIRE: no TTL, deadlock; blind DEL",
+       {.expires = true,
+        .release_window = "before-del",
+        .acquire_gap = "after-setnx-before-expire",
+        .ttl_resolution_ms = 1000},  // EXPIRE takes whole seconds
+       SetnxExpireLock::create},
       {"getset-timestamp", "2", "SETNX key now+ttl+1; if expired GETSET and compare; release DEL key",
        "trusts client clocks; loser overwrites expiry; no owner: late DEL frees another's lock",
-       {.expires = true}, GetsetTimestampLock::create},
+       {.expires = true, .release_window = "before-del"}, GetsetTimestampLock::create},
       {"set-nx-px-token", "3", "SET key token NX PX ttl; release GET, compare, DEL",
        "GET then DEL: a lock that expired in between is deleted from its next holder",
-       {.expires = true, .owner_checked_release = true}, SetNxPxTokenLock::create},
+       {.expires = true, .owner_checked_release = true, .release_window = "after-get-before-del"},
+       SetNxPxTokenLock::create},
       {"lua-safe-delete", "4", "SET key token NX PX ttl; release Lua compare-and-delete",
        "a holder slower than its TTL overlaps the next holder",
-       {.expires = true, .owner_checked_release = true, .honours_wait_replicas = true}, LuaSafeDeleteLock::create},
+       {.expires = true, .owner_checked_release = true, .honours_wait_replicas = true,
+        .release_window = "before-release"},
+       LuaSafeDeleteLock::create},
       // Generation 5 (docs/generations.md, "Generation 5").
       {"reentrant-watchdog", "5",
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
        {.expires = true, .owner_checked_release = true, .reentrant = true, .notifies_waiters = true,
-        .honours_wait_replicas = true},
+        .honours_wait_replicas = true, .release_window = "before-unlock-script"},
        ReentrantWatchdogLock::create},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
@@ -53,20 +63,24 @@ const std::vector<Generation>& generations() {
        "validity = ttl - elapsed - drift",
        "a holder paused past its validity, a node restarted without persistence, or a node's clock "
        "jumping forward lets a second holder in",
-       {.expires = true, .owner_checked_release = true, .multi_node = true}, RedlockLock::create},
+       {.expires = true, .owner_checked_release = true, .multi_node = true, .release_window = "before-release"},
+       RedlockLock::create},
       {"fenced", "7",
        "SET NX PX + Lua compare-and-delete, and INCR of a per-lock counter in the same script: a "
        "fencing token that the resource checks",
        "the lease still lapses under a paused holder, but the resource refuses its stale token; the "
        "token counter lives on one node",
-       {.expires = true, .owner_checked_release = true, .fencing = true}, FencedLock::create},
+       {.expires = true, .owner_checked_release = true, .fencing = true, .release_window = "before-release"},
+       FencedLock::create},
       // Generation 8 (docs/generations.md, "Generation 8").
       {"fair-queue", "8",
        "FIFO queue of waiters in Redis (LIST + ZSET of deadlines); release hands the lock to the head "
        "and wakes only it (per-waiter channel)",
        "the lease still lapses under a slow holder; a waiter that crashes just before its turn holds "
        "the queue up for one ttl",
-       {.expires = true, .owner_checked_release = true, .notifies_waiters = true}, FairQueueLock::create},
+       {.expires = true, .owner_checked_release = true, .notifies_waiters = true,
+        .release_window = "before-release"},
+       FairQueueLock::create},
   };
   return all;
 }

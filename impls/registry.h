@@ -31,6 +31,13 @@ struct Capabilities {
   bool multi_node = false;             // needs N independent masters (Redlock)
   bool notifies_waiters = false;       // a waiter wakes on release, not on its next poll
   bool honours_wait_replicas = false;  // LockConfig::wait_replicas (the failover guard) is implemented
+  // Where a race can be staged (step points, impls/step_points.h; each
+  // generation's header lists its own). Facts about the lock, not about a test:
+  // "" = the generation has no such point.
+  std::string_view release_window = {};  // between the release's owner check (if any) and the delete;
+                                         // a one-script release: the point just before the script
+  std::string_view acquire_gap = {};     // between taking the key and giving it its expiry
+  int ttl_resolution_ms = 1;             // the lease is LockConfig::ttl rounded up to a multiple of this
 };
 
 struct Generation {

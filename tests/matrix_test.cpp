@@ -4,8 +4,11 @@
 // class (each generation's known weakness shows, each fix holds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +17,7 @@
 #include "report/matrix_report.h"
 #include "registry.h"
 #include "run/run.h"
+#include "servers/redis_server.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
@@ -163,6 +167,44 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
       if (plan.not_applicable.empty()) {
         EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.name;
       }
+    }
+  }
+}
+
+// The step points the release-race and expire-gap cells park at are
+// capabilities (impls/registry.cpp): each must be one its lock really passes,
+// or the cell's pause or crash would never act. One acquire and release per
+// generation that names one, against real servers (three for a multi-node lock).
+TEST(MatrixStepPoints, EveryGenerationPassesTheStepPointsItsCellsParkAt) {
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  for (const auto& generation : generations()) {
+    const Capabilities& can = generation.capabilities;
+    if (!can.uses_redis || (can.release_window.empty() && can.acquire_gap.empty())) continue;
+    const std::size_t nodes = can.multi_node ? 3 : 1;
+    while (servers.size() < nodes) {
+      auto started = RedisServer::start();
+      ASSERT_TRUE(started) << started.error().message;
+      servers.push_back(std::move(started).value());
+    }
+    auto passed = std::make_shared<std::vector<std::string>>();
+    auto guard = std::make_shared<std::mutex>();
+    LockConfig config;
+    config.key = "locklab:matrix-steps:" + generation.name;
+    config.ttl = std::chrono::seconds(10);
+    config.step = [passed, guard](std::string_view point) {
+      const std::lock_guard lock(*guard);
+      passed->emplace_back(point);
+    };
+    for (std::size_t i = 0; i < nodes; ++i) config.servers.push_back(servers[i]->connection_options());
+    auto lock = make_lock(generation.name, config);
+    ASSERT_TRUE(lock) << generation.name << ": " << lock.error().message;
+    ASSERT_EQ((*lock)->try_acquire(std::chrono::seconds(1)), Acquire::acquired) << generation.name;
+    EXPECT_EQ((*lock)->release(), Release::released) << generation.name;
+    const std::lock_guard lock_passed(*guard);
+    for (std::string_view point : {can.release_window, can.acquire_gap}) {
+      if (point.empty()) continue;
+      EXPECT_NE(std::find(passed->begin(), passed->end(), point), passed->end())
+          << generation.name << " never passed step point '" << point << "'";
     }
   }
 }

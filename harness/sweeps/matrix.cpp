@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "support/run_id.h"
@@ -39,10 +38,11 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   options.lock = generation.name;
   options.clients = 3;
   options.ops = quick ? 9 : 30;
-  // setnx-expire's EXPIRE takes whole seconds: its lease is 1 s whatever the
-  // ttl, so its cells run with that ttl and every time derived from it (a
-  // slow section of 3 x ttl, a pause) is measured against the lease it gets.
-  options.ttl_ms = generation.name == "setnx-expire" ? 1000 : kTtlMs;
+  // A lock whose lease is coarser than kTtlMs (setnx-expire's EXPIRE takes
+  // whole seconds: 1 s) runs with the lease it gets, so every time derived from
+  // the ttl (a slow section of 3 x ttl, a pause) is measured against that lease.
+  const int resolution = std::max(generation.capabilities.ttl_resolution_ms, 1);
+  options.ttl_ms = (kTtlMs + resolution - 1) / resolution * resolution;
   options.hold_ms = 20;      // << ttl: without the fault every Redis lock is safe
   options.wait_ms = 2 * options.ttl_ms;  // a contender outwaits one lapsed lease
   options.retry_ms = 5;
@@ -53,35 +53,138 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   return options;
 }
 
-// The step point between a release's owner check (if any) and the command that
-// deletes the key: where the check-then-DEL race opens. The generations'
-// own names (impls/*.cpp); release() of the script generations has a single
-// step point just before the script.
-std::string release_window(const Generation& generation) {
-  static const std::map<std::string, std::string, std::less<>> points = {
-      {"setnx", "before-del"},
-      {"setnx-expire", "before-del"},
-      {"getset-timestamp", "before-del"},
-      {"set-nx-px-token", "after-get-before-del"},
-      {"reentrant-watchdog", "before-unlock-script"},
-  };
-  const auto found = points.find(generation.name);
-  return found != points.end() ? found->second : "before-release";
-}
-
-// The step point between taking the key and giving it an expiry, where one exists.
-std::string acquire_gap(const Generation& generation) {
-  return generation.name == "setnx-expire" ? "after-setnx-before-expire" : "";
-}
-
 std::string not_applicable(const Generation& generation, const FaultColumn& column) {
   const Capabilities& can = generation.capabilities;
   if (!can.uses_redis) return "no Redis lock to fault";
   if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
-  if (column.name == "expire-gap" && acquire_gap(generation).empty()) return "no step between taking the key and its expiry";
+  if (column.name == "release-race" && can.release_window.empty()) return "no step point in its release window";
+  if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
   if (column.name == "failover" && can.multi_node) return "independent masters, no replicas";
   if (column.name == "node-minority" && !can.multi_node) return "a single node: no minority to lose";
   return "";
+}
+
+// One plan per column: the cell's faults, and what its workload changes so
+// that the fault meets a contender. Each gets the base workload (after the
+// topology columns' switch to a duration) and the generation.
+using PlanColumn = void (*)(CellPlan& plan, const Generation& generation, bool quick);
+
+void plan_holder_crash(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
+  o.stall_ms = o.ttl_ms / 2;
+  plan.faults = {"crash-holder"};
+}
+
+void plan_holder_pause(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 50;
+  // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
+  plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
+}
+
+void plan_slow_holder(CellPlan& plan, const Generation&, bool) {
+  plan.faults = {"slow-holder:ms=" + std::to_string(3 * plan.options.ttl_ms)};
+}
+
+void plan_release_race(CellPlan& plan, const Generation& generation, bool quick) {
+  RunOptions& o = plan.options;
+  // Two clients. The first to reach the release window stops there; its key
+  // lapses after ttl and the other client gets in (polling every 5 ms) for
+  // hold ms. The stopped one resumes half-way through that section, so its
+  // late delete hits the new holder's key and, its next attempt succeeding at
+  // once, it re-enters while the new holder is still inside. A fixed pause,
+  // not a condition: until=other-acquired resumes only once the new holder
+  // has left its section, when its own release races ours. The margins are
+  // hold/2 on either side (125 ms; 250 ms for setnx-expire).
+  o.clients = 2;
+  o.ops = quick ? 6 : 20;
+  o.hold_ms = o.ttl_ms / 2;
+  plan.faults = {"pause-holder:at=" + std::string(generation.capabilities.release_window) + ":ms=" +
+                 std::to_string(o.ttl_ms - o.hold_ms / 2)};
+}
+
+void plan_expire_gap(CellPlan& plan, const Generation& generation, bool quick) {
+  RunOptions& o = plan.options;
+  // The survivors wait behind a key that never expires: a few attempts of
+  // one lease each show it (a stall of half a lease is already one).
+  o.stall_ms = o.ttl_ms / 2;
+  o.wait_ms = o.ttl_ms;
+  o.ops = quick ? 5 : 15;
+  plan.faults = {"crash-holder:at=" + std::string(generation.capabilities.acquire_gap)};
+}
+
+void plan_clock_skew(CellPlan& plan, const Generation&, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 50;
+  plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
+}
+
+void plan_failover(CellPlan& plan, const Generation&, bool) {
+  plan.options.hold_ms = 100;
+  plan.faults = {"failover:after=acquire"};
+}
+
+void plan_node_minority(CellPlan& plan, const Generation&, bool) {
+  plan.faults = {"node-crash:nodes=2:when=start"};
+}
+
+void plan_node_restart(CellPlan& plan, const Generation& generation, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 100;
+  const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
+  plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
+}
+
+void plan_clock_jump(CellPlan& plan, const Generation& generation, bool) {
+  RunOptions& o = plan.options;
+  o.hold_ms = 100;
+  // The jump expires the key under its holder. A waiter asleep on the PTTL
+  // it read before the jump (reentrant-watchdog) would miss the lapse and
+  // the cell would read safe by luck: short waits keep every waiter polling,
+  // so where the algorithm allows a second holder one is there at once.
+  o.wait_ms = 30;
+  // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
+  // hits one of them -- Kleppmann's K2, the case the algorithm does not
+  // survive. On all five nodes it would keep a majority, but under
+  // contention whether it won three or five was luck.
+  const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
+  plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
+}
+
+void plan_net_cut(CellPlan& plan, const Generation&, bool quick) {
+  RunOptions& o = plan.options;
+  o.clients = 2;
+  o.ops = quick ? 4 : 12;
+  o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
+  plan.faults = {"net:mode=cut:target=holder:at=held"};
+}
+
+void plan_unavailable_release(CellPlan& plan, const Generation&, bool) {
+  plan.options.stall_ms = plan.options.ttl_ms / 2;
+  plan.faults = {"unavailable:at=release:mode=refuse"};
+}
+
+// The plan of each column of report/matrix_cells.cpp, by its name: the report
+// draws the columns, this sweep measures them.
+PlanColumn find_plan(std::string_view column) {
+  static const std::pair<std::string_view, PlanColumn> plans[] = {
+      {"holder-crash", plan_holder_crash},     {"holder-pause", plan_holder_pause},
+      {"slow-holder", plan_slow_holder},       {"release-race", plan_release_race},
+      {"expire-gap", plan_expire_gap},         {"clock-skew", plan_clock_skew},
+      {"failover", plan_failover},             {"node-minority", plan_node_minority},
+      {"node-restart", plan_node_restart},     {"clock-jump", plan_clock_jump},
+      {"net-cut", plan_net_cut},               {"unavailable-release", plan_unavailable_release},
+  };
+  for (const auto& [name, plan] : plans)
+    if (name == column) return plan;
+  return nullptr;
+}
+
+// A column with no plan of its own keeps the base workload and injects nothing.
+PlanColumn column_plan(std::string_view column) {
+  const PlanColumn plan = find_plan(column);
+  return plan != nullptr ? plan : [](CellPlan&, const Generation&, bool) {};
 }
 
 std::string shell_word(const std::string& word) {
@@ -216,6 +319,122 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
   return std::nullopt;
 }
 
+// The rows: the --lock names, or every generation; a usage Error names an unknown one.
+Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
+  std::vector<std::string> locks = options.locks;
+  if (locks.empty())
+    for (const auto& generation : generations()) locks.push_back(generation.name);
+  for (const auto& lock : locks)
+    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+  return locks;
+}
+
+// The columns, in the columns' order whatever the flags' order: the --fault
+// names (a usage Error for an unknown or uninjectable one), or every column
+// this build can inject (the others left out with a line on stderr).
+Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
+  for (const auto& fault : options.faults) {
+    if (find_column(fault) == nullptr) {
+      std::string known;
+      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
+      return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
+    }
+    if (auto missing = column_not_injectable(*find_column(fault)))
+      return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
+  }
+  std::vector<std::string> faults;
+  if (options.faults.empty()) {
+    for (const auto& column : fault_columns()) {
+      if (auto missing = column_not_injectable(column)) {
+        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
+        continue;
+      }
+      faults.push_back(column.name);
+    }
+  } else {
+    for (const auto& column : fault_columns())
+      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
+        faults.push_back(column.name);
+  }
+  return faults;
+}
+
+// The matrix to measure, without its cells: rows, columns and a directory
+// with its cells/ folder made; or a usage Error (bad options), an io one.
+Result<MatrixResult> select_cells(const MatrixOptions& options) {
+  MatrixResult result;
+  result.quick = options.quick;
+  result.command = options.command;
+  if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
+  auto locks = select_rows(options);
+  if (!locks) return locks.error();
+  result.locks = std::move(*locks);
+  auto faults = select_columns(options);
+  if (!faults) return faults.error();
+  result.faults = std::move(*faults);
+  result.dir = options.out;
+  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
+  return result;
+}
+
+// Every cell, row-major.
+std::vector<Job> jobs_of(const MatrixResult& result) {
+  std::vector<Job> jobs;
+  for (const auto& lock : result.locks)
+    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
+  return jobs;
+}
+
+// Measures the cells, each into its file: in this process for one worker,
+// else in options.jobs forked workers (at most one per cell), waited for.
+Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
+  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  if (workers == 1) {
+    run_worker(dir, jobs, 0, 1, options.quick, options.progress);
+    return Done{};
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> children;
+  for (int w = 0; w < workers; ++w) {
+    const pid_t child = ::fork();
+    if (child < 0) {
+      for (pid_t started : children) ::waitpid(started, nullptr, 0);
+      return Error{ErrorKind::io, "fork failed"};
+    }
+    if (child == 0) {
+      run_worker(dir, jobs, w, workers, options.quick, options.progress);
+      std::fflush(stderr);
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) ::waitpid(child, nullptr, 0);
+  return Done{};
+}
+
+// Every cell from its file: one path for one worker or several. A file that
+// is missing or unreadable is a cell of class error saying why.
+std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs) {
+  std::vector<Cell> cells;
+  for (const auto& job : jobs) {
+    auto cell = load_cell(cell_path(dir, job.generation->name, job.column->name));
+    if (!cell) {
+      Cell lost;
+      lost.lock = job.generation->name;
+      lost.fault = job.column->name;
+      lost.error = cell.error().message;
+      cells.push_back(expected_of(std::move(lost)));
+      continue;
+    }
+    cells.push_back(std::move(*cell));
+  }
+  return cells;
+}
+
 }  // namespace
 
 CellClass classify(const json& run) {
@@ -246,161 +465,24 @@ CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool
   plan.options = cell_workload(generation, quick);
   plan.not_applicable = not_applicable(generation, column);
   if (!plan.not_applicable.empty()) return plan;
-  RunOptions& o = plan.options;
-  const std::string& name = column.name;
-  if (name == "holder-crash") {
-    // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
-    o.stall_ms = o.ttl_ms / 2;
-    plan.faults = {"crash-holder"};
-  } else if (name == "holder-pause") {
-    o.hold_ms = 50;
-    // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
-    plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
-  } else if (name == "slow-holder") {
-    plan.faults = {"slow-holder:ms=" + std::to_string(3 * o.ttl_ms)};
-  } else if (name == "release-race") {
-    // Two clients. The first to reach the release window stops there; its key
-    // lapses after ttl and the other client gets in (polling every 5 ms) for
-    // hold ms. The stopped one resumes half-way through that section, so its
-    // late delete hits the new holder's key and, its next attempt succeeding at
-    // once, it re-enters while the new holder is still inside. A fixed pause,
-    // not a condition: until=other-acquired resumes only once the new holder
-    // has left its section, when its own release races ours. The margins are
-    // hold/2 on either side (125 ms; 250 ms for setnx-expire).
-    o.clients = 2;
-    o.ops = quick ? 6 : 20;
-    o.hold_ms = o.ttl_ms / 2;
-    plan.faults = {"pause-holder:at=" + release_window(generation) + ":ms=" + std::to_string(o.ttl_ms - o.hold_ms / 2)};
-  } else if (name == "expire-gap") {
-    // The survivors wait behind a key that never expires: a few attempts of
-    // one lease each show it (a stall of half a lease is already one).
-    o.stall_ms = o.ttl_ms / 2;
-    o.wait_ms = o.ttl_ms;
-    o.ops = quick ? 5 : 15;
-    plan.faults = {"crash-holder:at=" + acquire_gap(generation)};
-  } else if (name == "clock-skew") {
-    o.hold_ms = 50;
-    plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
-  }
   // Topology faults act once and leave the others erroring for a moment (a
   // cut link, a dead node): a budget of attempts would be spent on those
   // errors before the second holder shows, so these cells run for a time.
   if (column.topology) {
-    o.ops.reset();
-    o.duration_s = quick ? 1.5 : 4.0;
+    plan.options.ops.reset();
+    plan.options.duration_s = quick ? 1.5 : 4.0;
   }
-  if (name == "failover") {
-    o.hold_ms = 100;
-    plan.faults = {"failover:after=acquire"};
-  } else if (name == "node-minority") {
-    plan.faults = {"node-crash:nodes=2:when=start"};
-  } else if (name == "node-restart") {
-    o.hold_ms = 100;
-    const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
-    plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
-  } else if (name == "clock-jump") {
-    o.hold_ms = 100;
-    // The jump expires the key under its holder. A waiter asleep on the PTTL
-    // it read before the jump (reentrant-watchdog) would miss the lapse and
-    // the cell would read safe by luck: short waits keep every waiter polling,
-    // so where the algorithm allows a second holder one is there at once.
-    o.wait_ms = 30;
-    // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
-    // hits one of them -- Kleppmann's K2, the case the algorithm does not
-    // survive. On all five nodes it would keep a majority, but under
-    // contention whether it won three or five was luck.
-    const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
-    plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
-  } else if (name == "net-cut") {
-    o.clients = 2;
-    o.ops = quick ? 4 : 12;
-    o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
-    plan.faults = {"net:mode=cut:target=holder:at=held"};
-  } else if (name == "unavailable-release") {
-    o.stall_ms = o.ttl_ms / 2;
-    plan.faults = {"unavailable:at=release:mode=refuse"};
-  }
+  column_plan(column.name)(plan, generation, quick);
   return plan;
 }
 
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
-  MatrixResult result;
-  result.quick = options.quick;
-  result.command = options.command;
-  if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
-  result.locks = options.locks;
-  if (result.locks.empty())
-    for (const auto& generation : generations()) result.locks.push_back(generation.name);
-  for (const auto& lock : result.locks)
-    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
-  for (const auto& fault : options.faults) {
-    if (find_column(fault) == nullptr) {
-      std::string known;
-      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
-      return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
-    }
-    if (auto missing = column_not_injectable(*find_column(fault)))
-      return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
-  }
-  if (options.faults.empty()) {
-    for (const auto& column : fault_columns()) {
-      if (auto missing = column_not_injectable(column)) {
-        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
-        continue;
-      }
-      result.faults.push_back(column.name);
-    }
-  } else {
-    for (const auto& column : fault_columns())  // the columns' order, whatever the flags' order
-      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
-        result.faults.push_back(column.name);
-  }
-
-  result.dir = options.out;
-  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
-
-  std::vector<Job> jobs;
-  for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
-
-  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
-  if (workers == 1) {
-    run_worker(result.dir, jobs, 0, 1, options.quick, options.progress);
-  } else {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::vector<pid_t> children;
-    for (int w = 0; w < workers; ++w) {
-      const pid_t child = ::fork();
-      if (child < 0) {
-        for (pid_t started : children) ::waitpid(started, nullptr, 0);
-        return Error{ErrorKind::io, "fork failed"};
-      }
-      if (child == 0) {
-        run_worker(result.dir, jobs, w, workers, options.quick, options.progress);
-        std::fflush(stderr);
-        ::_exit(0);
-      }
-      children.push_back(child);
-    }
-    for (pid_t child : children) ::waitpid(child, nullptr, 0);
-  }
-  // Every cell from its file: one path for one worker or several.
-  for (const auto& job : jobs) {
-    auto cell = load_cell(cell_path(result.dir, job.generation->name, job.column->name));
-    if (!cell) {
-      Cell lost;
-      lost.lock = job.generation->name;
-      lost.fault = job.column->name;
-      lost.error = cell.error().message;
-      result.cells.push_back(expected_of(std::move(lost)));
-      continue;
-    }
-    result.cells.push_back(std::move(*cell));
-  }
+  auto selected = select_cells(options);
+  if (!selected) return selected.error();
+  MatrixResult result = std::move(*selected);
+  const std::vector<Job> jobs = jobs_of(result);
+  if (auto pooled = run_pool(result.dir, jobs, options); !pooled) return pooled.error();
+  result.cells = collect_cells(result.dir, jobs);
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;
 }

@@ -6,8 +6,8 @@
 // Rows are the generations of the registry; columns are the faults of
 // /work/shared/anchors/faults.md §(b) that the nemesis injects. Whether a cell
 // makes sense is decided from the generation's capabilities wherever they
-// can tell (no Redis, no expiry, single node); the few step-point names a
-// column needs are the generations' own (impls/*.h).
+// can tell (no Redis, no expiry, single node, no step point); the step points a
+// column parks at are capabilities too (impls/registry.h: release_window, acquire_gap).
 #pragma once
 
 #include <nlohmann/json.hpp>
