@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "scenario/step_gate.h"
+#include "support/text.h"
 
 namespace locklab::harness {
 namespace {
@@ -17,8 +18,9 @@ thread_local std::string t_actor;
 constexpr std::size_t kMaxArgShown = 24;  // tokens and SHAs are long; the story needs their start
 
 std::string shorten(std::string arg) {
+  arg = one_line(std::move(arg));
   for (char& c : arg)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == '\t') c = ' ';
   return arg.size() <= kMaxArgShown ? arg : arg.substr(0, kMaxArgShown - 3) + "...";
 }
 

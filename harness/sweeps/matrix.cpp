@@ -14,17 +14,13 @@
 #include "sweeps/matrix_expectations.h"
 #include "report/matrix_report.h"
 #include "run/run_document.h"
+#include "support/json_read.h"
+#include "support/text.h"
 
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
-
-double number_at(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.contains(at) || !document[at].is_number()) return 0;
-  return document[at].get<double>();
-}
 
 // The workload every cell starts from: small enough that ~120 cells fit in a
 // few minutes on 2 cores, large enough that every fault meets a contender.
@@ -187,10 +183,6 @@ PlanColumn column_plan(std::string_view column) {
   return plan != nullptr ? plan : [](CellPlan&, const Generation&, bool) {};
 }
 
-std::string shell_word(const std::string& word) {
-  return word.find_first_of(" \t'\"$|&;<>()") == std::string::npos ? word : "'" + word + "'";
-}
-
 std::string duration_text(double seconds) {
   std::ostringstream out;
   out << seconds;
@@ -209,12 +201,6 @@ std::string replay_command(const CellPlan& plan) {
   if (o.own_oracle) line += " --oracle";
   for (const auto& spec : plan.faults) line += " --fault " + shell_word(spec);
   return line;
-}
-
-std::string one_line(std::string message) {
-  for (char& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
-  return message;
 }
 
 std::string cell_path(const std::string& dir, const std::string& lock, const std::string& fault) {
@@ -266,10 +252,6 @@ Cell measure_cell(const std::string& dir, const Generation& generation, const Fa
   return cell;
 }
 
-std::string text_at(const json& document, const char* key) {
-  return document.contains(key) && document[key].is_string() ? document[key].get<std::string>() : "";
-}
-
 Result<Cell> load_cell(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Error{ErrorKind::io, "cannot read " + path};
@@ -277,13 +259,13 @@ Result<Cell> load_cell(const std::string& path) {
   if (document.is_discarded() || document.value("schema", "") != kCellSchema)
     return Error{ErrorKind::io, path + " is not a " + kCellSchema + " document"};
   Cell cell;
-  cell.lock = text_at(document, "lock");
-  cell.fault = text_at(document, "fault");
+  cell.lock = text_at(document, "/lock");
+  cell.fault = text_at(document, "/fault");
   cell.specs = document.value("faults", std::vector<std::string>{});
-  cell.observed = parse_class(text_at(document, "observed")).value_or(CellClass::error);
+  cell.observed = parse_class(text_at(document, "/observed")).value_or(CellClass::error);
   cell.exposed = document.value("exposed", false);
-  cell.not_applicable = text_at(document, "not_applicable");
-  cell.error = text_at(document, "error");
+  cell.not_applicable = text_at(document, "/not_applicable");
+  cell.error = text_at(document, "/error");
   cell.run = document.value("run", json());
   return expected_of(std::move(cell));
 }

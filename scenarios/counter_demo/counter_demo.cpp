@@ -17,6 +17,7 @@
 #include "counter_table.h"
 #include "servers/lock_servers.h"
 #include "servers/redis_server.h"
+#include "support/text.h"
 #include "registry.h"
 
 namespace {
@@ -26,10 +27,7 @@ using namespace locklab::scenarios;
 
 constexpr int kOk = 0, kRuntime = 1, kUsage = 2;
 
-int complain(int code, const std::string& message) {
-  std::fprintf(stderr, "counter_demo: %s\n", message.c_str());
-  return code;
-}
+int complain(int code, const std::string& message) { return harness::complain("counter_demo", code, message); }
 
 struct Flags {
   DemoLoad load;
