@@ -31,5 +31,6 @@ Command add_failover(CLI::App& app);
 Command add_compare(CLI::App& app);
 Command add_matrix(CLI::App& app);
 Command add_scale(CLI::App& app);
+Command add_fine_grained(CLI::App& app);
 
 }  // namespace locklab::cli
