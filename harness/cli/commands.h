@@ -21,6 +21,7 @@ struct Command {
 Command add_list(CLI::App& app);
 Command add_scenarios(CLI::App& app);
 Command add_report(CLI::App& app);
+Command add_index(CLI::App& app);
 
 // run_commands.cpp: one run, one multi-host run merged, the failover trials.
 Command add_run(CLI::App& app);
