@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "report/html.h"
+#include "report/index.h"
+#include "report/matrix_report.h"
 #include "report/report.h"
 #include "run/run_document.h"
 
@@ -137,6 +140,47 @@ TEST(Report, EscapesNamesInHtml) {
   const std::string html = html_report({complete_document("<script>")});
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+}
+
+// The full pages are the shared frame around their bodies, so the index page
+// can hold the same bodies.
+TEST(Report, PagesAreHeadBodyTail) {
+  const RunDocuments runs = {complete_document("no-lock")};
+  EXPECT_EQ(html_report(runs), html_head("locklab comparison", comparison_html_css()) + comparison_html_body(runs) +
+                                   html_tail());
+  MatrixResult matrix;
+  EXPECT_EQ(matrix_html(matrix), html_head("locklab fault matrix", matrix_html_css()) + matrix_html_body(matrix) +
+                                     html_tail());
+}
+
+TEST(Index, BothBodiesInTheirSectionsEachWithItsOwnCss) {
+  const RunDocuments runs = {complete_document("no-lock")};
+  MatrixResult matrix;
+  const std::string html = index_html(matrix, runs);
+  const auto matrix_at = html.find("<section id=\"matrix\">\n" + matrix_html_body(matrix));
+  const auto comparison_at = html.find("<section id=\"comparison\">\n" + comparison_html_body(runs));
+  ASSERT_NE(matrix_at, std::string::npos);
+  ASSERT_NE(comparison_at, std::string::npos);
+  EXPECT_LT(matrix_at, comparison_at) << "the matrix first";
+  EXPECT_LT(html.find("href=\"#comparison\""), matrix_at) << "links to both anchors at the top";
+  EXPECT_NE(html.find("#matrix th,#matrix td{border:1px solid #bbb"), std::string::npos) << html.substr(0, 2000);
+  EXPECT_NE(html.find("#comparison td:first-child,#comparison td:nth-child(2){text-align:left}"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos) << "self-contained: no links to fetch";
+}
+
+TEST(Index, IndexMdJoinsTheTwoFilesAndAMissingOneIsAnError) {
+  TempDir dir;
+  MatrixResult matrix;
+  matrix.dir = (dir / "matrix").string();
+  fs::create_directories(matrix.dir);
+  ASSERT_FALSE(write_index((dir / "").string(), matrix, {complete_document("no-lock")})) << "no matrix.md yet";
+  std::ofstream(dir / "matrix/matrix.md") << "# matrix\n";
+  std::ofstream(dir / "report.md") << "# report\n";
+  ASSERT_TRUE(write_index((dir / "").string(), matrix, {complete_document("no-lock")}));
+  std::ifstream in(dir / "index.md");
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(md, "# matrix\n\n# report\n");
+  EXPECT_TRUE(fs::exists(dir / "index.html"));
 }
 
 }  // namespace

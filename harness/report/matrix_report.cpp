@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "report/html.h"
 #include "report/report.h"
 #include "support/files.h"
 
@@ -127,10 +128,8 @@ std::string matrix_markdown(const MatrixResult& result) {
   return out.str();
 }
 
-std::string matrix_html(const MatrixResult& result) {
-  std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab fault matrix</title><style>"
-         "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}"
+std::string matrix_html_css() {
+  return "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}"
          "table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #bbb;padding:3px 5px}"
          "th{background:#f3f3f3;font-weight:600}td.lock{font-weight:600;white-space:nowrap}"
          "td.cell{text-align:center;min-width:70px}.n{display:block;font-size:10px;color:#333}"
@@ -140,8 +139,12 @@ std::string matrix_html(const MatrixResult& result) {
          ".exposed{background-image:repeating-linear-gradient(45deg,transparent 0 6px,#f4a3a3 6px 9px)}"
          ".legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #bbb}"
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
-         ".note{color:#555;font-size:13px}"
-         "</style></head><body>\n<h1>locklab fault matrix</h1>\n<p class=\"note\">"
+         ".note{color:#555;font-size:13px}";
+}
+
+std::string matrix_html_body(const MatrixResult& result) {
+  std::ostringstream out;
+  out << "<h1>locklab fault matrix</h1>\n<p class=\"note\">"
       << html_escape(workload_line(result)) << "</p>\n<p class=\"legend\">";
   for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
                       CellClass::liveness, CellClass::not_applicable, CellClass::error}) {
@@ -194,8 +197,11 @@ std::string matrix_html(const MatrixResult& result) {
     out << "</p>\n" << render_timeline(cell.run.is_object() ? cell.run.value("timeline", json::object()) : json::object())
         << "\n";
   }
-  out << "</body></html>\n";
   return out.str();
+}
+
+std::string matrix_html(const MatrixResult& result) {
+  return html_head("locklab fault matrix", matrix_html_css()) + matrix_html_body(result) + html_tail();
 }
 
 json matrix_summary_json(const MatrixResult& result) {

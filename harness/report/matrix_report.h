@@ -17,6 +17,10 @@ namespace locklab::harness {
 std::string matrix_table(const MatrixResult& result);
 std::string matrix_markdown(const MatrixResult& result);
 std::string matrix_html(const MatrixResult& result);
+// matrix_html() is html_head(title, matrix_html_css()) + matrix_html_body() + html_tail()
+// (report/html.h); the index page puts the body in a section of its own.
+std::string matrix_html_css();
+std::string matrix_html_body(const MatrixResult& result);
 nlohmann::json matrix_summary_json(const MatrixResult& result);
 
 // Writes the three files into result.dir, atomically.

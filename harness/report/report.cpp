@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "report/html.h"
 #include "support/files.h"
 
 namespace locklab::harness {
@@ -199,20 +200,6 @@ double round_trips_of(const json& run) { return number(run, "/cost/round_trips_p
 
 }  // namespace
 
-std::string html_escape(const std::string& raw) {
-  std::string out;
-  for (char c : raw) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // Who held the lock when (a run's "timeline" object): one lane per client, a bar per critical section,
 // red bands where two or more were inside at once.
 std::string render_timeline(const json& t) {
@@ -317,16 +304,18 @@ std::string counter_table(const RunDocuments& runs) {
   return out.str();
 }
 
-std::string html_report(const RunDocuments& runs) {
-  std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab comparison</title><style>"
-         "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
+std::string comparison_html_css() {
+  return "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
          "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
          "th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}"
          ".safe{color:#2a7a2a;font-weight:bold}.violation,.error{color:#c00;font-weight:bold}.deadlock{color:#a60;font-weight:bold}"
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
-         "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}"
-         "</style></head><body>\n<h1>locklab comparison</h1>\n<p class=\"note\">"
+         "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}";
+}
+
+std::string comparison_html_body(const RunDocuments& runs) {
+  std::ostringstream out;
+  out << "<h1>locklab comparison</h1>\n<p class=\"note\">"
       << html_escape(config_line(runs)) << "</p>\n<table><tr>";
   for (const auto& column : columns()) out << "<th>" << html_escape(column.title) << "</th>";
   out << "</tr>\n";
@@ -371,8 +360,11 @@ std::string html_report(const RunDocuments& runs) {
     }
     out << render_timeline(run.value("timeline", json::object())) << "\n";
   }
-  out << "</body></html>\n";
   return out.str();
+}
+
+std::string html_report(const RunDocuments& runs) {
+  return html_head("locklab comparison", comparison_html_css()) + comparison_html_body(runs) + html_tail();
 }
 
 Status write_report(const RunDocuments& runs, const std::string& dir) {

@@ -17,11 +17,12 @@ using RunDocuments = std::vector<nlohmann::json>;
 
 std::string markdown_report(const RunDocuments& runs);
 std::string html_report(const RunDocuments& runs);
+// html_report() is html_head(title, comparison_html_css()) + comparison_html_body() + html_tail()
+// (report/html.h); the index page puts the body in a section of its own.
+std::string comparison_html_css();
+std::string comparison_html_body(const RunDocuments& runs);
 // The counter demo as plain text: expected vs final counter per generation.
 std::string counter_table(const RunDocuments& runs);
-
-// Text made safe inside HTML/SVG elements and attribute values (<, >, &, ").
-std::string html_escape(const std::string& raw);
 
 // One timeline as a standalone SVG: {clients, sections: [[lane, from_ms, to_ms, fenced_off?]...],
 // overlaps: [[from_ms, to_ms]...], labels?: [lane names]} -- a run's "timeline" or a scenario's.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/html.h"
 #include "report/report.h"
 
 namespace locklab::harness {
@@ -278,11 +279,11 @@ std::string scale_svg(const ScaleSweep& sweep) { return svg_line_chart(sweep); }
 std::string scale_html(const ScaleSweep& sweep) {
   const auto& points = sweep.points;
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab scale</title><style>"
-         "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
+  out << html_head("locklab scale",
+                   "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
          "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-         "th{background:#f3f3f3}td:first-child{text-align:left}.note{color:#666;font-size:13px}"
-         "</style></head><body>\n<h1>locklab scale</h1>\n<p class=\"note\">"
+         "th{background:#f3f3f3}td:first-child{text-align:left}.note{color:#666;font-size:13px}")
+      << "<h1>locklab scale</h1>\n<p class=\"note\">"
       << config_line(points) << "</p>\n";
   if (const auto line = limit_line(sweep.limit); !line.empty()) out << "<p>" << line << "</p>\n";
   out << svg_line_chart(sweep) << "\n<ul>";
@@ -295,7 +296,7 @@ std::string scale_html(const ScaleSweep& sweep) {
     for (const auto& cell : row.cells) out << "<td>" << cell << "</td>";
     out << "</tr>\n";
   }
-  out << "</table>\n</body></html>\n";
+  out << "</table>\n" << html_tail();
   return out.str();
 }
 

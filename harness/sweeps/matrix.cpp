@@ -469,4 +469,41 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   return result;
 }
 
+namespace {
+
+// One cell from its file, or a cell of class error saying why not (as run_matrix collects them).
+Cell cell_from_file(const std::string& dir, const std::string& lock, const std::string& fault) {
+  auto cell = load_cell(cell_path(dir, lock, fault));
+  if (cell) return std::move(*cell);
+  Cell lost;
+  lost.lock = lock;
+  lost.fault = fault;
+  lost.error = cell.error().message;
+  return expected_of(std::move(lost));
+}
+
+}  // namespace
+
+Result<MatrixResult> load_matrix(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "matrix.json").string();
+  std::ifstream in(path);
+  if (!in) return Error{ErrorKind::io, "cannot read " + path + " (made by: locklab matrix --out " + dir + ")"};
+  const json summary = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (summary.is_discarded() || !summary.is_object() || summary.value("schema", "") != kMatrixSchema)
+    return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document"};
+  MatrixResult result;
+  result.dir = dir;
+  try {
+    result.quick = summary.value("quick", false);
+    result.command = summary.value("command", "");
+    result.locks = summary.value("locks", std::vector<std::string>{});
+    result.faults = summary.value("faults", std::vector<std::string>{});
+  } catch (const json::exception& e) {  // right keys, wrong types
+    return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document: " + e.what()};
+  }
+  for (const auto& lock : result.locks)
+    for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
+  return result;
+}
+
 }  // namespace locklab::harness

@@ -67,4 +67,11 @@ struct MatrixOptions {
 // that could not measure is a cell of class error, not an Error.
 Result<MatrixResult> run_matrix(const MatrixOptions& options);
 
+// A matrix measured before, read back from DIR (matrix.json: the rows, columns,
+// size and command; cells/*.json: each cell, its expectation re-derived), as
+// run_matrix() returned it. A cell file that cannot be read is a cell of class
+// error, as in run_matrix(); an Error: DIR/matrix.json is missing or not a
+// locklab.matrix/1 document.
+Result<MatrixResult> load_matrix(const std::string& dir);
+
 }  // namespace locklab::harness

@@ -13,9 +13,8 @@
 // one key serializes every client; many keys let them work in parallel, and a
 // cluster spreads the keys over its masters.
 //
-// Exit 0: every run sold exactly U with no counter below zero; 1: a run
-// oversold or failed; 2: usage.
-#include <CLI/CLI.hpp>
+// The flags and their checks are `locklab fine-grained`'s (cli/sweep_commands.cpp).
+#include "sweeps/fine_grained.h"
 
 #include <algorithm>
 #include <atomic>
@@ -36,24 +35,13 @@
 #include "servers/redis_server.h"
 #include "registry.h"
 
+namespace locklab::harness {
+
 namespace {
 
-using namespace locklab;
 using namespace std::chrono_literals;
 
-constexpr int kOk = 0, kFailed = 1, kUsage = 2;
-
-struct Flags {
-  std::string lock = "lua-safe-delete";
-  int clients = 8;
-  std::vector<int> keys{1, 16, 256};
-  int units = 4096;
-  std::string topology = "both";  // single | cluster | both
-  std::string cluster;            // HOST:PORT of an existing cluster node
-  int retry_ms = 1;
-  int hold_ms = 1;  // the work done while holding a product's lock (an order being written)
-  int wait_ms = 10'000;
-};
+using Flags = FineGrainedOptions;
 
 struct Trial {
   std::string topology;
@@ -232,22 +220,19 @@ void print_row(const Trial& trial, const Flags& flags) {
   std::fflush(stdout);
 }
 
-int complain(int code, const std::string& message) {
-  std::fprintf(stderr, "fine_grained_locks: %s\n", message.c_str());
-  return code;
-}
+}  // namespace
 
-int run(const Flags& flags) {
+Result<bool> fine_grained(const FineGrainedOptions& flags) {
   struct Topology {
     std::string name;
     redis::ConnectionOptions server;
   };
   std::vector<Topology> topologies;
-  std::unique_ptr<harness::RedisServer> single;
-  std::unique_ptr<harness::RedisCluster> cluster;
+  std::unique_ptr<RedisServer> single;
+  std::unique_ptr<RedisCluster> cluster;
   if (flags.topology != "cluster") {
-    auto started = harness::RedisServer::start();
-    if (!started) return complain(kFailed, started.error().message);
+    auto started = RedisServer::start();
+    if (!started) return started.error();
     single = std::move(started).value();
     topologies.push_back({"single", single->connection_options()});
   }
@@ -256,8 +241,8 @@ int run(const Flags& flags) {
     if (!flags.cluster.empty()) {
       seed.endpoint = *redis::Endpoint::parse(flags.cluster);
     } else {
-      auto started = harness::RedisCluster::start();
-      if (!started) return complain(kFailed, started.error().message);
+      auto started = RedisCluster::start();
+      if (!started) return started.error();
       cluster = std::move(started).value();
       seed = cluster->seed();
     }
@@ -270,51 +255,13 @@ int run(const Flags& flags) {
   for (const auto& topology : topologies) {
     for (const int keys : flags.keys) {
       auto trial = run_trial(flags, topology.name, topology.server, keys);
-      if (!trial) return complain(kFailed, topology.name + ": " + trial.error().message);
+      if (!trial) return Error{trial.error().kind, topology.name + ": " + trial.error().message};
       print_row(*trial, flags);
       all_correct = all_correct && correct(*trial, flags);
     }
   }
   std::printf("verdict: %s\n", all_correct ? "no oversell, exact totals in every run" : "OVERSOLD or short");
-  return all_correct ? kOk : kFailed;
+  return all_correct;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Seed 001's fine-grained locks: K products, M clients each locking the product it sells; "
-               "sales/s on one master and on a 3-master Redis Cluster, and no oversell."};
-  Flags flags;
-  app.add_option("--lock", flags.lock, "Lock generation (not redlock; no-lock shows the oversell)")->capture_default_str();
-  app.add_option("--clients", flags.clients, "Client threads")->capture_default_str()->check(CLI::Range(1, 256));
-  app.add_option("--keys", flags.keys, "Product counts to run (K)")->capture_default_str()->check(CLI::Range(1, 65536))
-      ->delimiter(',');
-  app.add_option("--units", flags.units, "Units of inventory in all, split evenly over the K products")
-      ->capture_default_str()->check(CLI::Range(1, 10'000'000));
-  app.add_option("--topology", flags.topology, "single | cluster | both")
-      ->capture_default_str()->check(CLI::IsMember({"single", "cluster", "both"}));
-  app.add_option("--cluster", flags.cluster, "Use this existing cluster node (HOST:PORT) instead of starting a cluster");
-  app.add_option("--hold-ms", flags.hold_ms, "Work done inside each sale's critical section (0: none)")
-      ->capture_default_str()->check(CLI::Range(0, 1000));
-  app.add_option("--retry-ms", flags.retry_ms, "Pause between acquire attempts")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--wait-ms", flags.wait_ms, "How long a client waits for a product's lock")
-      ->capture_default_str()->check(CLI::Range(1, 600'000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    return complain(kUsage, e.what());
-  }
-  const auto* generation = find_generation(flags.lock);
-  if (!generation) return complain(kUsage, "unknown lock '" + flags.lock + "'");
-  if (generation->capabilities.multi_node) return complain(kUsage, flags.lock + " needs independent masters, not a cluster");
-  if (!flags.cluster.empty() && !redis::Endpoint::parse(flags.cluster))
-    return complain(kUsage, "--cluster: expected HOST:PORT, got '" + flags.cluster + "'");
-  for (const int keys : flags.keys)
-    if (keys > flags.units) return complain(kUsage, "--keys " + std::to_string(keys) + " exceeds --units");
-  try {
-    return run(flags);
-  } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line
-    return complain(kFailed, e.what());
-  }
-}
+}  // namespace locklab::harness

@@ -1,0 +1,178 @@
+// `locklab compare`, `matrix`, `scale` and `fine-grained`: the sweeps, many runs each.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "report/matrix_report.h"
+#include "report/scale_report.h"
+#include "registry.h"
+#include "sweeps/compare.h"
+#include "sweeps/fine_grained.h"
+#include "sweeps/matrix.h"
+#include "sweeps/scale.h"
+
+namespace locklab::cli {
+
+using namespace locklab::harness;
+
+namespace {
+
+int compare_all(const CompareOptions& options) {
+  auto summary = compare(options);
+  if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
+  return summary->failed_runs > 0 ? kRuntime : kOk;
+}
+
+int scale_sweep(const ScaleOptions& options) {
+  auto summary = scale(options);
+  if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
+  std::printf("%s\nScale: %s/scale.md, %s/scale.html, %s/scale.svg\n", scale_markdown(summary->sweep).c_str(),
+              summary->dir.c_str(), summary->dir.c_str(), summary->dir.c_str());
+  return summary->failed_runs > 0 ? kRuntime : kOk;
+}
+
+// `locklab matrix`: 0 every cell at its expected class, 3 some cell is not
+// (each named on stderr), 1 a cell could not be measured, 2 usage.
+int matrix_all(const MatrixOptions& options) {
+  auto result = run_matrix(options);
+  if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
+  std::printf("%s\nCells:  %s/cells/*.json\nReport: %s/matrix.md, %s/matrix.html\n", matrix_table(*result).c_str(),
+              result->dir.c_str(), result->dir.c_str(), result->dir.c_str());
+  for (const auto& cell : result->cells) {
+    if (cell.matches()) continue;
+    std::fprintf(stderr, "locklab matrix: %s x %s is %s, expected %s (%s)%s\n", cell.lock.c_str(), cell.fault.c_str(),
+                 cell.observed_text().c_str(), cell.expected_text().c_str(), cell.expected_reason.c_str(),
+                 cell.error.empty() ? "" : (": " + cell.error).c_str());
+  }
+  if (result->errors() > 0) return kRuntime;
+  return result->mismatches() > 0 ? kUnsafe : kOk;
+}
+
+// The flags of `locklab scale`: a few of RunOptions' (the sweep's own defaults), the counts, --out.
+void add_scale_flags(CLI::App& scl, ScaleOptions& scale_options) {
+  scl.add_option("--lock", scale_options.locks, "Only these generations (repeatable; default: every one that uses Redis)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  scl.add_option_function<std::string>(
+         "--clients", [&](const std::string& text) { scale_options.clients = parse_client_counts(text, nullptr).value(); },
+         "Client counts, comma-separated")
+      ->check(checked_by(client_counts_problem, "N[,N...]"))
+      ->default_str("1,2,4,8,16,32,64");
+  scl.add_option("--duration", scale_options.base.duration_s, "Seconds per point")
+      ->check(within(bounds::duration_s))
+      ->capture_default_str();
+  scl.add_option("--hold", scale_options.base.hold_ms, "Milliseconds between GET counter and SET counter")
+      ->check(within(bounds::hold_ms))
+      ->capture_default_str();
+  scl.add_option("--ttl", scale_options.base.ttl_ms, "Lock lease in ms")->check(within(bounds::ttl_ms))->capture_default_str();
+  scl.add_option("--wait", scale_options.base.wait_ms, "Bound of each acquire attempt in ms")
+      ->check(within(bounds::wait_ms))
+      ->capture_default_str();
+  scl.add_option("--retry", scale_options.base.retry_ms, "Polling interval in ms")
+      ->check(within(bounds::retry_ms))
+      ->capture_default_str();
+  scl.add_option_function<std::string>(
+         "--mode", [&](const std::string& name) { scale_options.base.mode = parse_mode(name).value(); },
+         "Clients as processes (fork) or threads")
+      ->check(CLI::IsMember({mode_name(ClientMode::process), mode_name(ClientMode::thread)}))
+      ->default_str(mode_name(scale_options.base.mode));
+  scl.add_option("--out", scale_options.out, "Output directory (default results/scale/<run-id>)");
+}
+
+// The checks of `fine-grained` that no one flag's validator can make.
+std::optional<std::string> fine_grained_problem(const FineGrainedOptions& flags) {
+  const auto* generation = find_generation(flags.lock);
+  if (!generation) return "unknown lock '" + flags.lock + "'";
+  if (generation->capabilities.multi_node) return flags.lock + " needs independent masters, not a cluster";
+  if (!flags.cluster.empty() && !redis::Endpoint::parse(flags.cluster))
+    return "--cluster: expected HOST:PORT, got '" + flags.cluster + "'";
+  for (const int keys : flags.keys)
+    if (keys > flags.units) return "--keys " + std::to_string(keys) + " exceeds --units";
+  return std::nullopt;
+}
+
+// Exit 0: every run sold exactly the units with no counter below zero; 1: a run
+// oversold or failed; 2: usage.
+int fine_grained_sweep(const FineGrainedOptions& flags) {
+  if (auto problem = fine_grained_problem(flags)) return complain(kUsage, *problem);
+  auto all_correct = fine_grained(flags);
+  if (!all_correct) return complain(kRuntime, all_correct.error().message);
+  return *all_correct ? kOk : kRuntime;
+}
+
+void add_fine_grained_flags(CLI::App& app, FineGrainedOptions& flags) {
+  app.add_option("--lock", flags.lock, "Lock generation (not redlock; no-lock shows the oversell)")->capture_default_str();
+  app.add_option("--clients", flags.clients, "Client threads")->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--keys", flags.keys, "Product counts to run (K)")->capture_default_str()->check(CLI::Range(1, 65536))
+      ->delimiter(',');
+  app.add_option("--units", flags.units, "Units of inventory in all, split evenly over the K products")
+      ->capture_default_str()->check(CLI::Range(1, 10'000'000));
+  app.add_option("--topology", flags.topology, "single | cluster | both")
+      ->capture_default_str()->check(CLI::IsMember({"single", "cluster", "both"}));
+  app.add_option("--cluster", flags.cluster, "Use this existing cluster node (HOST:PORT) instead of starting a cluster");
+  app.add_option("--hold-ms", flags.hold_ms, "Work done inside each sale's critical section (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 1000));
+  app.add_option("--retry-ms", flags.retry_ms, "Pause between acquire attempts")->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--wait-ms", flags.wait_ms, "How long a client waits for a product's lock")
+      ->capture_default_str()->check(CLI::Range(1, 600'000));
+}
+
+}  // namespace
+
+Command add_compare(CLI::App& app) {
+  auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");
+  auto options = std::make_shared<CompareOptions>();
+  cmp->add_flag("--quick", options->quick, "CI-sized: about 1 s per generation");
+  cmp->add_option("--out", options->out, "Output directory (default results/runs/<run-id>)");
+  cmp->add_option("--lock", options->locks, "Only these generations (repeatable)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  auto* duration = add_workload_flags(*cmp, options->base);
+  return {cmp, [options, duration](const std::string& command) {
+            if (duration->count() == 0) options->base.duration_s = default_compare_workload(options->quick).duration_s;
+            options->base.progress = true;
+            options->base.command = command;
+            return compare_all(*options);
+          }};
+}
+
+Command add_matrix(CLI::App& app) {
+  auto* mat = app.add_subcommand(
+      "matrix", "Every generation against every fault, one short run per cell; exit 3 if a cell is not as expected");
+  auto options = std::make_shared<MatrixOptions>();
+  mat->add_flag("--quick", options->quick, "CI-sized: fewer attempts per cell");
+  mat->add_option("--out", options->out, "Output directory (default results/matrix/<run-id>)");
+  mat->add_option("--lock", options->locks, "Only these generations (repeatable)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  mat->add_option("--fault", options->faults, "Only these fault columns (repeatable; see docs/faults.md)");
+  mat->add_option("--jobs", options->jobs, "Cells measured at once, each in a worker process")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  return {mat, [options](const std::string& command) {
+            options->command = command;
+            return matrix_all(*options);
+          }};
+}
+
+Command add_scale(CLI::App& app) {
+  auto* scl = app.add_subcommand("scale", "Acquisitions/s against clients per generation, with the harness's CPU share");
+  auto options = std::make_shared<ScaleOptions>();
+  options->base.duration_s = 1.0;
+  add_scale_flags(*scl, *options);
+  return {scl, [options](const std::string& command) {
+            options->base.command = command;
+            return scale_sweep(*options);
+          }};
+}
+
+Command add_fine_grained(CLI::App& app) {
+  auto* fine = app.add_subcommand("fine-grained",
+                                  "Seed 001's fine-grained locks: K products, M clients each locking the product it "
+                                  "sells; sales/s on one master and on a 3-master Redis Cluster, and no oversell.");
+  auto options = std::make_shared<FineGrainedOptions>();
+  add_fine_grained_flags(*fine, *options);
+  return {fine, [options](const std::string&) { return fine_grained_sweep(*options); }};
+}
+
+}  // namespace locklab::cli
