@@ -7,18 +7,13 @@
 #include <sstream>
 
 #include "sweeps/scale.h"
+#include "support/text.h"
 
 namespace locklab::cli {
 
 using namespace locklab::harness;
 
-int complain(int code, const std::string& message) {
-  std::string line = message;
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::fprintf(stderr, "locklab: %s\n", line.c_str());
-  return code;
-}
+int complain(int code, const std::string& message) { return harness::complain("locklab", code, message); }
 
 CLI::Validator within(const Bound& bound) {
   return CLI::Validator(
@@ -149,7 +144,7 @@ std::string command_line(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     const std::string word = argv[i];
     if (!line.empty()) line += ' ';
-    line += word.find_first_of(" \t'\"$") == std::string::npos ? word : "'" + word + "'";
+    line += harness::shell_word(word);
   }
   return line;
 }

@@ -16,6 +16,7 @@
 #include "run/run_document.h"
 #include "trials/cluster_trial.h"
 #include "trials/sentinel_trial.h"
+#include "support/json_read.h"
 
 namespace locklab::cli {
 
@@ -24,16 +25,19 @@ using namespace locklab::harness;
 namespace {
 
 // A count from the document; -1 where the run could not measure it (null).
-long long count(const nlohmann::json& value) { return value.is_number() ? value.get<long long>() : -1; }
+// A count of the run document for the summary line; -1 where it has none.
+long long count(const nlohmann::json& document, const char* pointer) {
+  return static_cast<long long>(harness::number_at(document, pointer, -1));
+}
 
 void print_summary(const nlohmann::json& d) {
   std::printf("%s: %s - %.0f acquisitions/s, acquire p50 %lld us p99 %lld us, counter %lld of %lld expected, "
               "overlaps %lld, lost updates %lld, wrong-owner releases %lld\n",
               d["lock"].get<std::string>().c_str(), d["verdict"].get<std::string>().c_str(),
-              d["throughput"]["acquisitions_per_s"].get<double>(), count(d["latency"]["acquire_us"]["p50"]),
-              count(d["latency"]["acquire_us"]["p99"]), count(d["counter"]["actual"]), count(d["counter"]["expected"]),
-              count(d["safety"]["overlaps"]), count(d["safety"]["lost_updates"]),
-              count(d["safety"]["wrong_owner_releases"]));
+              d["throughput"]["acquisitions_per_s"].get<double>(), count(d, "/latency/acquire_us/p50"),
+              count(d, "/latency/acquire_us/p99"), count(d, "/counter/actual"), count(d, "/counter/expected"),
+              count(d, "/safety/overlaps"), count(d, "/safety/lost_updates"),
+              count(d, "/safety/wrong_owner_releases"));
   for (const auto& reason : d["verdict_reasons"]) std::printf("  - %s\n", reason.get<std::string>().c_str());
 }
 

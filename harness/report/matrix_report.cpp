@@ -7,18 +7,13 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "support/files.h"
+#include "support/json_read.h"
 
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
 
-
-double number_at(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.is_object() || !document.contains(at) || !document[at].is_number()) return -1;
-  return document[at].get<double>();
-}
 
 std::string integer(double value) {
   char buffer[32];
@@ -43,7 +38,7 @@ const Count kCounts[] = {
 };
 
 std::string count_text(const json& run, const Count& count) {
-  const double value = number_at(run, count.pointer);
+  const double value = number_at(run, count.pointer, -1);
   return value < 0 ? "-" : integer(value);
 }
 
@@ -51,7 +46,7 @@ std::string count_text(const json& run, const Count& count) {
 std::string nonzero_counts(const json& run) {
   std::string out;
   for (const auto& count : kCounts) {
-    const double value = number_at(run, count.pointer);
+    const double value = number_at(run, count.pointer, -1);
     if (value <= 0) continue;
     out += (out.empty() ? "" : " · ") + std::string(count.label) + " " + integer(value);
   }

@@ -8,23 +8,12 @@
 
 #include "report/html.h"
 #include "support/files.h"
+#include "support/json_read.h"
 
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
-
-double number(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.contains(at) || !document[at].is_number()) return 0;
-  return document[at].get<double>();
-}
-
-std::string text(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.contains(at) || !document[at].is_string()) return "";
-  return document[at].get<std::string>();
-}
 
 std::string fixed(double value, int decimals) {
   char buffer[64];
@@ -39,8 +28,8 @@ std::string integer(double value) { return fixed(value, 0); }
 // Acquire attempts that gave up (timed out, failed, unknown outcome); older
 // documents without totals.abandoned: attempts - acquired, the same figure.
 double abandoned(const json& r) {
-  if (r.contains(json::json_pointer("/totals/abandoned"))) return number(r, "/totals/abandoned");
-  return std::max(0.0, number(r, "/totals/attempts") - number(r, "/totals/acquired"));
+  if (r.contains(json::json_pointer("/totals/abandoned"))) return number_at(r, "/totals/abandoned");
+  return std::max(0.0, number_at(r, "/totals/attempts") - number_at(r, "/totals/acquired"));
 }
 
 std::string milliseconds(double us) { return fixed(us / 1000.0, us < 10'000 ? 2 : 1); }
@@ -52,29 +41,29 @@ struct Column {
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> all = {
-      {"lock", [](const json& r) { return text(r, "/lock"); }},
-      {"verdict", [](const json& r) { return text(r, "/verdict"); }},
-      {"acq/s", [](const json& r) { return integer(number(r, "/throughput/acquisitions_per_s")); }},
+      {"lock", [](const json& r) { return text_at(r, "/lock"); }},
+      {"verdict", [](const json& r) { return text_at(r, "/verdict"); }},
+      {"acq/s", [](const json& r) { return integer(number_at(r, "/throughput/acquisitions_per_s")); }},
       {"acquire p50/p99 µs", [](const json& r) {
-         return integer(number(r, "/latency/acquire_us/p50")) + " / " + integer(number(r, "/latency/acquire_us/p99"));
+         return integer(number_at(r, "/latency/acquire_us/p50")) + " / " + integer(number_at(r, "/latency/acquire_us/p99"));
        }},
-      {"Jain", [](const json& r) { return fixed(number(r, "/fairness/jain"), 2); }},
+      {"Jain", [](const json& r) { return fixed(number_at(r, "/fairness/jain"), 2); }},
       {"wait p99/max ms", [](const json& r) {
-         return milliseconds(number(r, "/latency/wait_us/p99")) + " / " + milliseconds(number(r, "/fairness/max_wait_us"));
+         return milliseconds(number_at(r, "/latency/wait_us/p99")) + " / " + milliseconds(number_at(r, "/fairness/max_wait_us"));
        }},
       {"abandoned", [](const json& r) { return integer(abandoned(r)); }},
-      {"handoff p50 µs", [](const json& r) { return integer(number(r, "/handoff_us/p50")); }},
-      {"RT/acq", [](const json& r) { return fixed(number(r, "/cost/round_trips_per_acquisition"), 1); }},
-      {"srv cmds/acq", [](const json& r) { return fixed(number(r, "/cost/server_commands_per_acquisition"), 1); }},
-      {"overlaps", [](const json& r) { return integer(number(r, "/safety/overlaps")); }},
-      {"max holders", [](const json& r) { return integer(number(r, "/safety/max_concurrent_holders")); }},
-      {"lost updates", [](const json& r) { return integer(number(r, "/safety/lost_updates")); }},
-      {"stale refused", [](const json& r) { return integer(number(r, "/safety/stale_writes_rejected")); }},
-      {"wrong-owner rel.", [](const json& r) { return integer(number(r, "/safety/wrong_owner_releases")); }},
-      {"stalls", [](const json& r) { return integer(number(r, "/safety/stalls")); }},
-      {"keys left", [](const json& r) { return integer(number(r, "/safety/keys_left")); }},
+      {"handoff p50 µs", [](const json& r) { return integer(number_at(r, "/handoff_us/p50")); }},
+      {"RT/acq", [](const json& r) { return fixed(number_at(r, "/cost/round_trips_per_acquisition"), 1); }},
+      {"srv cmds/acq", [](const json& r) { return fixed(number_at(r, "/cost/server_commands_per_acquisition"), 1); }},
+      {"overlaps", [](const json& r) { return integer(number_at(r, "/safety/overlaps")); }},
+      {"max holders", [](const json& r) { return integer(number_at(r, "/safety/max_concurrent_holders")); }},
+      {"lost updates", [](const json& r) { return integer(number_at(r, "/safety/lost_updates")); }},
+      {"stale refused", [](const json& r) { return integer(number_at(r, "/safety/stale_writes_rejected")); }},
+      {"wrong-owner rel.", [](const json& r) { return integer(number_at(r, "/safety/wrong_owner_releases")); }},
+      {"stalls", [](const json& r) { return integer(number_at(r, "/safety/stalls")); }},
+      {"keys left", [](const json& r) { return integer(number_at(r, "/safety/keys_left")); }},
       {"counter exp/act", [](const json& r) {
-         return integer(number(r, "/counter/expected")) + " / " + integer(number(r, "/counter/actual"));
+         return integer(number_at(r, "/counter/expected")) + " / " + integer(number_at(r, "/counter/actual"));
        }},
   };
   return all;
@@ -91,7 +80,7 @@ std::string config_line(const RunDocuments& runs) {
     out << c["duration_s"].get<double>() << " s each";
   out << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
       << c.value("wait_ms", 0) << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis "
-      << text(runs.front(), "/redis/version") << ", " << number(runs.front(), "/machine/cores") << " cores";
+      << text_at(runs.front(), "/redis/version") << ", " << number_at(runs.front(), "/machine/cores") << " cores";
   if (const auto command = c.value("command", std::string()); !command.empty()) out << ". Made by: `" << command << "`";
   return out.str();
 }
@@ -111,7 +100,7 @@ std::string bar_chart(const RunDocuments& runs, const std::string& title, double
   for (const auto& run : runs) {
     const double v = value(run);
     const int w = max > 0 ? static_cast<int>(std::lround(v / max * kWidth)) : 0;
-    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text_at(run, "/lock"))
         << "</text><rect x=\"" << kLabel << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\"" << kRow - 6
         << "\" fill=\"" << colour << "\"/><text x=\"" << kLabel + w + 4 << "\" y=\"" << y + 14 << "\">"
         << fixed(v, decimals) << "</text>";
@@ -141,12 +130,12 @@ std::string violations_chart(const RunDocuments& runs) {
     svg << "<text x=\"" << kLabel + k * (kWidth + kGap) << "\" y=\"14\" font-weight=\"bold\">" << kinds[k].name << "</text>";
   int y = 22;
   for (const auto& run : runs) {
-    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text(run, "/lock"))
+    svg << "<text x=\"" << kLabel - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << html_escape(text_at(run, "/lock"))
         << "</text>";
     for (int k = 0; k < 3; ++k) {
       double max = 0;
-      for (const auto& other : runs) max = std::max(max, number(other, kinds[k].pointer));
-      const double v = number(run, kinds[k].pointer);
+      for (const auto& other : runs) max = std::max(max, number_at(other, kinds[k].pointer));
+      const double v = number_at(run, kinds[k].pointer);
       const int w = max > 0 ? static_cast<int>(std::lround(v / max * kWidth)) : 0;
       const int x = kLabel + k * (kWidth + kGap);
       svg << "<rect x=\"" << x << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\"" << kRow - 6 << "\" fill=\""
@@ -158,13 +147,10 @@ std::string violations_chart(const RunDocuments& runs) {
   return svg.str();
 }
 
-double throughput_of(const json& run) { return number(run, "/throughput/acquisitions_per_s"); }
-double max_wait_ms_of(const json& run) { return number(run, "/fairness/max_wait_us") / 1000.0; }
+double throughput_of(const json& run) { return number_at(run, "/throughput/acquisitions_per_s"); }
+double max_wait_ms_of(const json& run) { return number_at(run, "/fairness/max_wait_us") / 1000.0; }
 
-int clients_of(const json& run) {
-  const json::json_pointer at("/config/clients");
-  return run.contains(at) && run[at].is_number() ? run[at].get<int>() : 0;
-}
+int clients_of(const json& run) { return static_cast<int>(number_at(run, "/config/clients")); }
 
 // Per lock: its cost uncontended (a 1-client run) and under contention (its
 // run with the most clients), when the runs include them.
@@ -177,7 +163,7 @@ struct CostRow {
 std::vector<CostRow> cost_rows(const RunDocuments& runs) {
   std::vector<CostRow> rows;
   for (const auto& run : runs) {
-    const std::string lock = text(run, "/lock");
+    const std::string lock = text_at(run, "/lock");
     auto row = std::find_if(rows.begin(), rows.end(), [&](const CostRow& r) { return r.lock == lock; });
     if (row == rows.end()) row = rows.insert(rows.end(), CostRow{lock});
     const int clients = clients_of(run);
@@ -189,14 +175,14 @@ std::vector<CostRow> cost_rows(const RunDocuments& runs) {
 
 std::string cost_cell(const json* run) {
   if (run == nullptr) return "—";
-  return fixed(number(*run, "/cost/round_trips_per_acquisition"), 1) + " / " +
-         fixed(number(*run, "/cost/server_commands_per_acquisition"), 1);
+  return fixed(number_at(*run, "/cost/round_trips_per_acquisition"), 1) + " / " +
+         fixed(number_at(*run, "/cost/server_commands_per_acquisition"), 1);
 }
 
 std::string contended_title(const CostRow& row) {
   return row.contended == nullptr ? "—" : std::to_string(clients_of(*row.contended));
 }
-double round_trips_of(const json& run) { return number(run, "/cost/round_trips_per_acquisition"); }
+double round_trips_of(const json& run) { return number_at(run, "/cost/round_trips_per_acquisition"); }
 
 }  // namespace
 
@@ -282,7 +268,7 @@ std::string markdown_report(const RunDocuments& runs) {
   for (const auto& run : runs) {
     const auto reasons = run.value("verdict_reasons", json::array());
     if (reasons.empty()) continue;
-    out << "- **" << text(run, "/lock") << "**: ";
+    out << "- **" << text_at(run, "/lock") << "**: ";
     for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << reasons[i].get<std::string>();
     out << "\n";
   }
@@ -295,10 +281,10 @@ std::string counter_table(const RunDocuments& runs) {
   std::snprintf(line, sizeof line, "%-22s %10s %10s %10s  %s\n", "lock", "expected", "final", "lost", "verdict");
   out << line;
   for (const auto& run : runs) {
-    std::snprintf(line, sizeof line, "%-22s %10lld %10lld %10lld  %s\n", text(run, "/lock").c_str(),
-                  static_cast<long long>(number(run, "/counter/expected")),
-                  static_cast<long long>(number(run, "/counter/actual")),
-                  static_cast<long long>(number(run, "/safety/lost_updates")), text(run, "/verdict").c_str());
+    std::snprintf(line, sizeof line, "%-22s %10lld %10lld %10lld  %s\n", text_at(run, "/lock").c_str(),
+                  static_cast<long long>(number_at(run, "/counter/expected")),
+                  static_cast<long long>(number_at(run, "/counter/actual")),
+                  static_cast<long long>(number_at(run, "/safety/lost_updates")), text_at(run, "/verdict").c_str());
     out << line;
   }
   return out.str();
@@ -350,8 +336,8 @@ std::string comparison_html_body(const RunDocuments& runs) {
          "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
          "there is one.</p>\n";
   for (const auto& run : runs) {
-    out << "<h3>" << html_escape(text(run, "/lock")) << " — <span class=\"" << html_escape(text(run, "/verdict")) << "\">"
-        << html_escape(text(run, "/verdict")) << "</span></h3>\n";
+    out << "<h3>" << html_escape(text_at(run, "/lock")) << " — <span class=\"" << html_escape(text_at(run, "/verdict")) << "\">"
+        << html_escape(text_at(run, "/verdict")) << "</span></h3>\n";
     const auto reasons = run.value("verdict_reasons", json::array());
     if (!reasons.empty()) {
       out << "<p class=\"note\">";

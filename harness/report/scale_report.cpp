@@ -7,6 +7,7 @@
 
 #include "report/html.h"
 #include "report/report.h"
+#include "support/json_read.h"
 
 namespace locklab::harness {
 namespace {
@@ -17,12 +18,6 @@ std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
-}
-
-double number(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.contains(at) || !document[at].is_number()) return 0;
-  return document[at].get<double>();
 }
 
 // Locks in first-seen order, and the client counts in increasing order.
@@ -48,7 +43,7 @@ std::string verdict_of(const json& run, const std::string& otherwise) {
   return run.is_object() && run.contains("verdict") && run["verdict"].is_string() ? run["verdict"].get<std::string>()
                                                                                  : otherwise;
 }
-double throughput(const ScalePoint& point) { return number(point.run, "/throughput/acquisitions_per_s"); }
+double throughput(const ScalePoint& point) { return number_at(point.run, "/throughput/acquisitions_per_s"); }
 
 // Percent of the serial limit; 0 when the limit was not measured.
 double percent_of_limit(const ScalePoint& point, const SerialLimit& limit) {
@@ -167,11 +162,11 @@ std::vector<Row> detail_rows(const ScaleSweep& sweep) {
       rows.push_back({{lock, std::to_string(clients), verdict_of(r, "(no run)"),
                        fixed(throughput(*p), 0),
                        sweep.limit.per_s() > 0 ? fixed(percent_of_limit(*p, sweep.limit), 0) : "—",
-                       fixed(number(r, "/fairness/jain"), 2),
-                       fixed(number(r, "/latency/wait_us/p99") / 1000.0, 1),
-                       fixed(number(r, "/fairness/max_wait_us") / 1000.0, 1), fixed(number(r, "/totals/abandoned"), 0),
-                       fixed(number(r, "/cost/round_trips_per_acquisition"), 1),
-                       fixed(number(r, "/cost/server_commands_per_acquisition"), 1),
+                       fixed(number_at(r, "/fairness/jain"), 2),
+                       fixed(number_at(r, "/latency/wait_us/p99") / 1000.0, 1),
+                       fixed(number_at(r, "/fairness/max_wait_us") / 1000.0, 1), fixed(number_at(r, "/totals/abandoned"), 0),
+                       fixed(number_at(r, "/cost/round_trips_per_acquisition"), 1),
+                       fixed(number_at(r, "/cost/server_commands_per_acquisition"), 1),
                        fixed(p->cpu.percent(p->cpu.coordinator_s), 1), fixed(p->cpu.percent(p->cpu.clients_s), 1),
                        fixed(p->cpu.percent(p->cpu.servers_s), 1)}});
     }
@@ -213,12 +208,12 @@ json scale_document(const ScaleSweep& sweep) {
                     {"verdict", verdict_of(p.run, "error")},
                     {"acquisitions_per_s", throughput(p)},
                     {"percent_of_serial_limit", percent_of_limit(p, sweep.limit)},
-                    {"jain", number(p.run, "/fairness/jain")},
-                    {"wait_p99_us", number(p.run, "/latency/wait_us/p99")},
-                    {"max_wait_us", number(p.run, "/fairness/max_wait_us")},
-                    {"abandoned", number(p.run, "/totals/abandoned")},
-                    {"round_trips_per_acquisition", number(p.run, "/cost/round_trips_per_acquisition")},
-                    {"server_commands_per_acquisition", number(p.run, "/cost/server_commands_per_acquisition")},
+                    {"jain", number_at(p.run, "/fairness/jain")},
+                    {"wait_p99_us", number_at(p.run, "/latency/wait_us/p99")},
+                    {"max_wait_us", number_at(p.run, "/fairness/max_wait_us")},
+                    {"abandoned", number_at(p.run, "/totals/abandoned")},
+                    {"round_trips_per_acquisition", number_at(p.run, "/cost/round_trips_per_acquisition")},
+                    {"server_commands_per_acquisition", number_at(p.run, "/cost/server_commands_per_acquisition")},
                     {"cpu", {{"wall_s", p.cpu.wall_s},
                              {"cores", p.cpu.cores},
                              {"coordinator_s", p.cpu.coordinator_s},
@@ -303,8 +298,8 @@ std::string scale_html(const ScaleSweep& sweep) {
 std::string scale_progress_line(const ScalePoint& point) {
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %3d clients %8.0f acq/s  Jain %.2f  max wait %.1f ms  %s", point.lock.c_str(),
-                point.clients, throughput(point), number(point.run, "/fairness/jain"),
-                number(point.run, "/fairness/max_wait_us") / 1000.0, verdict_of(point.run, "").c_str());
+                point.clients, throughput(point), number_at(point.run, "/fairness/jain"),
+                number_at(point.run, "/fairness/max_wait_us") / 1000.0, verdict_of(point.run, "").c_str());
   return line;
 }
 

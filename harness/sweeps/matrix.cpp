@@ -398,22 +398,22 @@ Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const Matr
   return Done{};
 }
 
-// Every cell from its file: one path for one worker or several. A file that
-// is missing or unreadable is a cell of class error saying why.
+// One cell from its file. A file that is missing or unreadable is a cell of
+// class error saying why.
+Cell cell_from_file(const std::string& dir, const std::string& lock, const std::string& fault) {
+  auto cell = load_cell(cell_path(dir, lock, fault));
+  if (cell) return std::move(*cell);
+  Cell lost;
+  lost.lock = lock;
+  lost.fault = fault;
+  lost.error = cell.error().message;
+  return expected_of(std::move(lost));
+}
+
+// Every cell from its file: one path for one worker or several.
 std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs) {
   std::vector<Cell> cells;
-  for (const auto& job : jobs) {
-    auto cell = load_cell(cell_path(dir, job.generation->name, job.column->name));
-    if (!cell) {
-      Cell lost;
-      lost.lock = job.generation->name;
-      lost.fault = job.column->name;
-      lost.error = cell.error().message;
-      cells.push_back(expected_of(std::move(lost)));
-      continue;
-    }
-    cells.push_back(std::move(*cell));
-  }
+  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation->name, job.column->name));
   return cells;
 }
 
@@ -468,21 +468,6 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;
 }
-
-namespace {
-
-// One cell from its file, or a cell of class error saying why not (as run_matrix collects them).
-Cell cell_from_file(const std::string& dir, const std::string& lock, const std::string& fault) {
-  auto cell = load_cell(cell_path(dir, lock, fault));
-  if (cell) return std::move(*cell);
-  Cell lost;
-  lost.lock = lock;
-  lost.fault = fault;
-  lost.error = cell.error().message;
-  return expected_of(std::move(lost));
-}
-
-}  // namespace
 
 Result<MatrixResult> load_matrix(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "matrix.json").string();
