@@ -9,9 +9,14 @@ CMakeLists.txt, and prints one line per crossing:
 
   harness/support/conditions.h:14: #include "sweeps/matrix.h": support -> sweeps is not in docs/architecture.md
 
+It also checks that every component folder states its job (its CMakeLists.txt's
+first line, or a README) and that the README's layout names every file of
+every harness folder.
+
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
-`--self-test` plants a wrong include, a wrong link, a cycle and a folder
-that does not state its job in a copy of the tree and checks that each one is caught (and that the copy passes first).
+`--self-test` plants a wrong include, a wrong link, a cycle, a folder
+that does not state its job and a file the README's layout does not name in a copy
+of the tree and checks that each one is caught (and that the copy passes first).
 """
 import argparse
 import os
@@ -221,11 +226,51 @@ def check_jobs(root, nodes):
     return problems
 
 
+def readme_layout(root):
+    """{folder: text} of the README's layout block: the lines of `  name/ ...` and their continuations."""
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    match = re.search(r"^## Layout\n+```\n(.*?)^```", text, re.S | re.M)
+    if not match:
+        return None
+    folders, current = {}, None
+    for line in match.group(1).splitlines():
+        head = re.match(r"^  ([a-z_]+)/\s", line + " ")
+        if head:
+            current = head.group(1)
+            folders[current] = line
+        elif line.startswith("    ") and current:
+            folders[current] += " " + line
+        else:
+            current = None
+    return folders
+
+
+def check_readme(root, nodes):
+    """The README's layout names every harness component folder and every file stem in it."""
+    layout = readme_layout(root)
+    if layout is None:
+        return ["README.md: no ```-block under '## Layout'"]
+    problems = []
+    for name, (rel, _, _) in sorted(nodes.items()):
+        if not rel.startswith("harness/"):
+            continue
+        folder = rel.split("/", 1)[1]
+        if folder not in layout:
+            problems.append("README.md: the layout does not list harness/%s/" % folder)
+            continue
+        words = set(re.findall(r"[a-z_]+", layout[folder]))
+        stems = {f.rsplit(".", 1)[0] for f in os.listdir(os.path.join(root, rel)) if f.endswith((".h", ".cpp"))}
+        for stem in sorted(stems - words):
+            problems.append("README.md: the layout's harness/%s/ line does not name %s" % (folder, stem))
+    return problems
+
+
 def check(root):
     """Every crossing, one line each (empty: the tree follows the DAG)."""
     nodes = read_dag(root)
     reach = closure(nodes)
-    return check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes)
+    return (check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes) +
+            check_readme(root, nodes))
 
 
 def plant(copy, rel, text, mode="a"):
@@ -243,6 +288,8 @@ def self_test(root):
          lambda c: plant(c, "harness/support/CMakeLists.txt", "\ntarget_link_libraries(locklab_support PUBLIC locklab_run)\n"),
          "locklab_support links locklab_run: support -> run is not in docs/architecture.md"),
         ("a cycle in the dag", lambda c: add_edge(c, "support", "run"), "dag: a cycle"),
+        ("a file the README's layout does not name", lambda c: plant(c, "harness/report/zz_unlisted.h", "#pragma once\n", "w"),
+         "the layout's harness/report/ line does not name zz_unlisted"),
         ("a folder without its job", lambda c: plant(c, "harness/report/CMakeLists.txt", "add_library(x)\n", "w"),
          "harness/report/CMakeLists.txt: the first line must be a comment"),
     ]
