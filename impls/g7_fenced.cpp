@@ -19,7 +19,7 @@
 // holder's own write follows its own read with the same token, so refusing
 // `token == highest` would refuse every holder's write. The price: two holders
 // with one token are not told apart, and the checker never calls such a pair
-// "serialized by the fence" (harness/checker.h, classify_overlap) -- their
+// "serialized by the fence" (harness/history/checker.h, classify_overlap) -- their
 // order at the resource was luck.
 //
 // What fencing does not fix: the counter lives on one node. A failover that

@@ -11,6 +11,7 @@
 #include "servers/redis_server.h"
 #include "history/metrics.h"
 #include "nemesis/nemesis.h"
+#include "nemesis/step_actions.h"
 #include "run/run.h"
 
 namespace locklab::harness {

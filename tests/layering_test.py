@@ -3,9 +3,10 @@
 
 The allowed edges are the ```dag block of docs/architecture.md (one line per
 component: name, path, CMake target, `->` the components it may use). This
-script reads that block, every `#include "..."` under harness/, impls/,
-scenarios/, bench/ and tests/, and every target_link_libraries() in their
-CMakeLists.txt, and prints one line per crossing:
+script reads that block, every `#include "..."` (and every `<...>` that names
+a file of the tree) under harness/, impls/, scenarios/, bench/ and tests/, and
+every target_link_libraries() in their CMake files and the top level's, and
+prints one line per crossing:
 
   harness/support/conditions.h:14: #include "sweeps/matrix.h": support -> sweeps is not in docs/architecture.md
 
@@ -14,9 +15,11 @@ first line, or a README) and that the README's layout names every file of
 every harness folder.
 
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
-`--self-test` plants a wrong include, a wrong link, a cycle, a folder
-that does not state its job and a file the README's layout does not name in a copy
-of the tree and checks that each one is caught (and that the copy passes first).
+`--self-test` plants each kind of crossing in a copy of the tree (a wrong
+include in quotes, in angle brackets, in an .inl; a folder missing from the
+dag; a wrong link, in a generator expression, from the top level; a cycle; a
+folder without its job; a file the README does not name) and checks that each
+one is caught, and that the unmodified copy passes.
 """
 import argparse
 import os
@@ -26,8 +29,9 @@ import sys
 import tempfile
 
 SCANNED = ("harness", "impls", "scenarios", "bench", "tests")
-SOURCE_EXT = (".h", ".hpp", ".cpp", ".c")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SOURCE_EXT = (".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp", ".c", ".cc", ".cpp", ".cxx")
+# "..." and <...>: an angle-bracket include that names a file of the tree is checked too.
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # Targets that are not components: build flags and the preloaded shim.
 NOT_COMPONENTS = {"locklab_warnings", "locklab_clock_shim"}
 
@@ -148,15 +152,18 @@ def check_includes(root, nodes, reach):
         if source is None:
             problems.append("%s: in no component of docs/architecture.md" % rel)
             continue
-        if source == "harness" and os.path.dirname(rel) == "harness":
-            problems.append("%s: a source file directly in harness/ belongs in a component folder" % rel)
+        if source == "harness":
+            problems.append("%s: harness/ holds component folders only: this file is in no component of "
+                            "docs/architecture.md" % rel)
         for number, line in enumerate(open(os.path.join(root, rel), encoding="utf-8", errors="replace"), 1):
             match = INCLUDE.match(line)
             if not match:
                 continue
-            header = match.group(1)
+            angled, header = match.group(1) == "<", match.group(2)
             where = '%s:%d: #include "%s"' % (rel, number, header)
             target = resolve(root, rel, header)
+            if angled and target is None:
+                continue  # a system or package header
             if target is None:
                 problems.append("%s: not found (impls/ sees only impls/; harness headers carry their folder)" % where)
                 continue
@@ -181,32 +188,63 @@ def cmake_calls(text, command):
             yield words[0], words[1:]
 
 
+def cmake_folders(root):
+    """Every folder holding a CMakeLists.txt or *.cmake file that can link targets: the root, cmake/, SCANNED."""
+    yield root, [], [f for f in os.listdir(root) if f == "CMakeLists.txt"]
+    for top in ("cmake",) + SCANNED:
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules")]
+            yield folder, dirs, files
+
+
 def check_links(root, nodes, reach):
     by_target = {target: name for name, (_, target, _) in nodes.items() if target}
     problems = []
-    for top in SCANNED:
-        for folder, dirs, files in os.walk(os.path.join(root, top)):
-            dirs[:] = [d for d in dirs if d not in ("build", "node_modules")]
-            if "CMakeLists.txt" not in files:
+    for folder, files in cmake_folders(root):
+        rel_dir = os.path.relpath(folder, root)
+        text = "\n".join(open(os.path.join(folder, f), encoding="utf-8").read() for f in files)
+        for command in ("add_library", "add_executable"):
+            for name, _ in cmake_calls(text, command):
+                if name.startswith("locklab_") and name not in by_target and name not in NOT_COMPONENTS:
+                    problems.append("%s/CMakeLists.txt: target %s is in no component of docs/architecture.md"
+                                    % (rel_dir, name))
+        for name, items in cmake_calls(text, "target_link_libraries"):
+            source = by_target.get(name) or node_of(nodes, rel_dir)
+            if source is None:  # the top level: no component of its own
+                problems.append("%s/CMakeLists.txt: %s links from outside every component folder" % (rel_dir, name))
                 continue
-            rel_dir = os.path.relpath(folder, root)
-            text = open(os.path.join(folder, "CMakeLists.txt"), encoding="utf-8").read()
-            for command in ("add_library", "add_executable"):
-                for name, _ in cmake_calls(text, command):
-                    if name.startswith("locklab_") and name not in by_target and name not in NOT_COMPONENTS:
-                        problems.append("%s/CMakeLists.txt: target %s is in no component of docs/architecture.md"
-                                        % (rel_dir, name))
-            for name, items in cmake_calls(text, "target_link_libraries"):
-                source = by_target.get(name) or node_of(nodes, rel_dir)
-                for item in items:
-                    if not item.startswith("locklab_") or item in NOT_COMPONENTS:
-                        continue
-                    dest = by_target.get(item)
-                    if dest is None:
-                        problems.append("%s/CMakeLists.txt: %s links %s, a target in no component" % (rel_dir, name, item))
-                    elif dest != source and dest not in reach[source]:
-                        problems.append("%s/CMakeLists.txt: %s links %s: %s -> %s is not in docs/architecture.md"
-                                        % (rel_dir, name, item, source, dest))
+            for word in items:
+                problems.extend(link_problems(rel_dir, name, word, source, by_target, reach))
+    return problems
+
+
+def cmake_folders(root):
+    """(folder, its CMake files) for the root, cmake/ and every scanned tree."""
+    tops = [root] + [os.path.join(root, top) for top in ("cmake",) + SCANNED]
+    for top in tops:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = [] if top == root else [d for d in dirs if d not in ("build", "node_modules")]
+            cmake = sorted(f for f in files if f == "CMakeLists.txt" or f.endswith(".cmake"))
+            if cmake:
+                yield folder, cmake
+
+
+def link_problems(rel_dir, name, word, source, by_target, reach):
+    """What is wrong with target `name` (of component `source`) linking `word`."""
+    if "${" in word:
+        return ["%s/CMakeLists.txt: %s links %s: a variable hides what is linked" % (rel_dir, name, word)]
+    problems = []
+    # Anywhere in the word: a generator expression or an alias (locklab::run) names a target too.
+    for item in re.findall(r"locklab(?:_|::)\w+", word):
+        item = item.replace("::", "_")
+        if item in NOT_COMPONENTS:
+            continue
+        dest = by_target.get(item)
+        if dest is None:
+            problems.append("%s/CMakeLists.txt: %s links %s, a target in no component" % (rel_dir, name, item))
+        elif dest != source and dest not in reach[source]:
+            problems.append("%s/CMakeLists.txt: %s links %s: %s -> %s is not in docs/architecture.md"
+                            % (rel_dir, name, item, source, dest))
     return problems
 
 
@@ -278,6 +316,11 @@ def plant(copy, rel, text, mode="a"):
         f.write(text)
 
 
+def plant_file(copy, rel, text):
+    os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+    plant(copy, rel, text, "w")
+
+
 def self_test(root):
     """Each plant must be caught with its message; the clean copy must pass."""
     ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__")
@@ -290,6 +333,17 @@ def self_test(root):
         ("a cycle in the dag", lambda c: add_edge(c, "support", "run"), "dag: a cycle"),
         ("a file the README's layout does not name", lambda c: plant(c, "harness/report/zz_unlisted.h", "#pragma once\n", "w"),
          "the layout's harness/report/ line does not name zz_unlisted"),
+        ("an include in angle brackets", lambda c: plant(c, "harness/support/files.h", "\n#include <sweeps/matrix.h>\n"),
+         "support -> sweeps is not in docs/architecture.md"),
+        ("a folder missing from the dag", lambda c: plant_file(c, "harness/extra/x.cpp", '#include "sweeps/matrix.h"\n'),
+         "harness/extra/x.cpp: harness/ holds component folders only"),
+        ("a link in a generator expression",
+         lambda c: plant(c, "harness/support/CMakeLists.txt", "\ntarget_link_libraries(locklab_support PUBLIC $<BUILD_INTERFACE:locklab_run>)\n"),
+         "locklab_support links locklab_run: support -> run"),
+        ("a link from the top level", lambda c: plant(c, "CMakeLists.txt", "\ntarget_link_libraries(locklab_history PUBLIC locklab_run)\n"),
+         "locklab_history links locklab_run: history -> run"),
+        ("a header of another extension", lambda c: plant_file(c, "harness/support/helpers.inl", '#include "run/run.h"\n'),
+         "harness/support/helpers.inl:1: #include \"run/run.h\": support -> run"),
         ("a folder without its job", lambda c: plant(c, "harness/report/CMakeLists.txt", "add_library(x)\n", "w"),
          "harness/report/CMakeLists.txt: the first line must be a comment"),
     ]

@@ -41,6 +41,13 @@ json with(json safety, const std::string& key, json value) {
   return safety;
 }
 
+TEST(MatrixPlan, EveryColumnHasItsPlan) {
+  // The columns are listed in report/ (the report draws them) and planned in
+  // sweeps/: a column without a plan would run its cells with no fault at all.
+  for (const auto& column : fault_columns()) EXPECT_TRUE(has_plan(column.name)) << column.name;
+  EXPECT_FALSE(has_plan("no-such-column"));
+}
+
 TEST(MatrixClassify, EachClassFromItsRunDocument) {
   EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
   EXPECT_EQ(classify(run("violation", with(quiet(), "overlaps", 2))), CellClass::me_violation);

@@ -20,7 +20,7 @@ constexpr int kOk = 0, kRuntime = 1, kUsage = 2, kUnsafe = 3;
 // "locklab: MESSAGE" on stderr, on one line (newlines become spaces); returns code.
 int complain(int code, const std::string& message);
 
-// A bound of options.h as a validator. CLI11 reports a validator's message as
+// A bound of run/options.h as a validator. CLI11 reports a validator's message as
 // "FLAG: message", the shape of option_problem(), so `locklab` and validate()
 // print the same line.
 CLI::Validator within(const harness::Bound& bound);

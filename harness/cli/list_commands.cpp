@@ -95,7 +95,7 @@ int index_files(const std::string& dir) {
   auto runs = load_comparison(dir);
   if (!runs) return complain(kUsage, runs.error().message);
   try {
-    if (auto written = write_index(dir, *matrix, *runs); !written) return complain(kUsage, written.error().message);
+    if (auto written = write_index(dir, *matrix, *runs); !written) return complain(kRuntime, written.error().message);
   } catch (const nlohmann::json::exception& e) {  // right keys, wrong types: still not a run document
     return complain(kUsage, std::string("not a locklab.run/1 document: ") + e.what());
   }

@@ -24,7 +24,6 @@ using namespace locklab::harness;
 
 namespace {
 
-// A count from the document; -1 where the run could not measure it (null).
 // A count of the run document for the summary line; -1 where it has none.
 long long count(const nlohmann::json& document, const char* pointer) {
   return static_cast<long long>(harness::number_at(document, pointer, -1));
@@ -60,7 +59,7 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
   return kOk;
 }
 
-// `locklab merge`: the hosts' documents of one --run-id run, combined (multihost.h).
+// `locklab merge`: the hosts' documents of one --run-id run, combined (run/multihost.h).
 int merge_files(const std::vector<std::string>& files, const std::string& out) {
   RunDocuments runs;
   for (const auto& file : files) {

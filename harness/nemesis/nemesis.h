@@ -15,7 +15,8 @@
 //   "locklab:cs-exit"   the client is about to release
 //   "locklab:cs-read"   inside: its counter read was accepted, its write not yet sent
 // The default Nemesis does nothing. Faults (fault.h, nemesis/fault_registry.h: `--fault SPEC`)
-// and step actions (StepAction below: `--step POINT:ACTION`) are nemeses.
+// and step actions (StepAction below: `--step POINT:ACTION`; StepNemesis in
+// nemesis/step_actions.h) are nemeses.
 //
 // A client that must be stopped (a GC pause) parks at its step point and the
 // coordinator SIGSTOPs the whole process -- watchdog threads included -- and
@@ -102,28 +103,6 @@ struct StepAction {
 // it after MS, or once the condition holds (at most 10 x ttl); crash =
 // _exit(86) without releasing. Returns nullopt and sets *why when malformed.
 std::optional<StepAction> parse_step_action(std::string_view spec, std::string* why);
-
-class ClientParking;
-
-// The hook for `client` from the actions that apply to it; pauses park the
-// client in `parking` (the coordinator side must run, see StepNemesis).
-StepHook make_step_hook(std::vector<StepAction> actions, int client, std::shared_ptr<ClientParking> parking = nullptr);
-
-// Nemesis that installs step actions in the clients and, for pauses, stops
-// and resumes the parked clients from the coordinator.
-class StepNemesis final : public Nemesis {
- public:
-  explicit StepNemesis(std::vector<StepAction> actions);
-  std::string name() const override { return "step-actions"; }
-  StepHook client_step_hook(int client) override;
-  void tick(NemesisContext& context) override;
-  void after_run(NemesisContext& context) override;
-  std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const;  // the longest pause
-
- private:
-  std::vector<StepAction> actions_;
-  std::shared_ptr<ClientParking> parking_;  // shared with the clients' hooks (memory shared across fork)
-};
 
 inline constexpr int kCrashExitCode = 86;  // a client that "crashed" at a step point
 

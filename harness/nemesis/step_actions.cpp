@@ -1,7 +1,7 @@
 // StepNemesis and the per-client step hooks: the actions a client runs at its step
 // points (pause, delay, crash). Apart from nemesis.cpp because parking a client
 // needs the process faults' ClientParking (nemesis/process_faults.h), which nemesis.h only declares.
-#include "nemesis/nemesis.h"
+#include "nemesis/step_actions.h"
 
 #include <unistd.h>
 

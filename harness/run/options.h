@@ -119,15 +119,14 @@ std::optional<std::string> validate(const RunOptions& options);
 // The stall threshold in force: --stall, or 3 x ttl when it is 0.
 int effective_stall_ms(const RunOptions& options);
 
-
-// "process" / "thread", as the CLI and the document spell the mode.
-// The part of the options a fault may see (fault_env.h), and the fault
+// The part of the options a fault may see (nemesis/fault_env.h), and the fault
 // registry's factories (nemesis/fault_registry.h) called with the whole options.
 FaultEnv fault_env(const RunOptions& options);
 Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options);
 Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options);  // every --fault
 std::vector<std::string> random_schedule(std::uint64_t seed, int count, const RunOptions& options);
 
+// "process" / "thread", as the CLI and the document spell the mode.
 const char* mode_name(ClientMode mode);
 std::optional<ClientMode> parse_mode(std::string_view name);
 

@@ -7,6 +7,7 @@
 #include "servers/lock_servers.h"
 #include "workload/counter_resource.h"
 #include "nemesis/fault_registry.h"
+#include "nemesis/step_actions.h"
 #include "history/metrics.h"
 #include "run/multihost.h"
 #include "redis/sentinel.h"

@@ -120,7 +120,7 @@ const ScenarioSpec* find_scenario(std::string_view name) {
 
 const ScenarioSpec& scenario_spec(std::string_view name) {
   if (const ScenarioSpec* spec = find_scenario(name)) return *spec;
-  std::fprintf(stderr, "%s: not in harness/scenario_catalog.cpp\n", std::string(name).c_str());
+  std::fprintf(stderr, "%s: not in harness/scenario/scenario_catalog.cpp\n", std::string(name).c_str());
   std::exit(1);
 }
 

@@ -22,10 +22,6 @@ std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& t
   return endpoints;
 }
 
-}  // namespace locklab::harness
-
-namespace locklab::harness {
-
 redis::ConnectionOptions plain_options(const redis::Endpoint& endpoint) {
   redis::ConnectionOptions options;
   options.endpoint = endpoint;

@@ -30,7 +30,7 @@ struct ServerOptions {
   std::string password;                      // --requirepass
   std::vector<std::string> extra_args;       // e.g. {"--appendonly", "yes"}
   // Preload the clock shim (harness/clock_shim): the node's wall clock can then
-  // be jumped with jump_clock() (harness/clock_jump.h). Monotonic time is untouched.
+  // be jumped with jump_clock() (servers/clock_jump.h). Monotonic time is untouched.
   bool clock_shim = false;
   std::chrono::milliseconds start_timeout{10'000};
 };

@@ -16,7 +16,10 @@ int complain(const char* program, int code, const std::string& message) {
 }
 
 std::string shell_word(const std::string& word) {
-  return word.find_first_of(" \t'\"$|&;<>()") == std::string::npos ? word : "'" + word + "'";
+  if (word.find_first_of(" \t'\"$|&;<>()") == std::string::npos) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);  // ' ends, \' is one, ' reopens
+  return quoted + "'";
 }
 
 }  // namespace locklab::harness

@@ -14,7 +14,7 @@ std::string one_line(std::string message);
 int complain(const char* program, int code, const std::string& message);
 
 // `word` as a shell reads it back: quoted in '' when it holds a blank, a quote
-// or a shell metacharacter ($ | & ; < > ( )), else as it is.
+// or a shell metacharacter ($ | & ; < > ( )), an inner ' written '\'', else as it is.
 std::string shell_word(const std::string& word);
 
 }  // namespace locklab::harness

@@ -43,7 +43,7 @@ using namespace std::chrono_literals;
 
 using Flags = FineGrainedOptions;
 
-struct Trial {
+struct SaleRun {
   std::string topology;
   int keys = 0;
   long long sold = 0;
@@ -151,7 +151,7 @@ class Client {
   std::vector<int> in_stock_;
 };
 
-Result<Trial> run_trial(const Flags& flags, const std::string& topology, const redis::ConnectionOptions& server,
+Result<SaleRun> run_sales(const Flags& flags, const std::string& topology, const redis::ConnectionOptions& server,
                         int keys) {
   redis::Link admin(server);
   const int per_product = flags.units / keys;
@@ -180,7 +180,7 @@ Result<Trial> run_trial(const Flags& flags, const std::string& topology, const r
     started = std::chrono::steady_clock::now();
   }
   if (cold.load() > 0) return Error{ErrorKind::io, std::to_string(cold.load()) + " clients could not warm up their locks"};
-  Trial trial{topology, keys};
+  SaleRun trial{topology, keys};
   trial.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   for (const auto& client : clients) {
     trial.sold += client->sold;
@@ -199,7 +199,7 @@ Result<Trial> run_trial(const Flags& flags, const std::string& topology, const r
   return trial;
 }
 
-bool correct(const Trial& trial, const Flags& flags) {
+bool correct(const SaleRun& trial, const Flags& flags) {
   const long long stocked = static_cast<long long>(flags.units / trial.keys) * trial.keys;
   return trial.sold == stocked && trial.left == 0 && trial.lowest_counter >= 0;
 }
@@ -209,7 +209,7 @@ void print_header() {
               "seconds", "sales/s", "acquires/s", "oversell", "lowest", "verdict");
 }
 
-void print_row(const Trial& trial, const Flags& flags) {
+void print_row(const SaleRun& trial, const Flags& flags) {
   const long long stocked = static_cast<long long>(flags.units / trial.keys) * trial.keys;
   std::printf("%-8s %5d %7d %6lld %8lld %8.3f %9.0f %10.0f %8lld %7lld %s\n", trial.topology.c_str(), trial.keys,
               flags.clients, trial.sold, stocked, trial.seconds, static_cast<double>(trial.sold) / trial.seconds,
@@ -254,7 +254,7 @@ Result<bool> fine_grained(const FineGrainedOptions& flags) {
   print_header();
   for (const auto& topology : topologies) {
     for (const int keys : flags.keys) {
-      auto trial = run_trial(flags, topology.name, topology.server, keys);
+      auto trial = run_sales(flags, topology.name, topology.server, keys);
       if (!trial) return Error{trial.error().kind, topology.name + ": " + trial.error().message};
       print_row(*trial, flags);
       all_correct = all_correct && correct(*trial, flags);

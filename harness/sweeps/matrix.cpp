@@ -215,7 +215,7 @@ Cell expected_of(Cell cell) {
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
-    cell.expected_reason = "no expectation written down for this cell (harness/matrix_expectations.cpp)";
+    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_expectations.cpp)";
   }
   return cell;
 }
@@ -441,6 +441,8 @@ bool exposed(const json& run) {
   return (run.contains("exposed") && run["exposed"].is_boolean() && run["exposed"].get<bool>()) ||
          number_at(run, "/safety/leases_lost_nobody_entered") > 0;
 }
+
+bool has_plan(std::string_view column) { return find_plan(column) != nullptr; }
 
 CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick) {
   CellPlan plan;

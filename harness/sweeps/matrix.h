@@ -43,13 +43,16 @@ bool exposed(const nlohmann::json& run);
 // The run of one cell, or why it makes no sense.
 struct CellPlan {
   RunOptions options;
-  std::vector<std::string> faults;  // fault specs (harness/fault_spec.h grammar), in application order
+  std::vector<std::string> faults;  // fault specs (nemesis/fault_spec.h grammar), in application order
   std::string not_applicable;       // non-empty: the cell is N/A, and this is why
 };
 
 // The cell's workload and faults: a small ttl, 2-3 process clients, a bounded
 // number of attempts. `quick` = the CI size.
 CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick);
+// Whether sweeps/matrix.cpp has a plan for the column (report/matrix_cells.cpp
+// lists the columns; a column without a plan would inject nothing).
+bool has_plan(std::string_view column);
 
 struct MatrixOptions {
   bool quick = false;
