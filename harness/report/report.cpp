@@ -9,17 +9,12 @@
 #include "report/html.h"
 #include "support/files.h"
 #include "support/json_read.h"
+#include "support/text.h"
 
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string integer(double value) { return fixed(value, 0); }
 

@@ -8,17 +8,12 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "support/json_read.h"
+#include "support/text.h"
 
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 // Locks in first-seen order, and the client counts in increasing order.
 std::vector<std::string> locks_of(const std::vector<ScalePoint>& points) {

@@ -66,12 +66,6 @@ std::optional<std::string> push_kind(const redis::Reply* reply) {
 
 }  // namespace
 
-std::string fixed(double value, int decimals) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(decimals) << value;
-  return out.str();
-}
-
 ActorName::ActorName(std::string name) : previous_(std::exchange(t_actor, std::move(name))) {}
 ActorName::~ActorName() { t_actor = std::move(previous_); }
 const std::string& current_actor() { return t_actor; }

@@ -21,11 +21,9 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+#include "support/text.h"  // fixed(): numbers as the narration prints them
 
 namespace locklab::harness {
-
-// A number as the narration prints it: `decimals` digits after the point.
-std::string fixed(double value, int decimals);
 
 // Names the calling thread for the narrator while in scope.
 class ActorName {

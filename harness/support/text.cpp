@@ -22,4 +22,10 @@ std::string shell_word(const std::string& word) {
   return quoted + "'";
 }
 
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
 }  // namespace locklab::harness
