@@ -1,6 +1,9 @@
 #include "nemesis/network_faults.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include "support/conditions.h"
 #include "nemesis/topology_fault.h"
@@ -34,6 +37,16 @@ void restore(const std::vector<TcpProxy*>& links) {
     link->pass();
     link->heal();
   }
+}
+
+// How many SET commands the server has served (INFO commandstats), or nullopt.
+std::optional<long long> set_calls(RedisProbe& probe) {
+  auto info = probe.read({"INFO", "commandstats"});
+  if (!info || info->is_error()) return std::nullopt;
+  const std::string text(info->text());
+  const auto at = text.find("cmdstat_set:calls=");
+  if (at == std::string::npos) return 0;  // no SET served yet
+  return std::atoll(text.c_str() + at + std::string_view("cmdstat_set:calls=").size());
 }
 
 std::uint64_t held_requests(const std::vector<TcpProxy*>& links) {
@@ -126,20 +139,33 @@ class NetFault final : public GatedFault {
     for (TcpProxy* link : others_) link->hold(Direction::client_to_server);
     for (const auto& endpoint : context.endpoints)
       if (auto probe = RedisProbe::connect(endpoint)) probes_.push_back(std::move(probe).value());
+    for (RedisProbe& probe : probes_) set_calls_before_.push_back(set_calls(probe).value_or(-1));
     since_ = Clock::now();
     attempts_before_ = context.history != nullptr ? context.history->slot(client_).attempts.load() : 0;
   }
 
+  // Client N's request took the lock on server j when the key is there, or
+  // when j served a SET since the others were held: nobody else can have sent
+  // it, and the key was absent at the start. The count is what makes this
+  // hold on every run: a Redlock attempt that times out deletes its keys again
+  // within its node timeout, a window a coordinator tick can miss on a loaded
+  // machine.
+  bool took_server(NemesisContext& context, std::size_t j) {
+    if (probes_[j].exists(context.key).value_or(false)) return true;
+    const auto calls = set_calls(probes_[j]);
+    return calls && set_calls_before_[j] >= 0 && *calls > set_calls_before_[j];
+  }
+
   void let_the_others_go_once_first(NemesisContext& context) {
-    const bool everywhere = !probes_.empty() && std::all_of(probes_.begin(), probes_.end(), [&](RedisProbe& probe) {
-      return probe.exists(context.key).value_or(false);
-    });
+    bool everywhere = !probes_.empty();
+    for (std::size_t j = 0; everywhere && j < probes_.size(); ++j) everywhere = took_server(context, j);
     const bool attempt_over =
         context.history != nullptr && context.history->slot(client_).attempts.load() > attempts_before_;
     if (!everywhere && !attempt_over && Clock::now() - since_ < ttl_) return;
     restore(others_);
     others_.clear();
     probes_.clear();
+    set_calls_before_.clear();
     note(context, everywhere ? "client " + std::to_string(client_) + "'s request took the lock on every server; "
                                    "the other clients' requests let through"
                              : "the other clients' requests let through");
@@ -235,6 +261,7 @@ class NetFault final : public GatedFault {
   std::vector<TcpProxy*> links_;
   std::vector<TcpProxy*> others_;  // at=acquire: the other clients' links, held until client N's request landed
   std::vector<RedisProbe> probes_;
+  std::vector<long long> set_calls_before_;  // per probe, when the others were held (-1: unreadable)
   std::int64_t attempts_before_ = 0;
   bool applied_ = false;
   bool waiting_ = false;
