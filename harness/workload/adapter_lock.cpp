@@ -1,0 +1,306 @@
+#include "workload/adapter_lock.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "support/conditions.h"
+#include "support/json_read.h"
+
+namespace locklab::harness {
+
+using namespace std::chrono;
+
+struct AdapterLock::Reply {
+  nlohmann::json json;
+};
+
+namespace {
+
+constexpr std::size_t kMaxLine = 1 << 20;
+
+// One line of at most 120 printable characters, for error messages.
+std::string clip(std::string_view text) {
+  std::string out(text.substr(0, 120));
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return text.size() > 120 ? out + "..." : out;
+}
+
+// In the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(int socket, int status_pipe, char* const* args, pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the adapter dies with its client
+  if (::getppid() != parent) ::_exit(127);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  if (::dup2(socket, 0) < 0 || ::dup2(socket, 1) < 0) ::_exit(127);
+  for (int fd = 3; fd < 1024; ++fd) {  // no fd of ours survives the exec but the status pipe, until then
+    if (fd != status_pipe) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  ::execvp(args[0], args);
+  const int error = errno;
+  [[maybe_unused]] const auto written = ::write(status_pipe, &error, sizeof error);
+  ::_exit(127);
+}
+
+// The child's errno if its exec failed (read from the close-on-exec status pipe), 0 if it ran.
+int exec_errno(int status_read) {
+  int error = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(status_read, &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof error) ? error : 0;
+}
+
+std::optional<Acquire> acquire_word(const std::string& word) {
+  for (Acquire outcome : {Acquire::acquired, Acquire::timed_out, Acquire::unknown, Acquire::error}) {
+    if (word == to_string(outcome)) return outcome;
+  }
+  return std::nullopt;
+}
+
+std::optional<Release> release_word(const std::string& word) {
+  for (Release outcome : {Release::released, Release::still_held, Release::not_owner, Release::already_expired,
+                          Release::error}) {
+    if (word == to_string(outcome)) return outcome;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---- AdapterProcess ----
+
+Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& argv, milliseconds exit_grace) {
+  if (argv.empty() || argv[0].empty()) return Error{ErrorKind::usage, "adapter: empty command"};
+  std::vector<char*> args;
+  for (const auto& word : argv) args.push_back(const_cast<char*>(word.c_str()));
+  args.push_back(nullptr);
+  int pair[2];
+  int status[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Error{ErrorKind::io, "adapter " + argv[0] + ": socketpair: " + std::strerror(errno)};
+  }
+  if (::pipe2(status, O_CLOEXEC) != 0) {
+    ::close(pair[0]);
+    ::close(pair[1]);
+    return Error{ErrorKind::io, "adapter " + argv[0] + ": pipe: " + std::strerror(errno)};
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(pair[1], status[1], args.data(), parent);
+  const int fork_errno = errno;
+  ::close(pair[1]);
+  ::close(status[1]);
+  AdapterProcess process(pid, pair[0], exit_grace);  // owns the socket (and the child, if any) from here
+  const int exec_error = pid > 0 ? exec_errno(status[0]) : fork_errno;
+  ::close(status[0]);
+  if (exec_error != 0) {
+    return Error{ErrorKind::io, "adapter " + argv[0] + ": could not start: " + std::strerror(exec_error)};
+  }
+  return process;
+}
+
+AdapterProcess::AdapterProcess(AdapterProcess&& other) noexcept
+    : pid_(other.pid_), fd_(other.fd_), reaped_(other.reaped_), status_(other.status_),
+      exit_grace_(other.exit_grace_), buffer_(std::move(other.buffer_)) {
+  other.pid_ = -1;
+  other.fd_ = -1;
+}
+
+AdapterProcess::~AdapterProcess() {
+  if (pid_ > 0 && !reaped_) {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);  // the adapter's stdin reaches EOF: its cue to exit
+    if (!wait_until([this] { return try_reap(); }, exit_grace_)) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+      }
+      reaped_ = true;
+    }
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool AdapterProcess::try_reap() {
+  if (reaped_ || pid_ <= 0) return true;
+  reaped_ = ::waitpid(pid_, &status_, WNOHANG) == pid_;
+  return reaped_;
+}
+
+Status AdapterProcess::send_line(const std::string& line) {
+  std::size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return Error{ErrorKind::timeout, "stopped reading its stdin", sent > 0};
+    }
+    if (n < 0) {
+      return Error{ErrorKind::closed, std::string("closed its stdin (") + std::strerror(errno) + ")", sent > 0};
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  return Done{};
+}
+
+Result<std::string> AdapterProcess::read_line(steady_clock::time_point deadline) {
+  for (;;) {
+    if (const auto end = buffer_.find('\n'); end != std::string::npos) {
+      std::string line = buffer_.substr(0, end);
+      buffer_.erase(0, end + 1);
+      return line;
+    }
+    if (buffer_.size() > kMaxLine) return Error{ErrorKind::protocol, "printed a line longer than 1 MiB"};
+    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+    pollfd ready{fd_, POLLIN, 0};
+    const int polled = left > 0 ? ::poll(&ready, 1, static_cast<int>(left)) : 0;
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled == 0) return Error{ErrorKind::timeout, "no answer"};
+    char chunk[4096];
+    const ssize_t n = polled > 0 ? ::read(fd_, chunk, sizeof chunk) : -1;
+    if (n < 0 && errno == EINTR) continue;
+    // ECONNRESET: it exited leaving input unread (a socket pair, not a pipe).
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return Error{ErrorKind::closed, "closed its stdout"};
+    if (n < 0) return Error{ErrorKind::io, std::string("could not be read: ") + std::strerror(errno)};
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+std::string AdapterProcess::exit_description() {
+  if (!wait_until([this] { return try_reap(); }, exit_grace_)) return "closed its stdout";
+  if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
+  if (WIFSIGNALED(status_)) return "was killed by signal " + std::to_string(WTERMSIG(status_));
+  return "closed its stdout";
+}
+
+// ---- AdapterLock ----
+
+Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string> argv, const LockConfig& config,
+                                                         int client, AdapterTimeouts timeouts) {
+  if (auto problem = invalid_config(config)) return Error{ErrorKind::usage, *problem};
+  auto process = AdapterProcess::spawn(argv, timeouts.exit_grace);
+  if (!process) return process.error();
+  std::unique_ptr<AdapterLock> lock(new AdapterLock(std::move(process).value(), argv[0], config.ttl, timeouts));
+  nlohmann::json servers = nlohmann::json::array();
+  for (const auto& server : config.servers) {
+    servers.push_back({{"host", server.endpoint.host}, {"port", server.endpoint.port}});
+  }
+  Reply init{{{"type", "init"}, {"servers", servers}, {"key", config.key}, {"client", client},
+              {"ttl_ms", config.ttl.count()}}};
+  auto reply = lock->ask(std::move(init), "init", timeouts.init);
+  if (!reply) return reply.error();
+  if (auto checked = lock->check_init(*reply); !checked) return checked.error();
+  return lock;
+}
+
+Status AdapterLock::check_init(const Reply& reply) {
+  const nlohmann::json& j = reply.json;
+  if (text_at(j, "/type") != "init_ok" || text_at(j, "/library").empty()) {
+    return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
+  }
+  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}};
+  if (j.contains("capabilities") && j["capabilities"].is_object()) {
+    for (const auto& [name, value] : j["capabilities"].items()) {
+      if (value.is_boolean()) identity_.capabilities[name] = value.get<bool>();
+    }
+  }
+  return Done{};
+}
+
+Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
+  broken_ = "adapter " + name_ + ": " + what_it_did;
+  return Error{ErrorKind::protocol, broken_, request_sent};
+}
+
+Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, milliseconds bound) {
+  if (!broken_.empty()) return Error{ErrorKind::closed, broken_, false};
+  const long long id = next_id_++;
+  request.json["id"] = id;
+  if (auto sent = process_.send_line(request.json.dump() + "\n"); !sent) {
+    const bool gone = sent.error().kind == ErrorKind::closed;
+    return broke((gone ? process_.exit_description() : sent.error().message) + " before " + what,
+                 sent.error().request_sent);
+  }
+  return read_reply(id, what, bound);
+}
+
+// Reads until the reply to `id`, counting unasked events on the way.
+Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* what, milliseconds bound) {
+  const auto deadline = steady_clock::now() + bound;
+  for (;;) {
+    auto line = process_.read_line(deadline);
+    if (!line && line.error().kind == ErrorKind::timeout) {
+      return broke(std::string("did not answer ") + what + " within " + std::to_string(bound.count()) + " ms", true);
+    }
+    if (!line && line.error().kind == ErrorKind::closed) {
+      return broke(process_.exit_description() + " before answering " + what, true);
+    }
+    if (!line) return broke(line.error().message, true);
+    auto message = nlohmann::json::parse(*line, nullptr, false);
+    if (message.is_discarded()) return broke("printed a line that is not JSON: " + clip(*line), true);
+    if (text_at(message, "/type") == "event") {
+      if (text_at(message, "/event") == "lost") leases_lost_.fetch_add(1);
+      continue;
+    }
+    if (!message.is_object() || !message.contains("id") || message["id"] != id) {
+      return broke(std::string("answered ") + what + " (id " + std::to_string(id) + ") with " + clip(message.dump()),
+                   true);
+    }
+    return Reply{std::move(message)};
+  }
+}
+
+Acquire AdapterLock::try_acquire(milliseconds wait) {
+  Reply request{{{"type", "acquire"}, {"ttl_ms", ttl_.count()}, {"wait_ms", wait.count()}}};
+  auto reply = ask(std::move(request), "acquire", wait + timeouts_.margin);
+  if (!reply) return fail(reply.error().request_sent ? Acquire::unknown : Acquire::error, reply.error().message);
+  const auto outcome = acquire_word(text_at(reply->json, "/outcome"));
+  if (text_at(reply->json, "/type") != "acquire_ok" || !outcome) {
+    return fail(Acquire::unknown, broke("answered acquire with " + clip(reply->json.dump()), true).message);
+  }
+  if (*outcome == Acquire::acquired || *outcome == Acquire::timed_out) {
+    clear_error();
+    return *outcome;
+  }
+  return fail(*outcome, "adapter " + name_ + ": acquire " + to_string(*outcome) + ": " +
+                            clip(text_at(reply->json, "/error")));
+}
+
+Release AdapterLock::release() {
+  auto reply = ask(Reply{{{"type", "release"}}}, "release", timeouts_.margin);
+  if (!reply) return fail(Release::error, reply.error().message);
+  const auto outcome = release_word(text_at(reply->json, "/outcome"));
+  if (text_at(reply->json, "/type") != "release_ok" || !outcome) {
+    return fail(Release::error, broke("answered release with " + clip(reply->json.dump()), true).message);
+  }
+  if (*outcome == Release::error) {
+    return fail(Release::error, "adapter " + name_ + ": release error: " + clip(text_at(reply->json, "/error")));
+  }
+  clear_error();
+  return *outcome;
+}
+
+Result<microseconds> AdapterLock::noop() {
+  const auto began = steady_clock::now();
+  auto reply = ask(Reply{{{"type", "noop"}}}, "noop", timeouts_.margin);
+  if (!reply) return reply.error();
+  if (text_at(reply->json, "/type") != "noop_ok") {
+    return broke("answered noop with " + clip(reply->json.dump()), true);
+  }
+  return duration_cast<microseconds>(steady_clock::now() - began);
+}
+
+}  // namespace locklab::harness

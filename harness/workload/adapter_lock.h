@@ -1,0 +1,113 @@
+// A lock client in another process and any language (issue 18): locklab speaks
+// the adapter protocol of docs/adapters.md to it, one JSON object per line over
+// the adapter's stdin and stdout, and the adapter calls its library's public API.
+//
+// Failures are values. Before a request reaches the adapter, a failure is
+// definite (Acquire::error); after it, the outcome is unknown
+// (Acquire::unknown, Release::error): "when in doubt, unknown". An adapter
+// that prints garbage, answers the wrong shape or id, exits or goes silent is
+// broken from then on: every later call fails at once with the same one line,
+// which names the adapter (argv[0]) and what it did.
+//
+// The adapter dies with its client: the child asks the kernel for SIGKILL when
+// the thread that spawned it exits (PR_SET_PDEATHSIG; so create the lock on the
+// thread that keeps it), and the destructor closes its stdin, waits
+// `exit_grace`, then SIGKILLs and reaps it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lock.h"
+
+namespace locklab::harness {
+
+struct AdapterTimeouts {
+  std::chrono::milliseconds init{10'000};       // init -> init_ok: the adapter's start and its imports
+  std::chrono::milliseconds margin{2'000};      // acquire waits wait_ms + this; release and noop this
+  std::chrono::milliseconds exit_grace{1'000};  // after closing its stdin, before SIGKILL
+};
+
+// What the adapter said of itself in init_ok.
+struct AdapterIdentity {
+  std::string library;
+  std::string version;
+  std::string language;
+  std::map<std::string, bool> capabilities;
+};
+
+// The adapter's process and our end of its stdin/stdout (one socket pair, so
+// a write to an adapter that is gone fails with EPIPE instead of raising SIGPIPE).
+class AdapterProcess {
+ public:
+  static Result<AdapterProcess> spawn(const std::vector<std::string>& argv, std::chrono::milliseconds exit_grace);
+
+  AdapterProcess(AdapterProcess&& other) noexcept;
+  AdapterProcess& operator=(AdapterProcess&& other) = delete;
+  AdapterProcess(const AdapterProcess&) = delete;
+  AdapterProcess& operator=(const AdapterProcess&) = delete;
+  ~AdapterProcess();
+
+  Status send_line(const std::string& line);  // never blocks; fails if the adapter stopped reading
+  // The next line without its '\n'; ErrorKind::timeout at `deadline`, closed at EOF.
+  Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
+  // After EOF: "exited with status 3", "was killed by signal 9", or "closed its stdout".
+  std::string exit_description();
+  pid_t pid() const { return pid_; }  // kept after the child is reaped
+
+ private:
+  AdapterProcess(pid_t pid, int fd, std::chrono::milliseconds exit_grace)
+      : pid_(pid), fd_(fd), exit_grace_(exit_grace) {}
+  bool try_reap();
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  std::chrono::milliseconds exit_grace_;
+  std::string buffer_;
+};
+
+class AdapterLock final : public DistributedLock {
+ public:
+  // Spawns `argv` (argv[0] is run through PATH), sends init with the config's
+  // servers, key and ttl and the client number, and checks init_ok.
+  static Result<std::unique_ptr<AdapterLock>> create(std::vector<std::string> argv, const LockConfig& config,
+                                                     int client, AdapterTimeouts timeouts = {});
+
+  Acquire try_acquire(std::chrono::milliseconds wait) override;
+  Release release() override;
+  // One noop round trip: the adapter's overhead, measured, never subtracted silently.
+  Result<std::chrono::microseconds> noop();
+
+  std::uint64_t leases_lost() const override { return leases_lost_.load(); }  // unasked `event: lost` lines
+  const AdapterIdentity& identity() const { return identity_; }
+  pid_t pid() const { return process_.pid(); }
+
+ private:
+  AdapterLock(AdapterProcess process, std::string name, std::chrono::milliseconds ttl, AdapterTimeouts timeouts)
+      : process_(std::move(process)), name_(std::move(name)), ttl_(ttl), timeouts_(timeouts) {}
+  struct Reply;
+  Result<Reply> ask(Reply request, const char* what, std::chrono::milliseconds bound);
+  Result<Reply> read_reply(long long id, const char* what, std::chrono::milliseconds bound);
+  Error broke(std::string what_it_did, bool request_sent);
+  Status check_init(const Reply& reply);
+
+  AdapterProcess process_;
+  std::string name_;  // argv[0], in every error line
+  std::chrono::milliseconds ttl_;
+  AdapterTimeouts timeouts_;
+  AdapterIdentity identity_;
+  long long next_id_ = 1;
+  std::string broken_;  // set once the adapter misbehaved: every later call fails with it
+  std::atomic<std::uint64_t> leases_lost_{0};
+};
+
+}  // namespace locklab::harness

@@ -1,0 +1,213 @@
+// AdapterLock (harness/workload/adapter_lock.h, docs/adapters.md): the adapter
+// protocol client against redis-py's adapter (scripts/peers/adapters/redis_py.py)
+// on a real redis-server, and against the deliberately broken adapters of
+// tests/adapters/: each gives one error line naming the adapter, within a
+// bound, and leaves no process behind.
+//
+// The redis-py cases need Debian's python3-redis (scripts/setup installs it)
+// and skip without it; the broken adapters need only /usr/bin/python3.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fixtures/redis_fixture.h"
+#include "support/conditions.h"
+#include "workload/adapter_lock.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::AdapterLock;
+using harness::AdapterTimeouts;
+
+const std::string kRedisPy = LOCKLAB_PEERS_DIR "/adapters/redis_py.py";
+const std::string kBroken = LOCKLAB_TEST_ADAPTERS_DIR "/";
+// Short bounds for the broken adapters, so each case ends in well under a second.
+constexpr AdapterTimeouts kShort{5'000ms, 300ms, 200ms};
+
+bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+
+// Our children other than redis-server (zombies included): the adapters still around.
+int adapter_children() {
+  int count = 0;
+  DIR* proc = ::opendir("/proc");
+  while (dirent* entry = proc ? ::readdir(proc) : nullptr) {
+    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
+    std::string pid, comm, state;
+    long ppid = 0;
+    if (stat >> pid >> comm >> state >> ppid && ppid == ::getpid() && comm != "(redis-server)") ++count;
+  }
+  if (proc) ::closedir(proc);
+  return count;
+}
+
+bool gone(pid_t pid) { return ::kill(pid, 0) == -1; }
+
+// Gone, or a zombie waiting for a reaper that is not us (a process another one orphaned).
+bool dead(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string id, comm, state;
+  return !(stat >> id >> comm >> state) || state == "Z";
+}
+bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == std::string::npos; }
+
+class AdapterLockTest : public RedisTest {
+ protected:
+  std::unique_ptr<AdapterLock> redis_py(int client) {
+    auto made = AdapterLock::create({kRedisPy}, config(10'000ms, "locklab:adapter"), client);
+    EXPECT_TRUE(made) << made.error().message;
+    return made ? std::move(made).value() : nullptr;
+  }
+  std::unique_ptr<AdapterLock> broken(const std::vector<std::string>& argv) {
+    auto made = AdapterLock::create(argv, config(), 1, kShort);
+    EXPECT_TRUE(made) << made.error().message;
+    return made ? std::move(made).value() : nullptr;
+  }
+  // create() must fail with one line naming the adapter and containing `what`.
+  void expect_create_fails(const std::vector<std::string>& argv, const std::string& what) {
+    const auto began = std::chrono::steady_clock::now();
+    auto made = AdapterLock::create(argv, config(), 1, kShort);
+    ASSERT_FALSE(made);
+    const std::string& line = made.error().message;
+    EXPECT_TRUE(one_line(line)) << line;
+    EXPECT_NE(line.find(argv[0]), std::string::npos) << line;
+    EXPECT_NE(line.find(what), std::string::npos) << line;
+    EXPECT_LT(std::chrono::steady_clock::now() - began, 3s) << line;
+    EXPECT_EQ(adapter_children(), 0);
+  }
+};
+
+TEST_F(AdapterLockTest, RedisPyAcquiresTimesOutReleases) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto first = redis_py(1);
+  auto second = redis_py(2);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->identity().library, "redis-py");
+  EXPECT_FALSE(first->identity().version.empty());
+  EXPECT_EQ(first->identity().language, "python");
+  EXPECT_FALSE(first->identity().capabilities.at("auto_extends"));
+  EXPECT_EQ(first->try_acquire(0ms), Acquire::acquired) << first->last_error();
+  EXPECT_EQ(second->try_acquire(100ms), Acquire::timed_out) << second->last_error();
+  EXPECT_EQ(first->release(), Release::released) << first->last_error();
+  // redis-py forgets its token on release; a second release raises LockError
+  // ("Cannot release an unlocked lock") without asking Redis: already_expired.
+  EXPECT_EQ(first->release(), Release::already_expired) << first->last_error();
+  EXPECT_EQ(second->try_acquire(0ms), Acquire::acquired) << second->last_error();
+  EXPECT_EQ(second->release(), Release::released) << second->last_error();
+  EXPECT_EQ(first->leases_lost(), 0u);
+}
+
+TEST_F(AdapterLockTest, RedisPyReleaseOfAnotherHoldIsNotOwner) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto lock = redis_py(1);
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired) << lock->last_error();
+  run({"SET", "locklab:adapter", "someone-else"});  // our lease ran out and another client took the key
+  EXPECT_EQ(lock->release(), Release::not_owner) << lock->last_error();
+  EXPECT_EQ(run({"GET", "locklab:adapter"}).string().value_or(""), "someone-else");
+}
+
+TEST_F(AdapterLockTest, NoopRoundTrip) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto lock = redis_py(1);
+  ASSERT_TRUE(lock);
+  auto round_trip = lock->noop();
+  ASSERT_TRUE(round_trip) << round_trip.error().message;
+  EXPECT_GT(round_trip->count(), 0);
+  EXPECT_LT(*round_trip, 1s);
+}
+
+TEST_F(AdapterLockTest, DestructionReapsTheAdapter) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto lock = redis_py(1);
+  ASSERT_TRUE(lock);
+  const pid_t pid = lock->pid();
+  ASSERT_FALSE(gone(pid));
+  lock.reset();
+  EXPECT_TRUE(gone(pid));
+  EXPECT_EQ(adapter_children(), 0);
+}
+
+TEST_F(AdapterLockTest, NotJsonAtInit) {
+  expect_create_fails({kBroken + "garbage.py", "not-json"}, "printed a line that is not JSON: hello");
+}
+
+TEST_F(AdapterLockTest, ExitsAtStart) { expect_create_fails({kBroken + "exits_at_start.py"}, "exited with status 3"); }
+
+TEST_F(AdapterLockTest, MissingProgram) { expect_create_fails({kBroken + "no_such_adapter"}, "could not start"); }
+
+// An adapter that fails after init: the call that sent the request returns
+// `sent` with one line containing `what`; the next call fails at once, as a
+// definite error (nothing was sent); destruction leaves no process.
+void expect_broken_mid_run(std::unique_ptr<AdapterLock> lock, const std::string& name, const std::string& what) {
+  ASSERT_TRUE(lock);
+  const pid_t pid = lock->pid();
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_EQ(lock->try_acquire(100ms), Acquire::unknown);
+  const std::string line = lock->last_error();
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 2s) << line;
+  EXPECT_TRUE(one_line(line)) << line;
+  EXPECT_NE(line.find(name), std::string::npos) << line;
+  EXPECT_NE(line.find(what), std::string::npos) << line;
+  EXPECT_EQ(lock->try_acquire(0ms), Acquire::error);
+  EXPECT_EQ(lock->last_error(), line);
+  EXPECT_EQ(lock->release(), Release::error);
+  lock.reset();
+  EXPECT_TRUE(gone(pid));
+  EXPECT_EQ(adapter_children(), 0);
+}
+
+TEST_F(AdapterLockTest, WrongShape) {
+  expect_broken_mid_run(broken({kBroken + "garbage.py", "shape"}), "garbage.py", "answered acquire with");
+}
+
+TEST_F(AdapterLockTest, WrongId) {
+  expect_broken_mid_run(broken({kBroken + "garbage.py", "wrong-id"}), "garbage.py", "answered acquire (id 2) with");
+}
+
+TEST_F(AdapterLockTest, ExitsMidRun) {
+  expect_broken_mid_run(broken({kBroken + "exits_mid_run.py"}), "exits_mid_run.py",
+                        "exited with status 4 before answering acquire");
+}
+
+TEST_F(AdapterLockTest, SilentIsBoundedAndKilled) {
+  // wait 100 ms + margin 300 ms; silent.py ignores the end of its stdin, so only SIGKILL ends it.
+  expect_broken_mid_run(broken({kBroken + "silent.py"}), "silent.py", "did not answer acquire within 400 ms");
+}
+
+// A client that crashes takes its adapter along (PR_SET_PDEATHSIG), even one
+// that ignores the end of its stdin: no orphan outlives a SIGKILLed client.
+TEST_F(AdapterLockTest, CrashedClientTakesItsAdapter) {
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t client = ::fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) {
+    auto made = AdapterLock::create({kBroken + "silent.py"}, config(), 1, kShort);
+    const pid_t adapter = made ? made.value()->pid() : -1;
+    [[maybe_unused]] const auto written = ::write(report[1], &adapter, sizeof adapter);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  pid_t adapter = -1;
+  ASSERT_EQ(::read(report[0], &adapter, sizeof adapter), static_cast<ssize_t>(sizeof adapter));
+  ::close(report[0]);
+  ASSERT_GT(adapter, 0);
+  EXPECT_FALSE(dead(adapter));
+  ::kill(client, SIGKILL);
+  ::waitpid(client, nullptr, 0);
+  EXPECT_TRUE(harness::wait_until([adapter] { return dead(adapter); }, 5000ms))
+      << "adapter " << adapter << " outlived its client";
+}
+
+}  // namespace
+}  // namespace locklab::testing
