@@ -38,9 +38,11 @@ class MultiHost : public ::testing::Test {
 
   std::string path(const std::string& name) const { return scratch_.path(name); }
 
-  // One host's `locklab run` of run `run_id`.
+  // One host's `locklab run` of run `run_id`. --wait 10000: four polling
+  // clients on a loaded 2-core machine (the asan preset) once starved one
+  // waiter past the default 1 s, and "every op acquired" is asserted.
   std::string host_args(const std::string& lock, const std::string& run_id, const std::string& host, int hosts) const {
-    return "run --lock " + lock + " --clients 2 --ops 100 --hold 2 --redis " + lock_server_->endpoint().to_string() +
+    return "run --lock " + lock + " --clients 2 --ops 100 --hold 2 --wait 10000 --redis " + lock_server_->endpoint().to_string() +
            " --oracle " + oracle_->endpoint().to_string() + " --run-id " + run_id + " --hosts " +
            std::to_string(hosts) + " --barrier-timeout 20000 --json " + path(host + ".json");
   }
