@@ -113,6 +113,10 @@ MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl,
   LockConfig config;
   config.key = std::move(key);
   config.ttl = ttl;
+  // A story's nodes are down (refused at once) or up, never slow: a per-node timeout of
+  // ttl/10 keeps a loaded machine from turning a live node's late reply into a "timed out"
+  // vote (the scaled default is 7 ms for a 1.5 s lease; CI once missed A's quorum so).
+  config.node_timeout = ttl / 10;
   for (const auto& master : masters) config.servers.push_back(master->connection_options());
   return {std::move(masters), std::move(config)};
 }
