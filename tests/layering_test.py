@@ -188,15 +188,6 @@ def cmake_calls(text, command):
             yield words[0], words[1:]
 
 
-def cmake_folders(root):
-    """Every folder holding a CMakeLists.txt or *.cmake file that can link targets: the root, cmake/, SCANNED."""
-    yield root, [], [f for f in os.listdir(root) if f == "CMakeLists.txt"]
-    for top in ("cmake",) + SCANNED:
-        for folder, dirs, files in os.walk(os.path.join(root, top)):
-            dirs[:] = [d for d in dirs if d not in ("build", "node_modules")]
-            yield folder, dirs, files
-
-
 def check_links(root, nodes, reach):
     by_target = {target: name for name, (_, target, _) in nodes.items() if target}
     problems = []
