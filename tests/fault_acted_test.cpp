@@ -10,7 +10,7 @@
 //
 // The run-time setups, and why the fault cannot act in them:
 //   at=no-such-point       no lock reaches that step point;
-//   crash-holder:times=2   (given first) both clients die as they enter, before
+//   holder-crash:times=2   (given first) both clients die as they enter, before
 //                          any later fault's hook at locklab:cs-enter or cs-exit;
 //   --ops 1 + clock-skew:client=1
 //                          client 1 is held back until client 0 holds, and by
@@ -41,7 +41,7 @@ struct NotActing {
 
 // Arguments every run-time case shares: few, short sections, a short lease.
 const std::string kRun = "run --lock lua-safe-delete --clients 2 --ttl 400 --hold 1 ";
-const std::string kBothDie = "--ops 10 --fault crash-holder:times=2 ";                   // before the fault under test
+const std::string kBothDie = "--ops 10 --fault holder-crash:times=2 ";                   // before the fault under test
 const std::string kClientOneIdle = "--ops 1 --fault clock-skew:client=1:offset=0 ";   // client 1 never attempts
 
 // Refused up front on servers that are not ours (no server answers 127.0.0.1:1: a run would exit 1, not 2).
@@ -53,9 +53,9 @@ std::vector<std::string> not_our_servers(const std::string& spec) {
 std::map<std::string, NotActing> cases() {
   std::map<std::string, NotActing> all;
   auto add = [&](const std::string& name, NotActing c) { all.emplace(name, std::move(c)); };
-  add("crash-holder", {"crash-holder:at=no-such-point", {}, kRun + "--ops 10 --fault crash-holder:at=no-such-point"});
-  add("pause-holder",
-      {"pause-holder:ms=50:at=no-such-point", {}, kRun + "--ops 10 --fault pause-holder:ms=50:at=no-such-point"});
+  add("holder-crash", {"holder-crash:at=no-such-point", {}, kRun + "--ops 10 --fault holder-crash:at=no-such-point"});
+  add("holder-pause",
+      {"holder-pause:ms=50:at=no-such-point", {}, kRun + "--ops 10 --fault holder-pause:ms=50:at=no-such-point"});
   add("slow-holder", {"slow-holder:ms=50", {}, kRun + kBothDie + "--fault slow-holder:ms=50"});
   add("clock-skew", {"clock-skew:client=1:offset=0", {}, kRun + kClientOneIdle});
   add("random", {"random:count=2", {}, kRun + kClientOneIdle + "--fault random:count=2"});
@@ -141,7 +141,7 @@ TEST(FaultActed, AFaultThatActedIsRecordedAsActing) {
   const ScratchDir dir("fault-acted");
   const std::string json_path = dir.path("run.json");
   const Outcome outcome =
-      run_locklab(kRun + "--ops 10 --fault crash-holder --json '" + json_path + "'");
+      run_locklab(kRun + "--ops 10 --fault holder-crash --json '" + json_path + "'");
   EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
   const json document = json::parse(slurp(json_path));
   ASSERT_EQ(document["faults"].size(), 1u);

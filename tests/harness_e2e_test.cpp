@@ -96,7 +96,7 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
   // The first holder dies (SIGKILL) right after acquiring; setnx has no
   // TTL, so everyone else waits forever for a key that never expires.
   const auto run = run_locklab("run --lock setnx --clients 2 --duration 1.2 --wait 200 --stall 400 "
-                               "--fault crash-holder --json " + path("dead.json"));
+                               "--fault holder-crash --json " + path("dead.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("dead.json");
   EXPECT_EQ(r["verdict"], "deadlock") << r["verdict_reasons"];
@@ -109,7 +109,7 @@ TEST_F(LocklabBinary, HolderCrashWithoutTtlIsADeadlock) {
 TEST_F(LocklabBinary, CrashedHolderWithTtlCostsOnlyLiveness) {
   // Same crash, but the key has a TTL: the others wait about one TTL, then go on.
   const auto run = run_locklab("run --lock lua-safe-delete --clients 2 --duration 1.5 --ttl 300 --wait 1000 "
-                               "--fault crash-holder --json " + path("ttl.json"));
+                               "--fault holder-crash --json " + path("ttl.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json r = result("ttl.json");
   EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"];

@@ -10,6 +10,7 @@
 
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_registry.h"
+#include "report/matrix_cells.h"
 #include "nemesis/nemesis.h"
 #include "run/run.h"
 #include "fixtures/locklab_binary.h"
@@ -22,19 +23,19 @@ using nlohmann::json;
 // --- the grammar and the registry (no servers) ----------------------------------------
 
 TEST(FaultSpec, KeysInAnyOrderAndTheWorkloadsOwnPoints) {
-  auto spec = parse_fault_spec("pause-holder:client=2:until=other-acquired:at=locklab:cs-exit");
+  auto spec = parse_fault_spec("holder-pause:client=2:until=other-acquired:at=locklab:cs-exit");
   ASSERT_TRUE(spec) << spec.error().message;
-  EXPECT_EQ(spec->name, "pause-holder");
+  EXPECT_EQ(spec->name, "holder-pause");
   EXPECT_EQ(spec->params.at("client"), "2");
   EXPECT_EQ(spec->params.at("until"), "other-acquired");
   EXPECT_EQ(spec->params.at("at"), "locklab:cs-exit") << "the ':' inside the point is rejoined";
-  EXPECT_EQ(spec->text, "pause-holder:client=2:until=other-acquired:at=locklab:cs-exit");
-  EXPECT_TRUE(parse_fault_spec("crash-holder"));
+  EXPECT_EQ(spec->text, "holder-pause:client=2:until=other-acquired:at=locklab:cs-exit");
+  EXPECT_TRUE(parse_fault_spec("holder-crash"));
 }
 
 TEST(FaultSpec, MalformedSpecsAreOneLineUsageErrors) {
-  for (const char* bad : {"", ":x=1", "Crash", "crash-holder:client", "crash-holder:=1", "crash-holder:client=",
-                          "crash-holder:client=1:client=2"}) {
+  for (const char* bad : {"", ":x=1", "Crash", "holder-crash:client", "holder-crash:=1", "holder-crash:client=",
+                          "holder-crash:client=1:client=2"}) {
     auto spec = parse_fault_spec(bad);
     ASSERT_FALSE(spec) << bad;
     EXPECT_EQ(spec.error().kind, ErrorKind::usage);
@@ -44,9 +45,9 @@ TEST(FaultSpec, MalformedSpecsAreOneLineUsageErrors) {
 }
 
 TEST(FaultRegistry, NamesKeysAndValuesAreChecked) {
-  EXPECT_FALSE(fault_spec_problem("crash-holder:client=1:times=1"));
+  EXPECT_FALSE(fault_spec_problem("holder-crash:client=1:times=1"));
   EXPECT_NE(fault_spec_problem("explode")->find("unknown fault 'explode'"), std::string::npos);
-  EXPECT_NE(fault_spec_problem("crash-holder:color=red")->find("no key 'color'"), std::string::npos);
+  EXPECT_NE(fault_spec_problem("holder-crash:color=red")->find("no key 'color'"), std::string::npos);
   EXPECT_EQ(fault_names().size(), fault_table().size());
 
   RunOptions options;
@@ -58,20 +59,40 @@ TEST(FaultRegistry, NamesKeysAndValuesAreChecked) {
     auto fault = make_fault(*spec, options);
     return fault ? "" : fault.error().message;
   };
-  EXPECT_EQ(check("pause-holder:ms=100"), "");
+  EXPECT_EQ(check("holder-pause:ms=100"), "");
   EXPECT_EQ(check("slow-holder:ms=100:client=2"), "");
   EXPECT_EQ(check("clock-skew:offset=-500"), "");
-  EXPECT_NE(check("pause-holder").find("either ms=MS or until"), std::string::npos);
-  EXPECT_NE(check("pause-holder:ms=1:until=expired").find("either"), std::string::npos);
-  EXPECT_NE(check("pause-holder:until=later").find("expired or other-acquired"), std::string::npos);
-  EXPECT_NE(check("crash-holder:client=3").find("between 0 and 2"), std::string::npos);
+  EXPECT_NE(check("holder-pause").find("either ms=MS or until"), std::string::npos);
+  EXPECT_NE(check("holder-pause:ms=1:until=expired").find("either"), std::string::npos);
+  EXPECT_NE(check("holder-pause:until=later").find("expired or other-acquired"), std::string::npos);
+  EXPECT_NE(check("holder-crash:client=3").find("between 0 and 2"), std::string::npos);
   EXPECT_NE(check("slow-holder:ms=abc").find("whole number"), std::string::npos);
   EXPECT_NE(check("slow-holder").find("needs ms="), std::string::npos);
   EXPECT_NE(check("random:count=4").find("between 1 and 3"), std::string::npos);
   options.mode = ClientMode::thread;
-  EXPECT_NE(check("crash-holder").find("--mode process"), std::string::npos) << "a thread cannot die alone";
-  EXPECT_NE(check("pause-holder:ms=5").find("--mode process"), std::string::npos);
+  EXPECT_NE(check("holder-crash").find("--mode process"), std::string::npos) << "a thread cannot die alone";
+  EXPECT_NE(check("holder-pause:ms=5").find("--mode process"), std::string::npos);
   EXPECT_EQ(check("slow-holder:ms=5"), "") << "a slow section needs no process of its own";
+}
+
+// The matrix's column names are the faults' names; the run command's old word
+// order is still accepted, and names the same fault.
+TEST(FaultRegistry, TheOldSpellingsAreAliases) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  for (const auto& [alias, name] : {std::pair{"crash-holder", "holder-crash"}, {"pause-holder:ms=5", "holder-pause"}}) {
+    EXPECT_FALSE(fault_spec_problem(alias)) << alias;
+    auto spec = parse_fault_spec(alias);
+    ASSERT_TRUE(spec);
+    auto fault = make_fault(*spec, options);
+    ASSERT_TRUE(fault) << fault.error().message;
+    EXPECT_EQ((*fault)->name(), name);
+    EXPECT_NE(find_column(name), nullptr) << "the fault is named as its matrix column";
+  }
+  bool listed = false;
+  for (const auto& line : fault_names()) listed |= line.rfind("holder-crash", 0) == 0 && line.find("(also crash-holder)") != std::string::npos;
+  EXPECT_TRUE(listed) << "--help names the alias";
 }
 
 class NeedsOwnServers final : public Fault {
@@ -86,7 +107,7 @@ TEST(FaultSet, NeedsAreTheUnionOfItsMembers) {
   EXPECT_FALSE(set.needs().own_servers) << "no fault, no needs";
   RunOptions options;
   options.lock = "lua-safe-delete";
-  options.faults = {"crash-holder"};
+  options.faults = {"holder-crash"};
   options.redis = {*redis::Endpoint::parse("127.0.0.1:1")};
   EXPECT_FALSE(validate(options)) << "a process fault acts on our clients, so foreign servers are fine";
   auto faults = make_faults(options);
@@ -185,7 +206,7 @@ TEST(ClientFailure, AClientThatThrowsAfterTheBarrierMakesTheVerdictError) {
 }
 
 TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {
-  RunOptions options = small_run("setnx", {"crash-holder"});
+  RunOptions options = small_run("setnx", {"holder-crash"});
   options.ops.reset();
   options.duration_s = 1.2;
   options.wait_ms = 100;
@@ -195,11 +216,11 @@ TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {
   EXPECT_EQ(d["totals"]["crashed_clients"], 1);
   EXPECT_TRUE(d["safety"]["unavailability_open"].get<bool>()) << "nobody ever acquires again";
   EXPECT_NE(applied_text(d).find("killed at locklab:cs-enter"), std::string::npos) << d["faults"];
-  EXPECT_EQ(d["config"]["faults"], json::array({"crash-holder"}));
+  EXPECT_EQ(d["config"]["faults"], json::array({"holder-crash"}));
 }
 
 TEST(CrashHolder, LuaSafeDeleteRecoversAfterAboutOneTtl) {
-  const json d = measured(small_run("lua-safe-delete", {"crash-holder"}));
+  const json d = measured(small_run("lua-safe-delete", {"holder-crash"}));
   EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
   EXPECT_EQ(d["totals"]["crashed_clients"], 1);
   ASSERT_TRUE(d["safety"]["unavailability_ms"].is_number()) << d["safety"];
@@ -218,7 +239,7 @@ TEST(CrashHolder, NoCrashMeansNoUnavailability) {
 }
 
 TEST(PauseHolder, LuaSafeDeleteOverlapsTheNextHolder) {
-  const json d = measured(small_run("lua-safe-delete", {"pause-holder:until=other-acquired"}));
+  const json d = measured(small_run("lua-safe-delete", {"holder-pause:until=other-acquired"}));
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
   EXPECT_GE(d["safety"]["max_concurrent_holders"].get<int>(), 2) << "the stopped holder still counts as inside";
   const std::string what = applied_text(d);
@@ -229,12 +250,12 @@ TEST(PauseHolder, LuaSafeDeleteOverlapsTheNextHolder) {
 TEST(PauseHolder, SigstopFreezesTheWatchdogToo) {
   // Generation 5's watchdog renews while the process runs; SIGSTOP stops it
   // with everything else, so the lease runs out under a live holder.
-  const json d = measured(small_run("reentrant-watchdog", {"pause-holder:until=other-acquired"}));
+  const json d = measured(small_run("reentrant-watchdog", {"holder-pause:until=other-acquired"}));
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
 }
 
 TEST(PauseHolder, FencedRejectsTheStaleWrite) {
-  const json d = measured(small_run("fenced", {"pause-holder:until=other-acquired"}));
+  const json d = measured(small_run("fenced", {"holder-pause:until=other-acquired"}));
   EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
   EXPECT_GE(d["safety"]["stale_writes_rejected"].get<int>(), 1) << "the resumed holder's token is older";
   EXPECT_EQ(d["safety"]["lost_updates"], 0);
@@ -243,21 +264,21 @@ TEST(PauseHolder, FencedRejectsTheStaleWrite) {
 TEST(PauseHolder, ATimedPauseLongerThanTheLeaseOverlaps) {
   // No client=: the first holder is stopped (a fixed client may not get the
   // lock before the others used up the attempts).
-  const json d = measured(small_run("lua-safe-delete", {"pause-holder:ms=700"}));
+  const json d = measured(small_run("lua-safe-delete", {"holder-pause:ms=700"}));
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
   EXPECT_NE(applied_text(d).find("SIGSTOP client"), std::string::npos) << d["faults"];
   EXPECT_NE(applied_text(d).find(": after"), std::string::npos) << d["faults"];
 }
 
 TEST(PauseHolder, UntilExpiredResumesOnceTheKeyIsGone) {
-  const json d = measured(small_run("lua-safe-delete", {"pause-holder:until=expired"}));
+  const json d = measured(small_run("lua-safe-delete", {"holder-pause:until=expired"}));
   EXPECT_NE(applied_text(d).find("the key expired"), std::string::npos) << d["faults"];
   EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
 }
 
 TEST(PauseHolder, AConditionThatNeverHoldsEndsAtItsBound) {
   // setnx never expires: the pause ends at max=, and the run still ends on its own.
-  const json d = measured(small_run("setnx", {"pause-holder:until=expired:max=400"}));
+  const json d = measured(small_run("setnx", {"holder-pause:until=expired:max=400"}));
   const std::string what = applied_text(d);
   EXPECT_TRUE(what.find("pause bound") != std::string::npos || what.find("no other client") != std::string::npos)
       << what;
@@ -323,7 +344,7 @@ TEST(CheckerUnderFaults, ACrashedClientsOverlapStillCounts) {
   // cs-exit, before releasing. The holders after the first enter while it
   // sleeps; all sections end at their client's death, and the overlaps they
   // had are still on record.
-  RunOptions options = small_run("lua-safe-delete", {"slow-holder:ms=1000", "crash-holder:at=locklab:cs-exit:times=3"});
+  RunOptions options = small_run("lua-safe-delete", {"slow-holder:ms=1000", "holder-crash:at=locklab:cs-exit:times=3"});
   const json d = measured(options);
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
   EXPECT_EQ(d["totals"]["crashed_clients"], 3);
@@ -349,9 +370,9 @@ TEST(RandomFaults, OneSeedOneScheduleAnotherSeedAnother) {
 // --- the CLI ---------------------------------------------------------------------
 
 TEST(FaultCli, BadSpecsExit2WithOneLine) {
-  for (const char* args : {"run --lock setnx --fault explode", "run --lock setnx --fault crash-holder:color=red",
-                           "run --lock setnx --fault pause-holder:ms=x", "run --lock setnx --clients 2 --fault crash-holder:client=5",
-                           "run --lock setnx --mode thread --fault pause-holder:ms=5",
+  for (const char* args : {"run --lock setnx --fault explode", "run --lock setnx --fault holder-crash:color=red",
+                           "run --lock setnx --fault holder-pause:ms=x", "run --lock setnx --clients 2 --fault holder-crash:client=5",
+                           "run --lock setnx --mode thread --fault holder-pause:ms=5",
                            "run --lock setnx --fault random:count=9"}) {
     const auto run = testing::run_locklab(args);
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.err;
@@ -363,7 +384,7 @@ TEST(FaultCli, BadSpecsExit2WithOneLine) {
 
 TEST(FaultCli, TheFaultRunsFromTheCommandLine) {
   const auto run = testing::run_locklab(
-      "run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault crash-holder --fault slow-holder:ms=10");
+      "run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault holder-crash --fault slow-holder:ms=10");
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 

@@ -140,7 +140,7 @@ TEST(Validate, TopologyFaultsNeedServersLocklabStarts) {
     options.sentinels.clear();
   }
   options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
-  options.faults = {"crash-holder", "slow-holder:ms=10"};
+  options.faults = {"holder-crash", "slow-holder:ms=10"};
   EXPECT_EQ(validate(options), std::nullopt) << "client-side faults work on servers that are not ours";
 }
 
@@ -165,7 +165,7 @@ TEST(Validate, ClusterChecks) {
                                      "not ours (client-side faults only)")
         << fault;
   }
-  options.faults = {"crash-holder", "pause-holder:until=expired", "slow-holder:ms=10", "clock-skew:offset=5", "random"};
+  options.faults = {"holder-crash", "holder-pause:until=expired", "slow-holder:ms=10", "clock-skew:offset=5", "random"};
   options.steps.push_back(*parse_step_action("locklab:cs-exit:crash:0", nullptr));
   EXPECT_EQ(validate(options), std::nullopt) << "client-side faults and step actions work on a cluster";
   options.faults.clear();

@@ -62,7 +62,7 @@ TEST(MatrixClassify, EachClassFromItsRunDocument) {
 }
 
 // A cell whose fault did not act is error, never its expected class (issue 16
-// §1): here a real run whose crash-holder waits at a step point no lock
+// §1): here a real run whose holder-crash waits at a step point no lock
 // reaches -- otherwise a quiet, safe run.
 TEST(MatrixClassify, ACellWhoseFaultDidNotActIsError) {
   RunOptions options;
@@ -70,7 +70,7 @@ TEST(MatrixClassify, ACellWhoseFaultDidNotActIsError) {
   options.clients = 2;
   options.ops = 10;
   options.ttl_ms = 400;
-  options.faults = {"crash-holder:at=no-such-point"};
+  options.faults = {"holder-crash:at=no-such-point"};
   auto document = measure(options);
   ASSERT_TRUE(document) << document.error().message;
   EXPECT_EQ((*document)["faults"][0]["acted"], false);

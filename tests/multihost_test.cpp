@@ -174,7 +174,7 @@ TEST(MultiHostOptions, EachTopologyOptionNeedsItsPartners) {
 // every later entry counted as an overlap: `violation` with 0 local overlaps.
 // Per-holder occupancy, and the coordinator that reaps the client removes it.
 TEST_F(MultiHost, AHolderThatCrashedLeavesTheOracle) {
-  const json run = one_host("crashed", "run --lock lua-safe-delete --clients 3 --duration 1 --ttl 300 --fault crash-holder");
+  const json run = one_host("crashed", "run --lock lua-safe-delete --clients 3 --duration 1 --ttl 300 --fault holder-crash");
   ASSERT_TRUE(run.contains("verdict")) << "no document";
   EXPECT_EQ(run["verdict"], "safe") << run["verdict_reasons"].dump(2);
   EXPECT_FALSE(run["faults"][0]["applied"].empty()) << "the holder died inside: " << run["faults"].dump(2);
@@ -188,7 +188,7 @@ TEST_F(MultiHost, AHolderThatCrashedLeavesTheOracle) {
 // The oracle now applies classify_overlap to its own order of reads and writes.
 TEST_F(MultiHost, TheOracleAppliesTheFencingRule) {
   const json run = one_host("fenced", "run --lock fenced --clients 8 --duration 1 --hold 20 --ttl 300 "
-                                      "--fault pause-holder:until=other-acquired");
+                                      "--fault holder-pause:until=other-acquired");
   ASSERT_TRUE(run.contains("verdict")) << "no document";
   EXPECT_EQ(run["verdict"], "safe") << run["verdict_reasons"].dump(2);
   const json& pairs = run["oracles"]["redis"]["pairs"];
@@ -236,7 +236,7 @@ TEST_F(MultiHost, OraclesThatDisagreeMakeTheRunAnError) {
 // Issue 16 §3: a deadlocked host merged to `safe`; the worst host verdict wins.
 TEST_F(MultiHost, MergeKeepsTheWorstHostVerdict) {
   const json run = one_host("deadlocked", "run --lock setnx --clients 2 --wait 200 --stall 500 --duration 1 "
-                                          "--fault crash-holder");
+                                          "--fault holder-crash");
   ASSERT_EQ(run["verdict"], "deadlock") << run["verdict_reasons"].dump(2);
   const Outcome merged = run_locklab("merge " + path("deadlocked.json") + " --out " + path("merged-deadlock"));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;

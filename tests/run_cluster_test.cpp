@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(Locks, StartedCluster, ::testing::Values("lua-safe-dele
 // lease overlaps the next holder, whose lock the cluster granted.
 TEST_F(RunOnCluster, APausedHolderOverlapsTheNextOne) {
   const json r = run("--lock lua-safe-delete --cluster --clients 3 --ops 40 --ttl 300 "
-                     "--fault pause-holder:until=other-acquired",
+                     "--fault holder-pause:until=other-acquired",
                      "paused.json");
   EXPECT_EQ(r["verdict"], "violation") << r["verdict_reasons"];
   EXPECT_GE(r["safety"]["max_concurrent_holders"].get<int>(), 2);
@@ -142,7 +142,7 @@ TEST_F(RunOnCluster, APausedHolderOverlapsTheNextOne) {
 // owns its slot: the coordinator must look there to see it (the seed would
 // answer MOVED, which reads as "no key").
 TEST_F(RunOnCluster, ACrashedSetnxHolderLeavesItsKeyOnItsMaster) {
-  const json r = run("--lock setnx --cluster --clients 2 --duration 1.2 --wait 200 --stall 400 --fault crash-holder",
+  const json r = run("--lock setnx --cluster --clients 2 --duration 1.2 --wait 200 --stall 400 --fault holder-crash",
                      "dead.json");
   EXPECT_EQ(r["verdict"], "deadlock") << r["verdict_reasons"];
   EXPECT_EQ(r["safety"]["keys_left"], 1);
@@ -154,7 +154,7 @@ TEST_F(RunOnCluster, ACrashedSetnxHolderLeavesItsKeyOnItsMaster) {
 // the seed, which would answer MOVED and leave the holder stopped to its bound).
 TEST_F(RunOnCluster, PauseUntilExpiredSeesTheKeyExpireOnItsMaster) {
   const json r = run("--lock lua-safe-delete --cluster --clients 3 --ops 40 --ttl 300 "
-                     "--fault pause-holder:until=expired",
+                     "--fault holder-pause:until=expired",
                      "expired.json");
   std::string applied;
   for (const auto& event : r["faults"][0]["applied"]) applied += event["what"].get<std::string>() + "; ";

@@ -17,7 +17,7 @@ TEST(SupportText, OneLineTurnsNewlinesAndCarriageReturnsIntoSpaces) {
 
 TEST(SupportText, ShellWordQuotesOnlyWhatAShellWouldSplitOrExpand) {
   EXPECT_EQ(shell_word("--clients"), "--clients");
-  EXPECT_EQ(shell_word("crash-holder:at=cs-enter"), "crash-holder:at=cs-enter");
+  EXPECT_EQ(shell_word("holder-crash:at=cs-enter"), "holder-crash:at=cs-enter");
   EXPECT_EQ(shell_word("a b"), "'a b'");
   EXPECT_EQ(shell_word("$HOME"), "'$HOME'");
   EXPECT_EQ(shell_word("a|b"), "'a|b'");

@@ -148,9 +148,9 @@ std::vector<std::string> random_schedule(std::uint64_t seed, int count, const Fa
   for (int i = 0; i < count; ++i) {
     const std::string client = ":client=" + std::to_string(clients[static_cast<std::size_t>(i)]);
     switch (draw() % 4) {
-      case 0: schedule.push_back("crash-holder" + client); break;
-      case 1: schedule.push_back("pause-holder:ms=" + time_around_ttl() + client); break;
-      case 2: schedule.push_back("pause-holder:until=other-acquired" + client); break;
+      case 0: schedule.push_back("holder-crash" + client); break;
+      case 1: schedule.push_back("holder-pause:ms=" + time_around_ttl() + client); break;
+      case 2: schedule.push_back("holder-pause:until=other-acquired" + client); break;
       default: schedule.push_back("slow-holder:ms=" + time_around_ttl() + client); break;
     }
   }
@@ -161,13 +161,13 @@ const std::vector<FaultEntry>& fault_table() {
   // One line per fault. Topology faults (failover, node-crash, node-pause,
   // clock-jump, net, unavailable) are registered here too, from their own files.
   static const std::vector<FaultEntry> table = {
-      {"crash-holder", {"at", "client", "times"},
+      {"holder-crash", {"at", "client", "times"},
        "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter [at=POINT client=N times=K]",
-       make_crash_holder},
-      {"pause-holder", {"ms", "until", "max", "at", "client"},
+       make_crash_holder, {"crash-holder"}},
+      {"holder-pause", {"ms", "until", "max", "at", "client"},
        "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired "
        "[max=MS at=POINT client=N]",
-       make_pause_holder},
+       make_pause_holder, {"pause-holder"}},
       {"slow-holder", {"ms", "client"},
        "one critical section lasts ms=MS, the process alive (a watchdog keeps renewing) [client=N]",
        make_slow_holder},
@@ -206,7 +206,9 @@ std::vector<std::string> fault_names() {
   for (const auto& entry : fault_table()) {
     std::string name = entry.name;
     name.resize(std::max<std::size_t>(name.size() + 1, 14), ' ');
-    lines.push_back(name + entry.help);
+    std::string also;
+    for (const auto& alias : entry.aliases) also += (also.empty() ? " (also " : ", ") + alias;
+    lines.push_back(name + entry.help + (also.empty() ? "" : also + ")"));
   }
   return lines;
 }
@@ -215,7 +217,8 @@ namespace {
 
 const FaultEntry* find_fault(const std::string& name) {
   for (const auto& entry : fault_table())
-    if (entry.name == name) return &entry;
+    if (entry.name == name || std::find(entry.aliases.begin(), entry.aliases.end(), name) != entry.aliases.end())
+      return &entry;
   return nullptr;
 }
 

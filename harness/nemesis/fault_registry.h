@@ -25,6 +25,9 @@ struct FaultEntry {
   std::vector<std::string> keys;  // the keys it accepts
   std::string help;               // one line, for --help and docs
   FaultFactory make;
+  // Other spellings accepted for `name` (the run command's older word order, e.g.
+  // crash-holder for holder-crash): one name everywhere, the old one still works.
+  std::vector<std::string> aliases = {};
 };
 
 // Every registered fault, in the order `--help` lists them.

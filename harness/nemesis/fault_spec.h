@@ -1,8 +1,8 @@
 // The fault grammar: `NAME[:KEY=VALUE]...` (docs/faults.md, "The --fault grammar").
 //
 // One spec names one fault and its parameters, keys in any order:
-//   crash-holder
-//   pause-holder:until=other-acquired:client=0
+//   holder-crash
+//   holder-pause:until=other-acquired:client=0
 //   net:mode=delay:ms=300:dir=down
 // Parsing only checks the shape; whether the name and keys exist and the values
 // make sense is the fault registry's call (nemesis/fault_registry.h), which knows each fault.

@@ -185,7 +185,7 @@ milliseconds ClientParking::longest_pause(milliseconds ttl) const {
   return longest;
 }
 
-// --- crash-holder -----------------------------------------------------------------
+// --- holder-crash -----------------------------------------------------------------
 
 CrashHolderFault::CrashHolderFault(FaultSpec spec, std::string at, int client, int times)
     : spec_(std::move(spec)),
@@ -226,7 +226,7 @@ nlohmann::json CrashHolderFault::record() const {
 
 std::string CrashHolderFault::why_not_acted() const { return nobody_did(client_, "reached step point " + at_); }
 
-// --- pause-holder -----------------------------------------------------------------
+// --- holder-pause -----------------------------------------------------------------
 
 PauseHolderFault::PauseHolderFault(FaultSpec spec, std::string at, int client, PauseRule rule)
     : spec_(std::move(spec)),

@@ -1,6 +1,6 @@
 // The faults that act on client processes (docs/faults.md, "Process and client faults"):
-//   crash-holder  the holder dies (_exit, like SIGKILL: watchdog and all) at a step point
-//   pause-holder  the holder's whole process is SIGSTOPped by the coordinator, then SIGCONTed
+//   holder-crash  the holder dies (_exit, like SIGKILL: watchdog and all) at a step point
+//   holder-pause  the holder's whole process is SIGSTOPped by the coordinator, then SIGCONTed
 //                 after MS or once a condition holds (the GC pause)
 //   slow-holder   one critical section lasts MS, the process alive (its watchdog keeps renewing)
 //   clock-skew    one client's wall clock (LockConfig::clock) is off by MS
@@ -103,11 +103,11 @@ class ClientParking {
 // "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.
 std::string nobody_did(int client, const std::string& did);
 
-// crash-holder:at=POINT:client=N:times=K
+// holder-crash:at=POINT:client=N:times=K
 class CrashHolderFault final : public Fault {
  public:
   CrashHolderFault(FaultSpec spec, std::string at, int client, int times);
-  std::string name() const override { return "crash-holder"; }
+  std::string name() const override { return "holder-crash"; }
   FaultNeeds needs() const override;
   StepHook client_step_hook(int client) override;
   void after_run(NemesisContext& context) override;
@@ -124,11 +124,11 @@ class CrashHolderFault final : public Fault {
   std::int64_t go_ns_ = 0;
 };
 
-// pause-holder:(ms=MS|until=expired|other-acquired[:max=MS]):at=POINT:client=N
+// holder-pause:(ms=MS|until=expired|other-acquired[:max=MS]):at=POINT:client=N
 class PauseHolderFault final : public Fault {
  public:
   PauseHolderFault(FaultSpec spec, std::string at, int client, PauseRule rule);
-  std::string name() const override { return "pause-holder"; }
+  std::string name() const override { return "holder-pause"; }
   FaultNeeds needs() const override;
   StepHook client_step_hook(int client) override;
   void tick(NemesisContext& context) override { parking_->tick(context); }

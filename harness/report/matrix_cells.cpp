@@ -26,12 +26,12 @@ std::optional<CellClass> parse_class(std::string_view name) {
 
 const std::vector<FaultColumn>& fault_columns() {
   static const std::vector<FaultColumn> all = {
-      {"holder-crash", "holder crash", "1", "crash-holder: SIGKILL-like death inside the critical section"},
-      {"holder-pause", "pause > TTL", "2", "pause-holder: SIGSTOP the holder process until another client acquired"},
+      {"holder-crash", "holder crash", "1", "holder-crash: SIGKILL-like death inside the critical section"},
+      {"holder-pause", "pause > TTL", "2", "holder-pause: SIGSTOP the holder process until another client acquired"},
       {"slow-holder", "slow CS > TTL", "3", "slow-holder: one critical section lasts 3 x ttl, process alive"},
       {"release-race", "check-then-DEL", "4",
-       "pause-holder at the release window until the key expired and another client acquired"},
-      {"expire-gap", "SETNX/EXPIRE gap", "5", "crash-holder at after-setnx-before-expire"},
+       "holder-pause at the release window until the key expired and another client acquired"},
+      {"expire-gap", "SETNX/EXPIRE gap", "5", "holder-crash at after-setnx-before-expire"},
       {"clock-skew", "client clock skew", "6", "clock-skew: client 1's wall clock 5 x ttl ahead"},
       {"failover", "failover", "7", "failover: replication held, master killed, replica promoted after the first acquire", /*topology=*/true},
       {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted", /*topology=*/true},

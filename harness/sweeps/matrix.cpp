@@ -69,14 +69,14 @@ void plan_holder_crash(CellPlan& plan, const Generation&, bool) {
   RunOptions& o = plan.options;
   // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
   o.stall_ms = o.ttl_ms / 2;
-  plan.faults = {"crash-holder"};
+  plan.faults = {"holder-crash"};
 }
 
 void plan_holder_pause(CellPlan& plan, const Generation&, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
   // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
-  plan.faults = {"pause-holder:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
+  plan.faults = {"holder-pause:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
 }
 
 void plan_slow_holder(CellPlan& plan, const Generation&, bool) {
@@ -96,7 +96,7 @@ void plan_release_race(CellPlan& plan, const Generation& generation, bool quick)
   o.clients = 2;
   o.ops = quick ? 6 : 20;
   o.hold_ms = o.ttl_ms / 2;
-  plan.faults = {"pause-holder:at=" + std::string(generation.capabilities.release_window) + ":ms=" +
+  plan.faults = {"holder-pause:at=" + std::string(generation.capabilities.release_window) + ":ms=" +
                  std::to_string(o.ttl_ms - o.hold_ms / 2)};
 }
 
@@ -107,7 +107,7 @@ void plan_expire_gap(CellPlan& plan, const Generation& generation, bool quick) {
   o.stall_ms = o.ttl_ms / 2;
   o.wait_ms = o.ttl_ms;
   o.ops = quick ? 5 : 15;
-  plan.faults = {"crash-holder:at=" + std::string(generation.capabilities.acquire_gap)};
+  plan.faults = {"holder-crash:at=" + std::string(generation.capabilities.acquire_gap)};
 }
 
 void plan_clock_skew(CellPlan& plan, const Generation&, bool) {
