@@ -232,6 +232,28 @@ TEST(MatrixExpectations, DocsListEveryCellWithTheSameClass) {
   }
 }
 
+// The peer libraries' rows (issue 18): every column of every library the
+// issue ships is written down, and docs/peers.md lists each cell with the
+// code's class and reason, as docs/faults.md does for the generations.
+TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
+  const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
+  std::ifstream in(doc_path);
+  ASSERT_TRUE(in) << doc_path;
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string peer : {"ext:redis-py", "ext:node-redlock", "ext:sesamecare-redlock", "ext:redis-semaphore",
+                                 "ext:redis-lock", "ext:node-redis-warlock", "ext:simple-redis-mutex",
+                                 "ext:redlock-universal", "ext:node-redisson"}) {
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(peer, column.name);
+      ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
+      EXPECT_FALSE(expectation->reason.empty()) << peer << " x " << column.name;
+      const std::string row =
+          "| " + peer + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+      EXPECT_NE(doc.find(row), std::string::npos) << "docs/peers.md lacks the row: " << row;
+    }
+  }
+}
+
 class MatrixRun : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,6 +1,7 @@
 #include "sweeps/matrix_expectations.h"
 
 #include <array>
+#include <span>
 
 #include "registry.h"
 
@@ -134,6 +135,138 @@ constexpr std::array kCells = {
     Row{"fair-queue", "unavailable-release", C::liveness, "the key stays until its TTL"},
 };
 
+// The peer libraries' rows (`ext:NAME`, issue 18): each cell derived from the
+// library's source before its first run. Keep in step with docs/peers.md,
+// "Expected cells of the peers" (same cells, same reasons; the source lines
+// are cited there). A peer is no Generation: the capability rules of
+// expected_cell() do not reach it, so its n/a cells are written out here.
+constexpr std::array kPeerCells = {
+    // --- ext:redis-py ---
+    Row{"ext:redis-py", "holder-crash", C::liveness, "SET NX PX: the dead holder's key expires after one ttl"},
+    Row{"ext:redis-py", "holder-pause", C::me_violation, "nothing extends the lease: it lapses under the stopped holder"},
+    Row{"ext:redis-py", "slow-holder", C::me_violation, "extend() is manual: the lease lapses while the holder still works"},
+    Row{"ext:redis-py", "release-race", C::safe, "release is one compare-and-delete script: the late EVALSHA deletes nothing"},
+    Row{"ext:redis-py", "expire-gap", C::not_applicable, "SET NX PX is one command: no gap"},
+    Row{"ext:redis-py", "clock-skew", C::safe, "the server counts the TTL; the wait reads time.monotonic()"},
+    Row{"ext:redis-py", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
+    Row{"ext:redis-py", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redis-py", "node-restart", C::me_violation, "the only copy of the key vanished"},
+    Row{"ext:redis-py", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
+    Row{"ext:redis-py", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
+    Row{"ext:redis-py", "unavailable-release", C::liveness, "the refused EVALSHA raises at once (no retry); the key stays until its TTL"},
+    // --- ext:node-redlock ---
+    Row{"ext:node-redlock", "holder-crash", C::liveness, "the keys expire on every node after one ttl"},
+    Row{"ext:node-redlock", "holder-pause", C::me_violation, "validity is checked once, at acquire: a pause later is unseen"},
+    Row{"ext:node-redlock", "slow-holder", C::me_violation, "extend() is manual: the validity runs out while the holder still works"},
+    Row{"ext:node-redlock", "release-race", C::safe, "unlock is a compare-and-delete script on every node"},
+    Row{"ext:node-redlock", "expire-gap", C::not_applicable, "one script checks EXISTS and sets PX on each node: no gap"},
+    Row{"ext:node-redlock", "clock-skew", C::safe, "validity compares two readings of one local Date.now(): a constant offset cancels"},
+    Row{"ext:node-redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:node-redlock", "node-minority", C::safe, "3 of 5 nodes still form a quorum (it waits for all 5 answers: dead nodes must fail fast)"},
+    Row{"ext:node-redlock", "node-restart", C::me_violation, "3 of the holder's nodes come back empty: a contender gets a quorum"},
+    Row{"ext:node-redlock", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes"},
+    Row{"ext:node-redlock", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
+    Row{"ext:node-redlock", "unavailable-release", C::liveness, "unlock rejects without a quorum; the keys stay until their TTL"},
+    // --- ext:sesamecare-redlock ---
+    Row{"ext:sesamecare-redlock", "holder-crash", C::liveness, "the extension timer dies with the process: the keys expire after one ttl"},
+    Row{"ext:sesamecare-redlock", "holder-pause", C::me_violation, "SIGSTOP freezes the extension timer too: the lease lapses"},
+    Row{"ext:sesamecare-redlock", "slow-holder", C::safe, "using() extends the lease on a quorum before it ends, while the routine runs"},
+    Row{"ext:sesamecare-redlock", "release-race", C::safe, "the release script deletes only its own value, on every node"},
+    Row{"ext:sesamecare-redlock", "expire-gap", C::not_applicable, "the acquire script sets each key with PX: no gap"},
+    Row{"ext:sesamecare-redlock", "clock-skew", C::safe, "extension timing compares readings of one local Date.now(): a constant offset cancels"},
+    Row{"ext:sesamecare-redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:sesamecare-redlock", "node-minority", C::safe, "3 of 5 nodes still form a quorum; an attempt settles at 3 answers"},
+    Row{"ext:sesamecare-redlock", "node-restart", C::me_violation, "3 nodes come back empty: a contender gets a quorum; the next extension fails"},
+    Row{"ext:sesamecare-redlock", "clock-jump", C::me_violation, "the extend script does not recreate the jumped key: the holder keeps 2 of 5, a contender wins 3"},
+    Row{"ext:sesamecare-redlock", "net-cut", C::me_violation, "extensions cannot reach the nodes; the abort signal comes only once the lease is over"},
+    Row{"ext:sesamecare-redlock", "unavailable-release", C::liveness, "using() rethrows the failed release; the keys stay until their TTL"},
+    // --- ext:redis-semaphore ---
+    Row{"ext:redis-semaphore", "holder-crash", C::liveness, "the refresh interval dies with the process: the key expires after one ttl"},
+    Row{"ext:redis-semaphore", "holder-pause", C::me_violation, "SIGSTOP freezes the refresh timer too: the lease lapses"},
+    Row{"ext:redis-semaphore", "slow-holder", C::safe, "the live refresh re-sets the PX every 0.8 x ttl while the holder works"},
+    Row{"ext:redis-semaphore", "release-race", C::safe, "release stops the refresh, then one compare-and-delete script: the late EVALSHA deletes nothing"},
+    Row{"ext:redis-semaphore", "expire-gap", C::not_applicable, "SET NX PX is one command: no gap"},
+    Row{"ext:redis-semaphore", "clock-skew", C::safe, "the server counts the TTL; the acquire deadline compares one local clock with itself"},
+    Row{"ext:redis-semaphore", "failover", C::me_violation, "the promoted replica never saw the key: a second holder; the refresh then reports the loss"},
+    Row{"ext:redis-semaphore", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redis-semaphore", "node-restart", C::me_violation, "the only copy of the key vanished; the refresh then reports the loss"},
+    Row{"ext:redis-semaphore", "clock-jump", C::me_violation, "the key is gone at once; the refresh re-sets only a key that still holds its id"},
+    Row{"ext:redis-semaphore", "net-cut", C::me_violation, "refreshes cannot reach the server; onLockLost fires only once the link is back"},
+    Row{"ext:redis-semaphore", "unavailable-release", C::liveness, "the refused release throws after the refresh was stopped: the key stays until its TTL"},
+    // --- ext:redis-lock ---
+    Row{"ext:redis-lock", "holder-crash", C::liveness, "SET PX NX: the dead holder's key expires after one ttl"},
+    Row{"ext:redis-lock", "holder-pause", C::me_violation, "no extension at all: the lease lapses under the stopped holder"},
+    Row{"ext:redis-lock", "slow-holder", C::me_violation, "no extension at all: the lease lapses while the holder still works"},
+    Row{"ext:redis-lock", "release-race", C::me_violation, "release checks only the local clock, then a blind DEL: the late DEL deletes the new holder's key"},
+    Row{"ext:redis-lock", "expire-gap", C::not_applicable, "SET PX NX is one command: no gap"},
+    Row{"ext:redis-lock", "clock-skew", C::safe, "the stored timestamp is read back only by the client that wrote it: a constant offset cancels"},
+    Row{"ext:redis-lock", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
+    Row{"ext:redis-lock", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redis-lock", "node-restart", C::me_violation, "the only copy of the key vanished"},
+    Row{"ext:redis-lock", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
+    Row{"ext:redis-lock", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
+    Row{"ext:redis-lock", "unavailable-release", C::liveness, "the refused DEL rejects; the key stays until its TTL"},
+    // --- ext:node-redis-warlock ---
+    Row{"ext:node-redis-warlock", "holder-crash", C::liveness, "SET PX NX: the dead holder's key expires after one ttl"},
+    Row{"ext:node-redis-warlock", "holder-pause", C::me_violation, "touch() is manual: the lease lapses under the stopped holder"},
+    Row{"ext:node-redis-warlock", "slow-holder", C::me_violation, "touch() is manual: the lease lapses while the holder still works"},
+    Row{"ext:node-redis-warlock", "release-race", C::safe, "unlock is one compare-and-delete script: the late EVALSHA deletes nothing"},
+    Row{"ext:node-redis-warlock", "expire-gap", C::not_applicable, "SET PX NX is one command: no gap"},
+    Row{"ext:node-redis-warlock", "clock-skew", C::safe, "the server counts the TTL; no client clock is read"},
+    Row{"ext:node-redis-warlock", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
+    Row{"ext:node-redis-warlock", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:node-redis-warlock", "node-restart", C::me_violation, "the only copy of the key vanished"},
+    Row{"ext:node-redis-warlock", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
+    Row{"ext:node-redis-warlock", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
+    Row{"ext:node-redis-warlock", "unavailable-release", C::liveness, "the key stays until its TTL; unlock swallows the error (the adapter must report it)"},
+    // --- ext:simple-redis-mutex ---
+    Row{"ext:simple-redis-mutex", "holder-crash", C::liveness, "SET NX PX: the key expires after one ttl; no release is published, waiters find it by polling"},
+    Row{"ext:simple-redis-mutex", "holder-pause", C::me_violation, "refreshTimeout() is manual: the lease lapses under the stopped holder"},
+    Row{"ext:simple-redis-mutex", "slow-holder", C::me_violation, "refreshTimeout() is manual: the lease lapses while the holder still works"},
+    Row{"ext:simple-redis-mutex", "release-race", C::safe, "release is one script that compares the value before DEL and PUBLISH: the late EVALSHA deletes nothing"},
+    Row{"ext:simple-redis-mutex", "expire-gap", C::not_applicable, "SET NX PX is one command: no gap (the fencing INCR comes after it)"},
+    Row{"ext:simple-redis-mutex", "clock-skew", C::safe, "no client clock is read at all"},
+    Row{"ext:simple-redis-mutex", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
+    Row{"ext:simple-redis-mutex", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:simple-redis-mutex", "node-restart", C::me_violation, "the only copy of the key vanished"},
+    Row{"ext:simple-redis-mutex", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
+    Row{"ext:simple-redis-mutex", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
+    Row{"ext:simple-redis-mutex", "unavailable-release", C::liveness, "the refused EVALSHA rejects; the key stays until its TTL"},
+    // --- ext:redlock-universal ---
+    Row{"ext:redlock-universal", "holder-crash", C::liveness, "the extension loop dies with the process: the keys expire after one ttl"},
+    Row{"ext:redlock-universal", "holder-pause", C::me_violation, "SIGSTOP freezes the extension loop too: the lease lapses"},
+    Row{"ext:redlock-universal", "slow-holder", C::safe, "using() extends on a quorum while the routine runs (back to back below a 1250 ms ttl)"},
+    Row{"ext:redlock-universal", "release-race", C::safe, "release is a compare-and-delete script on every node"},
+    Row{"ext:redlock-universal", "expire-gap", C::not_applicable, "SET NX PX on each node: no gap"},
+    Row{"ext:redlock-universal", "clock-skew", C::safe, "validity and extension timing use differences of one local Date.now()"},
+    Row{"ext:redlock-universal", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:redlock-universal", "node-minority", C::safe, "3 of 5 nodes still form a quorum (it waits for all 5 answers: dead nodes must fail fast)"},
+    Row{"ext:redlock-universal", "node-restart", C::me_violation, "3 nodes come back empty: a contender gets a quorum; the next extension fails"},
+    Row{"ext:redlock-universal", "clock-jump", C::me_violation, "extendIfMatch does not recreate the jumped key: the holder keeps 2 of 5, a contender wins 3"},
+    Row{"ext:redlock-universal", "net-cut", C::me_violation, "the first failed extension aborts the signal; the keys expire on every node"},
+    Row{"ext:redlock-universal", "unavailable-release", C::error, "using() swallows the failed release (release returns false): the fault never sees a refusal"},
+    // --- ext:node-redisson ---
+    Row{"ext:node-redisson", "holder-crash", C::liveness, "the watchdog dies with the process: free after one lease"},
+    Row{"ext:node-redisson", "holder-pause", C::me_violation, "SIGSTOP freezes the watchdog too: the lease lapses"},
+    Row{"ext:node-redisson", "slow-holder", C::safe, "the live watchdog renews the lease every ttl/3"},
+    Row{"ext:node-redisson", "release-race", C::safe, "the unlock script checks the owner field atomically"},
+    Row{"ext:node-redisson", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"ext:node-redisson", "clock-skew", C::safe, "relative PEXPIRE; the wait compares one local Date.now() with itself"},
+    Row{"ext:node-redisson", "failover", C::me_violation, "asynchronous replication loses the hash; the watchdog then stops without telling anyone"},
+    Row{"ext:node-redisson", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:node-redisson", "node-restart", C::me_violation, "the hash vanished; renewal finds no field and stops"},
+    Row{"ext:node-redisson", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:node-redisson", "net-cut", C::me_violation, "a failed renewal stops the watchdog for good; the holder is not told"},
+    Row{"ext:node-redisson", "unavailable-release", C::liveness, "the hash stays until its lease ends, or the watchdog the failed unlock left running keeps it for its owner", C::safe},
+};
+
+// The row written down for this cell in `table`, if any.
+std::optional<Expectation> find_row(std::span<const Row> table, std::string_view lock, std::string_view fault) {
+  for (const auto& row : table)
+    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason), row.or_else, row.exposed};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault) {
@@ -144,9 +277,8 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
     if (fault == "node-minority" && !generation->capabilities.multi_node)
       return Expectation{C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"};
   }
-  for (const auto& row : kCells)
-    if (row.lock == lock && row.fault == fault) return Expectation{row.expected, std::string(row.reason), row.or_else, row.exposed};
-  return std::nullopt;
+  if (auto generation_cell = find_row(kCells, lock, fault)) return generation_cell;
+  return find_row(kPeerCells, lock, fault);
 }
 
 std::string expected_text(const Expectation& expectation) {

@@ -2,6 +2,8 @@
 // written down once in code (here) and once in prose (docs/faults.md, "The
 // matrix"), each with a one-line reason. Adapted from the anchors' matrix
 // (/work/shared/anchors/faults.md §(b)) to what our generations actually do.
+// The peer libraries' rows (`ext:NAME`) are written down the same way, their
+// prose and source lines in docs/peers.md ("Expected cells of the peers").
 #pragma once
 
 #include <optional>
