@@ -11,7 +11,7 @@
 // - unlock is a script (GET == id then DEL) answering 1 or 0 (0: another value or no key); touch
 //   a script (GET == id then SET PX XX) answering OK or 0.
 // - both run through node-redis-script, which returns undefined when EVALSHA fails with anything
-//   but NOSCRIPT (node-redis-script/src/index.js:24-36): a Redis error is not reported; the
+//   but NOSCRIPT (node-redis-script/src/index.js:24-39): a Redis error is not reported; the
 //   adapter reads undefined as `error`.
 // - node-redis 3 queues a command while it reconnects, for up to an hour: the adapter answers
 //   `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.

@@ -8,15 +8,15 @@
 // What the source says (node_modules/redlock-universal/dist/index.cjs):
 // - package.json says engines node >= 22; the CommonJS build (index.cjs) uses nothing newer than
 //   node 20 has, and these calls run on node 20 (tests/peer_adapters_test.cpp).
-// - acquire is SET NX PX on every node, a quorum of N/2+1, retried retryAttempts times (RedLock,
-//   lines 1080-1200); a node's error counts as a vote against, so "quorum not achieved" may hide
+// - acquire is SET NX PX on every node, a quorum of N/2+1, retried retryAttempts times (RedLock
+//   acquire, lines 1128-1165); a node's error counts as a vote against, so "quorum not achieved" may hide
 //   node failures: the adapter says timed_out only when every client is connected.
-// - using() extends at 80% of the ttl, but never later than 1 s from now, and at once when that
-//   is sooner (executeWithAutoExtension, lines 453-469): with a ttl under 1250 ms it extends
+// - using() extends at 80% of the ttl if that is more than 1 s away, else at once (its "minimum
+//   interval" branch, executeWithAutoExtension, lines 480-492): a ttl up to 1250 ms is extended
 //   back to back. RedLock's extend is GET on every node, then a GET == value / PEXPIRE script on
 //   every node. A failed extension aborts the routine's signal: the adapter's `lost`.
 // - using() releases (GET == value then DEL, per node) after the routine and discards the
-//   result (lines 576-593): `released` says only that the release ran. After a `lost`, the
+//   result (lines 575-596): `released` says only that the release ran. After a `lost`, the
 //   adapter says already_expired. There is no extend in using()'s routine (it gets no handle).
 // - an extension in flight when the routine ends schedules the next one, which runs after the
 //   release and aborts the signal: `lost` is sent only for a signal aborted while held.
