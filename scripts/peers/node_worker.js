@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // One compare-peers worker: node-redlock (4.2.0 or 5.0.0-beta.2) or
-// redis-semaphore's Mutex through locklab's workload. Needs NODE_PATH pointing
-// at the modules scripts/compare-peers installed (build/peers/node_modules).
+// redis-semaphore's Mutex through locklab's workload. Its modules are the ones
+// scripts/peers/install puts in scripts/peers/node_modules, beside this file
+// (redlock 4.2.0 as `redlock`, 5.0.0-beta.2 as the alias `redlock5`).
 //
 // Loop until the deadline: acquire (bounded by --wait-ms, retrying every
 // --retry-ms; node-redlock adds up to --retry-ms of jitter, without which its
@@ -59,7 +60,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function lockerFor(options, servers) {
   const attempts = Math.max(1, Math.round(options.waitMs / options.retryMs));
   if (options.peer === 'redlock4') {
-    const Redlock = require('redlock4');
+    const Redlock = require('redlock');
     const redlock = new Redlock(servers, {retryCount: attempts, retryDelay: options.retryMs, retryJitter: options.retryMs});
     return async () => {
       try {

@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+'use strict';
+// locklab adapter (docs/adapters.md): node-redis-warlock 1.0.2 on the first server, with node-redis 3
+// (npm alias redis3: the callback API it calls, set(..., cb) and evalsha(..., cb)).
+// Calls: warlock(client), warlock.lock(key, ttl, cb) -> (err, unlock, id), unlock(cb),
+// warlock.touch(key, id, ttl) for `extend`.
+// What the source says (node_modules/node-redis-warlock/lib/):
+// - the key is key + ":lock", its value a v1 UUID; acquire is SET PX NX (warlock.js:20-42).
+//   optimistic() retries lock() up to maxAttempts but hands back only unlock, not the id that
+//   touch() needs, so the adapter runs the same loop itself: lock() every RETRY_MS until wait_ms.
+// - unlock is a script (GET == id then DEL) answering 1 or 0 (0: another value or no key); touch
+//   a script (GET == id then SET PX XX) answering OK or 0.
+// - both run through node-redis-script, which returns undefined when EVALSHA fails with anything
+//   but NOSCRIPT (node-redis-script/src/index.js:24-39): a Redis error is not reported; the
+//   adapter reads undefined as `error`.
+// - node-redis 3 queues a command while it reconnects, for up to an hour: the adapter answers
+//   `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.
+// - warlock.lock() calls the deprecated new Buffer(): its warning would go to locklab's stderr.
+process.noDeprecation = true;
+const redis = require('redis3');
+const Warlock = require('node-redis-warlock');
+const {serve, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+
+let warlock = null;
+let key = '';
+let held = null;  // {unlock, id} of the last acquire
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const attempt = (ttl) => new Promise((resolve, reject) => {
+  warlock.lock(key, ttl, (error, unlock, id) => (error ? reject(error) : resolve(unlock && {unlock, id})));
+});
+async function poll(m) {  // {unlock, id}, or false when wait_ms ran out; a Redis error rejects
+  for (const end = Date.now() + m.wait_ms; ; await sleep(RETRY_MS)) {
+    const got = await attempt(m.ttl_ms);
+    if (got || Date.now() + RETRY_MS > end) return got;
+  }
+}
+
+serve({
+  library: 'node-redis-warlock',
+  capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
+                 multi_node: false, notifies_waiters: false, auto_extends: false},
+  init(m) {
+    warlock = Warlock(quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port})));
+    key = m.key;
+  },
+  async acquire(m) {  // a Redis error rejects: `unknown` (protocol.js)
+    const got = await bounded(poll(m), m.wait_ms + GRACE_MS, (late) => late && late.unlock(() => {}));
+    if (got === LATE) return {outcome: 'unknown', error: `lock() still unanswered ${GRACE_MS} ms after wait_ms`};
+    if (!got) return 'timed_out';
+    held = got;
+    return 'acquired';
+  },
+  async release() {
+    const mine = held;
+    held = null;
+    if (!mine) return {outcome: 'already_expired', error: 'no hold to release'};
+    const result = await new Promise((resolve, reject) => mine.unlock((e, r) => (e ? reject(e) : resolve(r))));
+    if (result === undefined) return {outcome: 'error', error: 'the unlock script failed (the library hides why)'};
+    return result === 1 ? 'released' : {outcome: 'not_owner', error: 'the key holds another value or is gone'};
+  },
+  async extend(m) {
+    if (!held) return {outcome: 'not_owner', error: 'no hold to extend'};
+    const result = await warlock.touch(key, held.id, m.ttl_ms);
+    if (result === undefined) return {outcome: 'error', error: 'the touch script failed (the library hides why)'};
+    return result === 'OK' ? 'extended' : {outcome: 'not_owner', error: 'the key holds another value or is gone'};
+  },
+});

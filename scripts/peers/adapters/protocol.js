@@ -1,0 +1,120 @@
+'use strict';
+// The adapter protocol's JSON-lines loop (docs/adapters.md), shared by the
+// JavaScript adapters so that each of them is only its library's part.
+//
+// serve({library, capabilities, init, acquire, release, extend}) answers one
+// request at a time, in order: init -> init_ok (the installed package's
+// version read from node_modules/<library>/package.json), acquire ->
+// acquire_ok, release -> release_ok, extend -> extend_ok, noop -> noop_ok.
+// A handler returns an outcome word or {outcome, error, ...}. A handler that
+// throws answers "when in doubt": acquire `unknown`, release and extend
+// `error`. A library without extend answers extend with `error`. When stdin
+// ends the adapter answers what it has read and exits, holding or not: its
+// timers (a watchdog) stop with it, as a crashed client's would.
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+const RETRY_MS = 5;  // every adapter's pause between attempts (the native workers' --retry-ms)
+const GRACE_MS = 1000;  // a library with its own bounded wait still silent wait_ms + this later: a request is stuck
+const ANSWER_MS = 1500;  // release and extend answer within this, under AdapterLock's 2000 ms margin
+const LATE = Symbol('late');
+
+let unhandled = 0;
+
+function send(message) {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+// An unasked line: {"type":"event","event":"lost"} when the library reports a lost lock.
+function event(name, fields = {}) {
+  send({type: 'event', event: name, ...fields});
+}
+
+function installedVersion(library) {
+  const file = path.join(__dirname, '..', 'node_modules', library, 'package.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+}
+
+// `promise`'s value, or LATE after `ms`. A value that arrives after LATE was
+// answered goes to `onLate`: the adapter gives back a lock it no longer wants.
+function bounded(promise, ms, onLate = () => {}) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(ms, 0), LATE); });
+  return Promise.race([promise, late]).then((value) => {
+    clearTimeout(timer);
+    if (value === LATE) promise.then(onLate, () => {});
+    return value;
+  }, (error) => {
+    clearTimeout(timer);
+    throw error;
+  });
+}
+
+// A Redis client's 'error' events (a refused or reset connection) are also the
+// failures of the commands the library sent, which the library reports; an
+// 'error' event without a listener would crash node-redis and spam ioredis.
+function quiet(client) {
+  client.on('error', () => {});
+  return client;
+}
+
+// Unhandled rejections seen so far: some libraries drop a failed command's
+// promise (simple-redis-mutex's lock() attempts, redis-semaphore's refresh).
+// Node 20 would exit on them; a service logs them, and so does the adapter, as an event.
+function unhandledSoFar() {
+  return unhandled;
+}
+
+const REPLY = {acquire: 'acquire_ok', release: 'release_ok', extend: 'extend_ok'};
+const IN_DOUBT = {acquire: 'unknown', release: 'error', extend: 'error'};
+
+async function answer(adapter, message) {
+  const type = message.type;
+  if (type === 'noop') return {type: 'noop_ok'};
+  if (type === 'init') {
+    await adapter.init(message);
+    return {type: 'init_ok', library: adapter.library, version: installedVersion(adapter.library),
+            language: 'javascript', capabilities: adapter.capabilities};
+  }
+  if (!REPLY[type]) return {type: 'error', error: `unknown request type ${type}`};
+  if (!adapter[type]) return {type: REPLY[type], outcome: 'error', error: `${adapter.library} has no ${type}`};
+  let result;
+  try {
+    // release and extend: bounded here; acquire: by each adapter, which knows whether its library's wait is bounded.
+    result = type === 'acquire' ? await adapter.acquire(message) : await bounded(adapter[type](message), ANSWER_MS);
+    if (result === LATE) result = {outcome: 'error', error: `no answer to ${type} in ${ANSWER_MS} ms`};
+  } catch (error) {
+    result = {outcome: IN_DOUBT[type], error: String(error && error.message || error)};
+  }
+  return {type: REPLY[type], ...(typeof result === 'string' ? {outcome: result} : result)};
+}
+
+function serve(adapter) {
+  process.on('unhandledRejection', (error) => {
+    unhandled += 1;
+    event('unhandled', {error: String(error && error.message || error)});
+  });
+  let queue = Promise.resolve();
+  const lines = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+  lines.on('line', (line) => {
+    queue = queue.then(async () => {
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch (error) {
+        return send({id: null, type: 'error', error: `not JSON: ${line.slice(0, 80)}`});
+      }
+      let reply;
+      try {
+        reply = await answer(adapter, message);
+      } catch (error) {
+        reply = {type: 'error', error: String(error && error.message || error)};
+      }
+      send({id: message.id, ...reply});
+    });
+  });
+  lines.on('close', () => queue.then(() => process.exit(0)));  // the requests already read are answered first
+}
+
+module.exports = {serve, event, bounded, quiet, unhandledSoFar, installedVersion, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+'use strict';
+// locklab adapter (docs/adapters.md): simple-redis-mutex 3.0.0 on the first server, with node-redis 5.
+// Calls: tryLock(client, key, {timeout}) for wait_ms 0, else lock(client, key, {timeout,
+// pollingInterval, failAfter: wait_ms}); release(), release.refreshTimeout() for `extend`,
+// release.fencingToken (sent as acquire_ok's fencing_token).
+// What the source says (node_modules/simple-redis-mutex/dist/index.js):
+// - the key is "@simple-redis-mutex:lock-" + key, its value Math.random(); tryLock is SET NX PX,
+//   then, once held, INCR of one global counter for the fencing token (lines 103-155): the token
+//   comes from a second command, so it orders INCRs, not holds.
+// - lock() tries at once, on every release message (a subscriber on one channel) and every
+//   pollingInterval (default 10 s; RETRY_MS here, as every adapter); failAfter rejects it. Its
+//   attempts' rejections are not caught (line 57): a Redis error becomes an unhandled rejection
+//   (the adapter's `unhandled` event) and lock() waits on; an acquire that saw one is `unknown`.
+//   An attempt still in flight when failAfter fires can take the lock after lock() rejected, and
+//   its release function is then dropped (line 61): the library leaks that lock until it expires.
+// - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it
+//   cannot say not_owner. refreshTimeout is GET, then PEXPIRE if still ours (two commands), and
+//   resolves the same either way; after a refreshTimeout that found the lock gone, release is a no-op.
+const {createClient} = require('redis');
+const {lock, tryLock} = require('simple-redis-mutex');
+const {serve, bounded, quiet, unhandledSoFar, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+
+let client = null;
+let key = '';
+let release = null;  // the release function of the last acquire
+
+async function take(m) {  // a release function, or null when the wait ran out
+  if (m.wait_ms === 0) {
+    const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
+    return acquired ? releaseFn : null;
+  }
+  const options = {timeout: m.ttl_ms, pollingInterval: RETRY_MS, failAfter: m.wait_ms};
+  return lock(client, key, options).catch((error) => {
+    if (/could not be acquired after/.test(error.message)) return null;
+    throw error;
+  });
+}
+
+serve({
+  library: 'simple-redis-mutex',
+  capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: true,
+                 multi_node: false, notifies_waiters: true, auto_extends: false},
+  init(m) {
+    client = quiet(createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}}));
+    client.connect().catch(() => {});  // commands wait in node-redis's queue until it connects
+    key = m.key;
+  },
+  async acquire(m) {
+    const before = unhandledSoFar();
+    const got = await bounded(take(m), m.wait_ms + GRACE_MS, (late) => late && late().catch(() => {}));
+    if (got === LATE) return {outcome: 'unknown', error: `the library still waiting ${GRACE_MS} ms after wait_ms`};
+    if (got) {
+      release = got;
+      return {outcome: 'acquired', fencing_token: got.fencingToken};
+    }
+    if (unhandledSoFar() > before) return {outcome: 'unknown', error: 'an attempt failed on a Redis error'};
+    return 'timed_out';
+  },
+  async release() {
+    const held = release;
+    release = null;
+    if (!held) return {outcome: 'already_expired', error: 'no hold to release'};
+    await held();  // a Redis error throws: `error` (protocol.js)
+    return 'released';
+  },
+  async extend() {
+    if (!release) return {outcome: 'not_owner', error: 'no hold to extend'};
+    await release.refreshTimeout();  // back to the acquire's ttl, not ttl_ms; resolves alike if the lock was gone
+    return 'extended';
+  },
+});

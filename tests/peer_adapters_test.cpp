@@ -1,0 +1,451 @@
+// The shipped adapters (scripts/peers/catalog.json, docs/adapters.md), each
+// through AdapterLock, or its raw protocol where AdapterLock has no call (extend),
+// against three real redis-server masters: the multi-node libraries use all of
+// them, the others the first. Every case runs for every catalog entry.
+//
+// What each library says in each situation is written down in kFacts, from
+// the adapters' header comments (which cite the libraries' source); a case that
+// disagrees is either a finding about the library or a broken adapter.
+//
+// The JavaScript adapters need scripts/peers/node_modules (scripts/peers/install,
+// which scripts/setup runs): without it each case fails with one line saying so.
+// redis-py's needs Debian's python3-redis and skips without it, as adapter_lock_test does.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixtures/masters_fixture.h"
+#include "support/conditions.h"
+#include "workload/adapter_lock.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::AdapterLock;
+using harness::AdapterProcess;
+using harness::wait_until;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+const std::string kPeers = LOCKLAB_PEERS_DIR;
+const std::string kKey = "locklab:peer";
+
+struct Peer {
+  std::string name;
+  std::string library;
+  std::string language;
+  std::vector<std::string> argv;  // paths made absolute (the catalog's are relative to scripts/peers/)
+  std::map<std::string, bool> capabilities;
+  std::string release_window;
+  std::string acquire_gap;
+};
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+std::vector<Peer> load_catalog() {
+  const json catalog = read_json(kPeers + "/catalog.json");
+  std::vector<Peer> peers;
+  if (!catalog.is_object() || !catalog.contains("peers")) return peers;
+  for (const json& entry : catalog["peers"]) {
+    Peer peer{entry.value("name", ""), entry.value("library", ""), entry.value("language", ""), {}, {},
+              entry.value("release_window", "?"), entry.value("acquire_gap", "?")};
+    for (const json& word : entry.value("adapter", json::array())) {
+      const std::string arg = word.get<std::string>();
+      const bool relative_path = arg.find('/') != std::string::npos && arg.front() != '/';
+      peer.argv.push_back(relative_path ? kPeers + "/" + arg : arg);
+    }
+    const json capabilities = entry.value("capabilities", json::object());
+    for (const auto& [name, value] : capabilities.items()) peer.capabilities[name] = value.is_boolean() && value.get<bool>();
+    peers.push_back(std::move(peer));
+  }
+  return peers;
+}
+
+const std::vector<Peer>& catalog() {
+  static const std::vector<Peer> peers = load_catalog();
+  return peers;
+}
+
+const Peer& peer_named(const std::string& name) {
+  for (const Peer& peer : catalog()) {
+    if (peer.name == name) return peer;
+  }
+  throw std::logic_error("no catalog entry " + name);
+}
+
+// What each library's source says (see each adapter's header comment).
+struct Facts {
+  std::string key_format;     // the Redis key of the lock on key K: "{}" stands for K
+  Release after_lease_gone;   // release once the lease ran out (or, for an auto-extender, was deleted)
+  bool reports_lost = false;  // sends `lost` when its renewal finds the lease gone
+  std::string extend;         // "ttl": extend {ttl_ms} sets the lease; "resets": to the acquire's; "": none
+};
+
+const std::map<std::string, Facts> kFacts = {
+    // redis-py: its compare-and-delete script answers 0 for another value and for no key alike.
+    {"redis-py", {"{}", Release::not_owner, false, "ttl"}},
+    // unlock rejects with LockError when a quorum did not delete our value.
+    {"node-redlock", {"{}", Release::not_owner, false, "ttl"}},
+    // using()'s extension fails, the signal aborts; the release's votes all find the key not ours.
+    {"sesamecare-redlock", {"{}", Release::not_owner, true, "ttl"}},
+    // the refresh finds the key gone: onLockLost, and release() then sends nothing.
+    {"redis-semaphore", {"mutex:{}", Release::already_expired, true, ""}},
+    // done() sends nothing once the holder's clock says the lease ran out (or DEL finds no key).
+    {"redis-lock", {"lock.{}", Release::already_expired, false, ""}},
+    // the unlock script answers 0.
+    {"node-redis-warlock", {"{}:lock", Release::not_owner, false, "ttl"}},
+    // release() resolves whatever its script found: the library cannot say.
+    {"simple-redis-mutex", {"@simple-redis-mutex:lock-{}", Release::released, false, "resets"}},
+    // an extension finds the key gone and aborts using()'s signal; the adapter says already_expired.
+    {"redlock-universal", {"{}", Release::already_expired, true, ""}},
+    // unlock throws "not locked by current client"; the watchdog stops without a word.
+    {"node-redisson", {"{}", Release::not_owner, false, ""}},
+};
+
+std::string lock_key(const std::string& peer) {
+  std::string key = kFacts.at(peer).key_format;
+  return key.replace(key.find("{}"), 2, kKey);
+}
+
+bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+    ::pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The installed package's version: node_modules/<library>/package.json, or redis-py's __version__.
+std::string installed_version(const Peer& peer) {
+  if (peer.language == "python") return command_output("/usr/bin/python3 -c 'import redis; print(redis.__version__)'");
+  return read_json(kPeers + "/node_modules/" + peer.library + "/package.json").value("version", "");
+}
+
+// The adapter's protocol without AdapterLock, for the requests it has no call for.
+class RawAdapter {
+ public:
+  explicit RawAdapter(AdapterProcess process) : process_(std::move(process)) {}
+  json ask(json request) {
+    request["id"] = next_id_++;
+    if (!process_.send_line(request.dump() + "\n")) return json();
+    const auto deadline = Clock::now() + 5s;
+    for (;;) {
+      auto line = process_.read_line(deadline);
+      if (!line) return json();
+      json reply = json::parse(*line, nullptr, false);
+      if (reply.value("type", "") != "event") return reply;
+    }
+  }
+
+ private:
+  AdapterProcess process_;
+  long long next_id_ = 1;
+};
+
+// Three masters, the adapters' installs checked, and what a test reads of the lock's key.
+class PeerFixture : public MastersTest<3> {
+ protected:
+  // A failure (or skip) here ends the test: callers check HasFatalFailure() / IsSkipped().
+  static void require_installed(const Peer& peer) {
+    if (peer.language == "python" && !python_redis_installed()) {
+      GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+    }
+    if (peer.language == "javascript") {
+      ASSERT_TRUE(std::filesystem::is_directory(kPeers + "/node_modules"))
+          << "scripts/peers/node_modules is missing: run scripts/peers/install";
+    }
+  }
+
+  LockConfig config(std::chrono::milliseconds ttl) const {
+    LockConfig lock_config;
+    lock_config.key = kKey;
+    lock_config.ttl = ttl;
+    for (std::size_t i = 0; i < 3; ++i) lock_config.servers.push_back(server(i).connection_options());
+    return lock_config;
+  }
+
+  std::unique_ptr<AdapterLock> adapter(const Peer& peer, int client, std::chrono::milliseconds ttl) {
+    auto made = AdapterLock::create(peer.argv, config(ttl), client);
+    EXPECT_TRUE(made) << made.error().message;
+    return made ? std::move(made).value() : nullptr;
+  }
+
+  // Spawned and initialised; nullopt (with a failure) when it could not be.
+  std::optional<RawAdapter> raw_adapter(const Peer& peer, std::chrono::milliseconds ttl) {
+    auto process = AdapterProcess::spawn(peer.argv, 1s);
+    EXPECT_TRUE(process) << process.error().message;
+    if (!process) return std::nullopt;
+    std::optional<RawAdapter> raw(std::in_place, std::move(process).value());
+    json servers = json::array();
+    for (const auto& options : config(ttl).servers) {
+      servers.push_back({{"host", options.endpoint.host}, {"port", options.endpoint.port}});
+    }
+    const json init = raw->ask({{"type", "init"}, {"servers", servers}, {"key", kKey}, {"client", 1},
+                                {"ttl_ms", ttl.count()}});
+    EXPECT_EQ(init.value("type", ""), "init_ok") << init.dump();
+    if (init.value("type", "") != "init_ok") return std::nullopt;
+    return raw;
+  }
+
+  // The lock's key on any server that holds it: all three for a multi-node library, else the first.
+  bool key_on_any_server(const Peer& peer) {
+    const std::size_t servers = peer.capabilities.at("multi_node") ? 3 : 1;
+    for (std::size_t i = 0; i < servers; ++i) {
+      auto reply = admins_[i].command({"EXISTS", lock_key(peer.name)});
+      if (!reply || reply->integer() != 0) return true;
+    }
+    return false;
+  }
+
+  bool delete_key(const Peer& peer) {
+    const std::size_t servers = peer.capabilities.at("multi_node") ? 3 : 1;
+    bool deleted = true;
+    for (std::size_t i = 0; i < servers; ++i) deleted = admins_[i].command({"DEL", lock_key(peer.name)}) && deleted;
+    return deleted;
+  }
+
+  long long pttl(const Peer& peer) {
+    auto reply = admins_[0].command({"PTTL", lock_key(peer.name)});
+    return reply ? reply->integer() : -3;
+  }
+};
+
+// Every case below runs once per catalog entry.
+class PeerAdapterTest : public PeerFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    PeerFixture::SetUp();
+    if (!HasFatalFailure()) require_installed(peer());
+  }
+  const Peer& peer() const { return peer_named(GetParam()); }
+  std::unique_ptr<AdapterLock> adapter(int client, std::chrono::milliseconds ttl = 10'000ms) {
+    return PeerFixture::adapter(peer(), client, ttl);
+  }
+  bool key_on_any_server() { return PeerFixture::key_on_any_server(peer()); }
+};
+
+// init_ok names the catalog's library, language and capabilities, and the installed version.
+TEST_P(PeerAdapterTest, IdentityMatchesCatalogAndInstall) {
+  auto lock = adapter(1);
+  ASSERT_TRUE(lock);
+  const auto& identity = lock->identity();
+  EXPECT_EQ(identity.library, peer().library);
+  EXPECT_EQ(identity.language, peer().language);
+  EXPECT_EQ(identity.capabilities, peer().capabilities);
+  EXPECT_EQ(identity.version, installed_version(peer()));
+  if (peer().language == "javascript") {  // and the version package.json pins
+    const json pins = read_json(kPeers + "/package.json")["dependencies"];
+    EXPECT_EQ(pins.value(peer().library, ""), identity.version);
+  }
+  auto round_trip = lock->noop();
+  EXPECT_TRUE(round_trip) << (round_trip ? "" : round_trip.error().message);
+}
+
+// One holds; a second times out within its bound; release frees the key for the second.
+TEST_P(PeerAdapterTest, AcquireTimesOutReleases) {
+  auto first = adapter(1);
+  auto second = adapter(2);
+  ASSERT_TRUE(first && second);
+  ASSERT_EQ(first->try_acquire(2000ms), Acquire::acquired) << first->last_error();
+  EXPECT_TRUE(key_on_any_server());
+
+  const auto began = Clock::now();
+  EXPECT_EQ(second->try_acquire(200ms), Acquire::timed_out) << second->last_error();
+  EXPECT_LT(Clock::now() - began, 200ms + 1500ms);  // its bound, with room for a loaded machine
+
+  EXPECT_EQ(first->release(), Release::released) << first->last_error();
+  EXPECT_EQ(second->try_acquire(2000ms), Acquire::acquired) << second->last_error();
+  EXPECT_EQ(second->release(), Release::released) << second->last_error();
+  EXPECT_TRUE(wait_until([&] { return !key_on_any_server(); }, 2000ms));
+  EXPECT_TRUE(first->noop());
+  EXPECT_EQ(first->leases_lost() + second->leases_lost(), 0u);
+}
+
+// The lease ran out (an auto-extender's key is deleted under it, as a lapse would):
+// release gives the library's own word, and a library that reports the loss says `lost`.
+TEST_P(PeerAdapterTest, ReleaseAfterTheLeaseIsGone) {
+  const Facts& facts = kFacts.at(GetParam());
+  auto lock = adapter(1, 300ms);
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
+  if (peer().capabilities.at("auto_extends")) {
+    ASSERT_TRUE(delete_key(peer()));
+  }
+  ASSERT_TRUE(wait_until([&] { return !key_on_any_server(); }, 3000ms, 5ms));
+  if (facts.reports_lost) {  // events are read with replies: a noop fetches them
+    EXPECT_TRUE(wait_until([&] { return lock->noop() && lock->leases_lost() > 0; }, 5000ms, 20ms));
+  }
+  EXPECT_EQ(lock->release(), facts.after_lease_gone) << lock->last_error();
+  if (!facts.reports_lost) {
+    EXPECT_EQ(lock->leases_lost(), 0u);
+  }
+}
+
+// An auto-extender keeps its 300 ms lease for three times that; the others let it lapse.
+TEST_P(PeerAdapterTest, LeaseLastsOnlyIfAutoExtended) {
+  auto lock = adapter(1, 300ms);
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
+  if (!peer().capabilities.at("auto_extends")) {
+    EXPECT_TRUE(wait_until([&] { return !key_on_any_server(); }, 900ms, 5ms)) << "held past 900 ms";
+    return;
+  }
+  const auto until = Clock::now() + 900ms;
+  bool held_throughout = true;
+  while (Clock::now() < until && held_throughout) {  // polled every 10 ms for 900 ms
+    held_throughout = key_on_any_server();
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(held_throughout) << "the key lapsed before 900 ms";
+  EXPECT_EQ(lock->release(), Release::released) << lock->last_error();
+  EXPECT_EQ(lock->leases_lost(), 0u);
+}
+
+// extend {ttl_ms}: where the library has it, extended (and the lease is ttl_ms where it sets
+// it); elsewhere an `error` naming the missing call, the hold untouched.
+TEST_P(PeerAdapterTest, ExtendWhereTheLibraryHasIt) {
+  const Facts& facts = kFacts.at(GetParam());
+  auto raw = raw_adapter(peer(), 1000ms);
+  ASSERT_TRUE(raw);
+  ASSERT_EQ(raw->ask({{"type", "acquire"}, {"ttl_ms", 1000}, {"wait_ms", 2000}}).value("outcome", ""), "acquired");
+  const json extended = raw->ask({{"type", "extend"}, {"ttl_ms", 5000}});
+  EXPECT_EQ(extended.value("type", ""), "extend_ok") << extended.dump();
+  if (facts.extend.empty()) {
+    EXPECT_EQ(extended.value("outcome", ""), "error") << extended.dump();
+    EXPECT_NE(extended.value("error", "").find("no extend"), std::string::npos) << extended.dump();
+  } else {
+    EXPECT_EQ(extended.value("outcome", ""), "extended") << extended.dump();
+    if (facts.extend == "ttl") {
+      EXPECT_GT(pttl(peer()), 2000);
+    }
+  }
+  EXPECT_EQ(raw->ask({{"type", "release"}}).value("outcome", ""), "released");
+}
+
+// The holder acquires again: a reentrant library nests (the first release says still_held);
+// the others time out, and the first hold stays the one that release ends.
+TEST_P(PeerAdapterTest, HolderAcquiresAgain) {
+  auto lock = adapter(1);
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
+  if (peer().capabilities.at("reentrant")) {
+    ASSERT_EQ(lock->try_acquire(0ms), Acquire::acquired) << lock->last_error();
+    EXPECT_EQ(lock->release(), Release::still_held) << lock->last_error();
+    EXPECT_TRUE(key_on_any_server());
+  } else {
+    EXPECT_EQ(lock->try_acquire(100ms), Acquire::timed_out) << lock->last_error();
+  }
+  EXPECT_EQ(lock->release(), Release::released) << lock->last_error();
+  EXPECT_TRUE(wait_until([&] { return !key_on_any_server(); }, 2000ms));
+}
+
+// The adapter's overhead: 2000 noop round trips through AdapterLock, median and p99
+// printed (issue 18 §7: measured and reported, never asserted).
+TEST_P(PeerAdapterTest, NoopRoundTripIsMeasured) {
+  auto lock = adapter(1);
+  ASSERT_TRUE(lock);
+  std::vector<long long> micros;
+  for (int i = 0; i < 2000; ++i) {
+    auto round_trip = lock->noop();
+    ASSERT_TRUE(round_trip) << round_trip.error().message;
+    micros.push_back(round_trip->count());
+  }
+  std::sort(micros.begin(), micros.end());
+  const long long median = micros[micros.size() / 2];
+  const long long p99 = micros[micros.size() * 99 / 100];
+  std::cout << "noop round trip " << GetParam() << ": median " << median << " us, p99 " << p99 << " us\n";
+  RecordProperty("noop_median_us", std::to_string(median));
+  RecordProperty("noop_p99_us", std::to_string(p99));
+}
+
+std::vector<std::string> catalog_names() {
+  std::vector<std::string> names;
+  for (const Peer& peer : catalog()) names.push_back(peer.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+// redis-lock's lock() cannot be cancelled: after a timed_out it goes on retrying,
+// and when it wins the adapter releases at once (redis_lock.js). The DEL count
+// shows that late lock taken and given back; the key is then free.
+class RedisLockLateTest : public PeerFixture {};
+
+TEST_F(RedisLockLateTest, ALockTakenAfterTimedOutIsReleased) {
+  const Peer& redis_lock = peer_named("redis-lock");
+  require_installed(redis_lock);
+  if (HasFatalFailure()) return;
+  auto a = adapter(redis_lock, 1, 10'000ms);
+  auto b = adapter(redis_lock, 2, 10'000ms);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
+  ASSERT_EQ(b->try_acquire(100ms), Acquire::timed_out) << b->last_error();
+  auto dels = [&] {
+    auto info = admins_[0].command({"INFO", "commandstats"});
+    const std::string text(info ? info->text() : "");
+    const auto at = text.find("cmdstat_del:calls=");
+    return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + 18);
+  };
+  const int before = dels();
+  ASSERT_EQ(a->release(), Release::released) << a->last_error();
+  // a's DEL, then b's abandoned lock() wins (it retries every 5 ms) and b's adapter DELs it.
+  EXPECT_TRUE(wait_until([&] { return dels() >= before + 2; }, 5000ms, 5ms)) << "DELs: " << dels() - before;
+  EXPECT_TRUE(wait_until([&] { return !key_on_any_server(redis_lock); }, 2000ms));
+  EXPECT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
+  EXPECT_EQ(a->release(), Release::released) << a->last_error();
+}
+
+// The catalog lists exactly the shipped adapters, each file small, executable
+// and with no step point of its own (docs/adapters.md says why for each).
+TEST(PeerCatalog, ListsTheShippedAdapters) {
+  std::vector<std::string> names = catalog_names();
+  std::sort(names.begin(), names.end());
+  const std::vector<std::string> expected = {"node-redis-warlock", "node-redisson", "node-redlock",
+                                             "redis-lock", "redis-py", "redis-semaphore",
+                                             "redlock-universal", "sesamecare-redlock", "simple-redis-mutex"};
+  EXPECT_EQ(names, expected);
+  for (const Peer& peer : catalog()) {
+    ASSERT_GE(peer.argv.size(), 2u) << peer.name;
+    const std::string& file = peer.argv.back();
+    std::ifstream in(file);
+    ASSERT_TRUE(in) << peer.name << ": " << file;
+    const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+    EXPECT_LT(lines, 80) << file;
+    struct stat info{};
+    EXPECT_EQ(::stat(file.c_str(), &info), 0);
+    EXPECT_TRUE(info.st_mode & S_IXUSR) << file << " is not executable";
+    EXPECT_EQ(peer.release_window, "") << peer.name;
+    EXPECT_EQ(peer.acquire_gap, "") << peer.name;
+    EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
+  }
+}
+
+}  // namespace
+}  // namespace locklab::testing
