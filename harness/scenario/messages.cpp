@@ -516,6 +516,26 @@ const std::vector<Message> kCatalog = {
     {"the stale token 33 was refused after the resource saw 34; client 2's write stands and client 1 "
      "knows its update did not happen",
      "资源见过 34 之后，过时的令牌 33 被拒绝；client 2 的写入保留下来，client 1 知道自己的更新没有发生"},
+    // counter_demo's table (scenarios/counter_demo/counter_demo.cpp)
+    {"seed 004 §11: {} requests, {} at a time, counter starts at 1, {} ms between GET and SET",
+     "种子文章 004 §11：共 {} 个请求，每次 {} 个并发，计数器从 1 开始，GET 与 SET 之间隔 {} ms"},
+    {"lock", "锁"},
+    {"expected", "预期"},
+    {"got", "实际"},
+    {"requests", "请求"},
+    {"article", "文章数据"},
+    {"lesson", "课程要点"},
+    {"no lock", "无锁"},
+    {"local mutex, 1 instance", "本地锁，1 个实例"},
+    {"local mutex, 3 instances", "本地锁，3 个实例"},
+    {"{}, {} instances", "{}，{} 个实例"},
+    {"106 (from 6)", "106（从 6 开始）"},
+    {"loses updates", "丢失更新"},
+    {"exactly 1 + requests", "恰好是 1 + 请求数"},
+    {"as the lesson says", "与课程所说一致"},
+    {"NOT as the lesson says", "与课程所说不符"},
+    {"verdict: every row as the lesson says", "结论：每一行都与课程所说一致"},
+    {"verdict: some row differs from the lesson", "结论：有一行与课程所说不符"},
 };
 
 const std::unordered_map<std::string_view, std::string_view>& chinese_of() {
