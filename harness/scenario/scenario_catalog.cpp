@@ -51,7 +51,7 @@ const std::vector<ScenarioSpec>& scenario_catalog() {
                   "in"}}},
       {.name = "setnx_expire_gap",
        .source = "seed 003 §六.1 一些问题; seed 004 §5 优化分布式锁_设置过期时间",
-       .story = "A takes the lock and crashes at once; B waits for the lock",
+       .story = "A takes the lock and crashes at once (before its EXPIRE, where it has one); B waits for the lock",
        .race = "SETNX and EXPIRE are two commands: the key is left with no TTL, deadlock (缺乏原子性)",
        .locks = {{"setnx-expire", true, "after-setnx-before-expire",
                   "A's SETNX succeeds and A crashes before its EXPIRE; B waits and never gets in"},
