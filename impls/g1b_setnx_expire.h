@@ -1,4 +1,4 @@
-// Generation 1b — SETNX, then EXPIRE as a second command (seed 003 §6.1,
+// Generation 1b — SETNX, then EXPIRE as a second command (seed 003 §六.1 一些问题,
 // seed 004 §5 "通过expire设置过期时间（缺乏原子性）").
 //
 //   acquire: SETNX <key> <owner>        1 = ours; 0 = busy: sleep, retry

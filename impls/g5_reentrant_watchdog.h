@@ -43,7 +43,7 @@
 //
 // Its race: nothing protects against losing the key itself. The master
 // acknowledges the acquire before replicating it; if it dies and a replica
-// without the key is promoted, a second client acquires (seed 001 §5, fault
+// without the key is promoted, a second client acquires (seed 001 §二.5, fault
 // matrix row 7; FailoverToAReplicaWithoutTheKeyGivesASecondHolder). A paused
 // holder (GC, SIGSTOP) also pauses its watchdog, so it still loses the lock
 // after ttl (row 2). The watchdog fixes generation 4's

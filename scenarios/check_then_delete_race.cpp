@@ -1,7 +1,9 @@
-// Seed 004 §6 (防止误删除 / 缺乏原子性): index1's release checks "GET lock == my
-// uuid", the key expires in the gap, index2 acquires, and index1's DEL removes
-// index2's lock. With lua-safe-delete (§7) the check and the delete are one
-// script and index2's lock survives.
+// Seed 004 §6 优化分布式锁_防止误删除 (问题：缺乏原子性): index1's work is short,
+// but its release stalls after its check "GET lock == my uuid" (parked at the
+// step point: a GC pause, a slow network); the key expires in the gap, index2
+// acquires, and index1's DEL removes index2's lock. With lua-safe-delete
+// (§7 优化分布式锁_LUA脚本保证删除的原子性) the check and the delete are one
+// script, the stall can only come before it, and index2's lock survives.
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -22,12 +24,17 @@ int main(int argc, char** argv) {
   auto first = story.actor("index1", [&] {
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work takes longer than the 100 ms lease");
+    story.say("its work is short; it releases well within the 100 ms lease");
     story.narrator().leave();
-    story.say("releases: " + std::string(to_string(index1->release())));
+    story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say("index1 is parked at step point " + story.window());
+  story.say(story.lock_name() == "lua-safe-delete"
+                ? "index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
+                  "the lease (a GC pause, a slow network)"
+                : "index1 is parked at step point {}: its release stalls between its GET (\"mine\") and its DEL, for "
+                  "longer than the lease (a GC pause, a slow network)",
+            story.window());
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
   if (!story.tries_once("index2", *index2)) story.die("index2 could not take the expired lock");
@@ -37,6 +44,6 @@ int main(int argc, char** argv) {
   const bool deleted = probe.exists(config.key) == false;
   story.say(deleted ? "the lock key is gone while index2 still believes it holds it"
                     : "index2's lock is still there");
-  return story.finish(deleted, deleted ? "a third client could now enter beside index2"
-                                       : "the compare-and-delete saw another token and left the key");
+  return story.finish(deleted, text(deleted ? "a third client could now enter beside index2"
+                                            : "the compare-and-delete saw another token and left the key"));
 }

@@ -1,4 +1,5 @@
-// Seed 001 §5 and seed 004 §10 (主从切换): client A's lock is written on the
+// Seed 001 §二.5 Redis分布式锁的缺点 and seed 004 §10 优化分布式锁_Redlock算法
+// (redis集群状态下的问题, 主从切换): client A's lock is written on the
 // master and acknowledged, the master dies before replicating it, the replica
 // is promoted without the key, and client B acquires too: two holders. With
 // --guard (LockConfig::wait_replicas = 1, Redisson's WAIT after the acquire)
@@ -16,8 +17,8 @@ int main(int argc, char** argv) {
   Scenario story(scenario_spec("failover_loses_lock"), argc, argv);
   const bool guard = story.flag("guard");
   auto pair = story.must(ProxiedReplication::start(), "master and replica");
-  story.say("master " + pair->master().endpoint().to_string() + ", replica " + pair->replica().endpoint().to_string() +
-            " replicating through a proxy; the link is in sync");
+  story.say("master {0}, replica {1} replicating through a proxy; the link is in sync",
+            pair->master().endpoint().to_string(), pair->replica().endpoint().to_string());
 
   LockConfig config;
   config.key = "lock";
@@ -33,16 +34,21 @@ int main(int argc, char** argv) {
   story.say("the replication stream is held in the proxy: writes reach the master only");
 
   Acquire a_outcome = Acquire::error;
+  double a_told_ms = 0;  // from A's acquire to its answer: with the guard, WAIT's time is in it
   auto a = story.actor("A", [&] {
+    const double from = story.narrator().now_ms();
     a_outcome = lock_a->try_acquire(0ms);
-    story.say("try_acquire => " + std::string(to_string(a_outcome)) +
-              (lock_a->last_error().empty() ? "" : " (" + lock_a->last_error() + ")"));
+    a_told_ms = story.narrator().now_ms() - from;
+    if (lock_a->last_error().empty())
+      story.say("try_acquire => {}", translated(to_string(a_outcome)));
+    else
+      story.say("try_acquire => {} ({})", translated(to_string(a_outcome)), lock_a->last_error());
     if (a_outcome == Acquire::acquired) story.narrator().enter();
   });
   a->join();
   if (!guard && a_outcome != Acquire::acquired) story.die("A could not acquire on the master");
   if (guard && a_outcome == Acquire::acquired) story.die("the guard let A acquire though no replica acknowledged");
-  story.say(std::to_string(pair->held_bytes()) + " bytes of replication stream held: the replica has not seen them");
+  story.say("{} bytes of replication stream held: the replica has not seen them", pair->held_bytes());
 
   const auto promoted = story.must(pair->fail_over(), "fail over");
   story.say("the master is SIGKILLed, the held bytes die with it, the replica is promoted (REPLICAOF NO ONE)");
@@ -55,15 +61,19 @@ int main(int argc, char** argv) {
   Acquire b_outcome = Acquire::error;
   auto b = story.actor("B", [&] {
     b_outcome = lock_b->try_acquire(0ms);
-    story.say("try_acquire on the new master => " + std::string(to_string(b_outcome)));
+    story.say("try_acquire on the new master => {}", translated(to_string(b_outcome)));
     if (b_outcome == Acquire::acquired) story.narrator().enter();
   });
   b->join();
   if (b_outcome != Acquire::acquired) story.die("B could not acquire on the promoted replica");
 
   const bool two_holders = a_outcome == Acquire::acquired && b_outcome == Acquire::acquired;
-  story.say(two_holders ? "A still believes it holds the lock, and so does B"
-                        : "only B holds the lock: A was told at once that its acquire did not count");
+  if (two_holders)
+    story.say("A still believes it holds the lock, and so does B");
+  else
+    story.say("only B holds the lock: A was told that its acquire did not count {} ms after it asked (WAIT waited for "
+              "a replica, then the hold was undone), before the failover",
+              fixed(a_told_ms, 1));
   return story.finish(two_holders, two_holders
                                        ? "the acknowledged write was lost with the master"
                                        : "WAIT 1 got no acknowledgement, so A's hold was undone and refused");

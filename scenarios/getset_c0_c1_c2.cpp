@@ -1,15 +1,16 @@
-// Seed 003 §4 and §6.2, generation 2 (getset-timestamp). C0 holds the lock
+// Seed 003's C3/C4 passage (before 五、代码实现) and §六.2 (六、一些问题 2),
+// generation 2 (getset-timestamp). C0 holds the lock
 // with a timestamp that has passed. C1 and C2 (the article's C3/C4) both SETNX
 // (0), both GET C0's stamp, both see it expired, both GETSET. GETSET returns
 // the previous value: only C1 gets C0's stamp back and wins; C2 gets C1's
 // stamp, compares it with what it read, and backs off — but it has already
 // written its own expiry over C1's ("C1的超时时间可能被C2覆盖了").
 //
-// §6.2 asks what the compare `oldValueStr.equals(currentValueStr)` is for: without
+// §六.2 asks what the compare `oldValueStr.equals(currentValueStr)` is for: without
 // it C2 would also return true — two holders. Generation 2 implements the
 // seed's code, compare included, and has no mode that skips it; rather than
 // fake one, both clients are parked at the step point between GET and GETSET
-// (where §6.2's C1/C2 stand) and the narration shows the GETSET reply the
+// (where §六.2's C1/C2 stand) and the narration shows the GETSET reply the
 // compare rejects. The verdict is about the overwritten expiry; a second
 // winner would be a failure of the compare and ends the story as unexpected.
 #include <charconv>
@@ -82,14 +83,16 @@ int main(int argc, char** argv) {
   c2->join();
   story.say("C2's GETSET returned C1's stamp, not the one it read: the compare sends C2 back to waiting");
   story.say("without `oldValueStr.equals(currentValueStr)` that non-nil reply would be a win: C1 and C2 both inside "
-            "(§6.2)");
+            "(§六.2)");
   if (c2_won) story.die("C2 won as well: the compare failed to keep it out");
   const auto stored = stamp_of(story.observe([&] { return probe.value(config.key); }));
   const bool overwritten = stored && *stored != *c1_stamp;
-  story.say(overwritten ? "C1 holds the lock, but the key carries C2's expiry, " +
-                              std::to_string(*stored - *c1_stamp) + " ms after the one C1 wrote"
-                        : "the key still carries C1's expiry");
-  return story.finish(overwritten, overwritten ? "exactly one winner (C1); its expiry " + std::to_string(*c1_stamp) +
-                                                     " was overwritten by the loser's " + std::to_string(*stored)
-                                               : "C1's expiry survived C2's GETSET");
+  if (overwritten)
+    story.say("C1 holds the lock, but the key carries C2's expiry, {} ms after the one C1 wrote", *stored - *c1_stamp);
+  else
+    story.say("the key still carries C1's expiry");
+  return story.finish(overwritten, overwritten ? text("exactly one winner (C1); its expiry {} was overwritten by the "
+                                                      "loser's {}",
+                                                      *c1_stamp, *stored)
+                                               : text("C1's expiry survived C2's GETSET"));
 }

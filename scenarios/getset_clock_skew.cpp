@@ -1,9 +1,11 @@
-// Seed 003 §4's algorithm judges "expired" by comparing the stored timestamp
-// with the client's own System.currentTimeMillis(): correctness rests on every
-// client's clock agreeing. B's wall clock runs a minute ahead (LockConfig::clock):
+// Seed 003's GETSET lock (五、代码实现, its lock(); 六、一些问题 2) judges
+// "expired" by comparing the stored timestamp with the client's own
+// System.currentTimeMillis(): correctness rests on every client's clock agreeing. B's wall clock runs a minute ahead (LockConfig::clock):
 // it reads A's live timestamp as long passed, GETSETs, gets back exactly the
-// stamp it read and believes it won — while A is still inside. lua-safe-delete's
-// lease is counted by the server (SET ... PX): B's clock is never consulted.
+// stamp it read and believes it won — while A is still inside. A's release is
+// a blind DEL (seed 003's unlock()): it deletes B's lock (误删), and B's own
+// release then finds nothing. lua-safe-delete's lease is counted by the server
+// (SET ... PX): B's clock is never consulted.
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 
@@ -31,10 +33,10 @@ int main(int argc, char** argv) {
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
     story.narrator().enter();
-    story.say("works; its lock is good for another " + std::to_string(kLease.count()) + " s by A's clock");
+    story.say("works; its lock is good for another {} s by A's clock", kLease.count());
   });
   a->join();
-  story.say("B's wall clock is " + std::to_string(kSkew.count()) + " s ahead of A's and of the server's");
+  story.say("B's wall clock is {} s ahead of A's and of the server's", kSkew.count());
 
   bool b_got_in = false;
   auto b = story.actor("B", [&] {
@@ -50,12 +52,17 @@ int main(int argc, char** argv) {
   const auto lease_left = story.observe([&] { return probe.pttl(config.key); });
   if (lease_left == -2) story.die("A's key vanished");
 
-  // Tidy up: A finishes and releases whatever the generation lets it.
+  // A finishes first and releases whatever the generation lets it; then B, if it got in.
   auto a_ends = story.actor("A", [&] {
     story.narrator().leave();
-    story.say("releases: " + std::string(to_string(a_lock->release())));
+    story.release(*a_lock);
   });
   a_ends->join();
+  if (b_got_in)
+    story.actor("B", [&] {
+      story.narrator().leave();
+      story.release(*b_lock);
+    })->join();
   return story.finish(b_got_in, b_got_in ? "B judged A's live timestamp expired by its own clock and took the lock "
                                            "while A was inside"
                                          : "the server counts the lease; B's clock never entered the decision");

@@ -1,5 +1,6 @@
-// Seed 004 §7 (LUA脚本保证删除的原子性): check_then_delete_race's interleaving
-// once more. index1 is parked just before its release, its key expires,
+// Seed 004 §7 优化分布式锁_LUA脚本保证删除的原子性: check_then_delete_race's
+// interleaving once more. index1's work is short, but its release stalls
+// (parked just before the release: a GC pause, a slow network), its key expires,
 // index2 takes the lock, index1 releases. lua-safe-delete sends the check and
 // the delete as one script: Redis runs it without interleaving another command
 // (and with time frozen), so it sees index2's token and deletes nothing.
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
     story.say("release is one script, EVALSHA'd with KEYS[1] = lock, ARGV[1] = the holder's token:");
     std::istringstream script(kCompareAndDeleteLua);
     for (std::string line; std::getline(script, line);)
-      if (!line.empty()) story.say("  | " + line);
+      if (!line.empty()) story.say("  | {}", line);
     story.say("the seed's script returns 0 for both 'not yours' and 'no key'; ours answers -1 for the latter");
   } else {
     story.say("release is two commands: GET lock, compare with our token, then DEL lock");
@@ -44,15 +45,16 @@ int main(int argc, char** argv) {
   auto first = story.actor("index1", [&] {
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work takes longer than the 100 ms lease");
+    story.say("its work is short; it releases well within the 100 ms lease");
     story.narrator().leave();
-    index1_release = index1->release();
-    story.say("releases: " + std::string(to_string(index1_release)));
+    index1_release = story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say("index1 is parked at step point " + story.window() +
-            (scripted ? " (nothing sent yet: the whole check-and-delete is still ahead)"
-                      : " (its GET said: mine; the DEL is still ahead)"));
+  story.say(scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
+                       "ahead); its release stalls there for longer than the lease"
+                     : "index1 is parked at step point {} (its GET said: mine; the DEL is still ahead); its release "
+                       "stalls there for longer than the lease",
+            story.window());
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
   if (!story.tries_once("index2", *index2)) story.die("index2 could not take the expired lock");

@@ -1,11 +1,12 @@
-// Seed 000 §5 (Redisson's lock(): subscribe to the unlock channel, sleep until
-// the message or the TTL): two waiters queue behind holder H. With
+// Seed 000 §二.2.5 鎖競爭 (Redisson's lock(): subscribe to the unlock channel,
+// sleep until the message or the TTL): two waiters queue behind holder H. With
 // reentrant-watchdog the release PUBLISHes on the lock's channel and each
 // waiter wakes on that message, long before the PTTL it was told to sleep.
 // With lua-safe-delete the waiters poll: each learns of the release only by
 // asking again, one retry interval later at worst. Printed: round trips per
 // waiter, time waited, and the handoff (release -> the waiter's acquire). The
-// verdict is about the mechanism (a message or a retry), not about speed.
+// verdict is about the mechanism (a message or a retry), not about speed:
+// "polling shown" or "wake-up shown" (the spec's VerdictWords), not "race shown".
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
     const Release outcome = lock.release();
     std::lock_guard guard(release_mutex);
     last_release_ms = story.narrator().now_ms();
-    story.say("releases => " + std::string(to_string(outcome)));
+    story.say("releases => {}", translated(to_string(outcome)));
   };
 
   std::vector<std::unique_ptr<Waiter>> waiters;
@@ -89,18 +90,18 @@ int main(int argc, char** argv) {
   for (auto& waiter : waiters) {
     Waiter* w = waiter.get();
     if (pubsub)
-      story.wait_for(w->name + " sleeps on the unlock channel", [w] { return w->log.reached("before-wait"); });
+      story.wait_for(text("{} sleeps on the unlock channel", w->name), [w] { return w->log.reached("before-wait"); });
     else
-      story.wait_for(w->name + " was refused twice", [&, w] { return story.narrator().round_trips(w->name) >= 2; });
+      story.wait_for(text("{} was refused twice", w->name),
+                     [&, w] { return story.narrator().round_trips(w->name) >= 2; });
   }
   let_go = true;
   h->join();
   for (auto& actor : running) actor->join();
 
   for (const auto& w : waiters)
-    story.say(w->name + ": " + std::to_string(w->round_trips) + " round trips to acquire, waited " +
-              fixed(w->acquired_ms - w->started_ms, 1) + " ms, handoff " +
-              fixed(w->acquired_ms - w->freed_ms, 1) + " ms after the release it waited for");
+    story.say("{}: {} round trips to acquire, waited {} ms, handoff {} ms after the release it waited for", w->name,
+              w->round_trips, fixed(w->acquired_ms - w->started_ms, 1), fixed(w->acquired_ms - w->freed_ms, 1));
   const bool woke_on_message = story.narrator().saw_push("message");
   const bool slept_full_ttl = std::any_of(waiters.begin(), waiters.end(), [](const auto& w) {
     return w->acquired_ms - w->freed_ms >= static_cast<double>(std::chrono::milliseconds(kWatchdogTtl).count());
@@ -109,9 +110,10 @@ int main(int argc, char** argv) {
   const bool polled = !woke_on_message;
   waiters.clear();  // the subscriber goes with the last lock object, before the server stops
   holder.reset();
-  return story.finish(polled, polled ? "no message was published; each waiter found the lock free on a retry "
-                                       "(every " + std::to_string(kRetryInterval.count()) + " ms)"
-                                     : "each release PUBLISHed on the lock's channel and the waiters woke on the "
-                                       "message, before the " + std::to_string(std::chrono::milliseconds(kWatchdogTtl).count()) +
-                                           " ms PTTL they were told to sleep");
+  return story.finish(polled, polled ? text("no message was published; each waiter found the lock free on a retry "
+                                            "(every {} ms)",
+                                            kRetryInterval.count())
+                                     : text("each release PUBLISHed on the lock's channel and the waiters woke on the "
+                                            "message, before the {} ms PTTL they were told to sleep",
+                                            std::chrono::milliseconds(kWatchdogTtl).count()));
 }

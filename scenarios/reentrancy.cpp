@@ -1,9 +1,12 @@
-// Seed 004 §8 (可以重入): testLock() holds the lock and calls testSubLock(),
-// which takes the same lock again with the same uuid. SET NX cannot tell its
-// own holder from a stranger: the nested call waits for a lock only its own
-// caller can release — a self-deadlock, bounded here by the wait. The hash
-// lock (reentrant-watchdog, the seed's HINCRBY script) counts holds per
-// owner: it enters twice and must release twice (still_held, then released).
+// Seed 004 §8 优化分布式锁_可以重入: testLock() holds the lock and calls
+// testSubLock(), which takes the same lock again with the same uuid. SET NX
+// cannot tell its own holder from a stranger (and lua-safe-delete's token is
+// per acquisition: uuid-1 plus fresh bits): the nested call waits for a lock
+// only its own caller can release, until the 10 s lease runs out -- bounded
+// here by the wait. The hash lock (reentrant-watchdog, the seed's HINCRBY
+// script) counts holds per owner field: it enters twice and must release twice
+// (still_held, then released; its script answers the holds left, the reverse
+// of the seed's 0/1, which Scenario::release says on screen).
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 
@@ -33,25 +36,25 @@ int main(int argc, char** argv) {
   auto caller = story.actor("testLock", [&] {
     if (lock->try_acquire(0ms) != Acquire::acquired) story.die("testLock could not acquire a free lock");
     story.narrator().enter();
-    story.say("calls testSubLock(), which takes the same lock with the same owner");
+    story.say(story.lock_name() == "reentrant-watchdog"
+                  ? "calls testSubLock(), which takes the same lock with the same owner field (uuid-1:<thread>)"
+                  : "calls testSubLock(), which takes the same lock as owner uuid-1 again; each acquisition's token "
+                    "is uuid-1 plus fresh bits, and SET NX refuses any value while the key exists");
     {
       ActorName nested("testSubLock");
       nested_entered = lock->try_acquire(kNestedWait) == Acquire::acquired;
-      story.say(nested_entered ? "entered again: the lock counts this owner's holds"
-                               : "gave up after " + std::to_string(kNestedWait.count()) +
-                                     " ms: it waited for a lock its own caller holds");
-      if (!nested_entered)
-        story.say("SET NX refuses any value while the key exists, the seed's same uuid included");
       if (nested_entered) {
+        story.say("entered again: the lock counts this owner's holds");
         show_key();
-        inner = lock->release();
-        story.say("releases: " + std::string(to_string(inner)));
+        inner = story.release(*lock);
+      } else {
+        story.say("gave up after {} ms: it waited for a lock its own caller holds", kNestedWait.count());
+        story.say("SET NX refuses any value while the key exists, the seed's same uuid included");
       }
     }
     if (nested_entered) show_key();
     story.narrator().leave();
-    outer = lock->release();
-    story.say("releases: " + std::string(to_string(outer)));
+    outer = story.release(*lock);
   });
   caller->join();
   const bool gone = story.observe([&] { return probe.exists(config.key); }) == false;
@@ -59,6 +62,9 @@ int main(int argc, char** argv) {
   if (nested_entered && (inner != Release::still_held || outer != Release::released || !gone))
     story.die(std::string("entered twice but released ") + to_string(inner) + ", then " + to_string(outer));
   return story.finish(!nested_entered,
-                      nested_entered ? "entered twice, released twice: still_held, then released"
-                                     : "the nested call timed out on its own lock; without a bound it waits forever");
+                      nested_entered ? text("entered twice, released twice: still_held, then released")
+                                     : text("the nested call gave up on its own lock; without a bound it would wait "
+                                            "until the {} s lease ran out, then get the lock with a new token while "
+                                            "its caller still believes it holds the old one",
+                                            std::chrono::duration_cast<std::chrono::seconds>(kLease).count()));
 }

@@ -1,6 +1,8 @@
-// Seed 004 §4: "我们假设setnx刚好获取到锁，业务逻辑出现异常，导致锁无法释放". A takes
-// the lock with SETNX, its business logic throws before the DEL, and the key
-// stays forever (PTTL -1): B retries and never gets in. With a lease
+// Seed 004 §4 基于redis分布式锁的基本实现: "我们假设setnx刚好获取到锁，业务逻辑出现
+// 异常，导致锁无法释放". A takes the lock with SETNX and its process dies in the
+// business logic, before the DEL (a `finally` would catch an exception, but no
+// finally runs in a dead process: kill -9, a crash, the machine gone), and the
+// key stays forever (PTTL -1): B retries and never gets in. With a lease
 // (setnx-expire's EXPIRE, lua-safe-delete's PX) the server frees it and B enters.
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
@@ -33,7 +35,8 @@ int main(int argc, char** argv) {
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
     story.narrator().enter();
-    story.say("the business logic throws: A never reaches a successful release");
+    story.say("A's process dies in its business logic (kill -9, a crash): no finally block runs in a process that "
+              "is gone, so A never sends its release");
     try {
       (void)a_lock->release();  // crashes at the story's step point, before anything is sent
     } catch (const SimulatedCrash&) {
@@ -48,8 +51,10 @@ int main(int argc, char** argv) {
                               : "the key carries a lease: the server will free it");
 
   const auto b = b_tries_after_crash(story, *b_lock, kPatience, probe, config.key,
-                                     "gives up: " + std::to_string(kPatience.count()) + " ms of SETNX answered 0");
-  return story.finish(!b.got_in, b.got_in ? "the lease freed the crashed holder's lock; B got in after " + b.waited
-                                          : "after " + b.waited + " the crashed holder's key still has PTTL -1: "
-                                                                "every client waits forever (死锁)");
+                                     text("gives up: {} ms of SETNX answered 0", kPatience.count()));
+  return story.finish(!b.got_in, b.got_in ? text("the lease freed the crashed holder's lock; B got in after {} ms",
+                                                 b.waited_ms)
+                                          : text("after {} ms the crashed holder's key still has PTTL -1: every "
+                                                 "client waits forever (死锁)",
+                                                 b.waited_ms));
 }

@@ -1,5 +1,5 @@
-// Seed 003 §6.1 ("假如在setnx后，redis崩溃了，expire就没有执行，结果就是死锁了") and
-// seed 004 §5 ("通过expire设置过期时间（缺乏原子性）"): A's SETNX succeeds, A
+// Seed 003 六、一些问题 1 ("假如在setnx后，redis崩溃了，expire就没有执行，结果就是死锁了")
+// and seed 004 §5 优化分布式锁_设置过期时间 ("通过expire设置过期时间（缺乏原子性）"): A's SETNX succeeds, A
 // crashes before its EXPIRE, the key never expires and B never gets in.
 // set-nx-px-token sets value and TTL in one command: there is no gap to crash
 // in, so A crashes right after acquiring and the lease frees the key for B.
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
                               : "the key carries its lease from the start");
 
   const auto b = b_tries_after_crash(story, *b_lock, kPatience, probe, config.key,
-                                     "gives up after " + std::to_string(kPatience.count()) + " ms");
-  return story.finish(!b.got_in, b.got_in ? "the key expired on the server; B got in after " + b.waited
-                                          : "after " + b.waited + " the key still has PTTL -1: deadlock (死锁)");
+                                     text("gives up after {} ms", kPatience.count()));
+  return story.finish(!b.got_in, b.got_in ? text("the key expired on the server; B got in after {} ms", b.waited_ms)
+                                          : text("after {} ms the key still has PTTL -1: deadlock (死锁)", b.waited_ms));
 }

@@ -1,9 +1,11 @@
-// Seed 004 §5: "如果业务逻辑的执行时间是7s" with a 3 s lease, scaled down to a
-// 100 ms lease (setnx-expire's EXPIRE rounds it up to 1 s). index1's lease
-// lapses while it works; index2 gets in; index2's lease lapses; index3 gets in;
-// index1 finishes and releases — with a blind DEL that deletes index3's lock
-// ("导致index3的业务只执行1s就被别人释放"). Every actor works until the next
-// state of the story is reached (polled), never for a guessed time.
+// Seed 004 §5 优化分布式锁_设置过期时间: "如果业务逻辑的执行时间是7s" with a 3 s
+// lease, scaled down to a 100 ms lease (setnx-expire's EXPIRE rounds it up to
+// 1 s). index1's lease lapses while it works; index2 gets in; index2's lease
+// lapses; index3 gets in; index1 finishes and releases — with a blind DEL that
+// deletes index3's lock ("导致index3的业务只执行1s就被别人释放"); then index2 and
+// index3 finish and release, in the seed's order. Every actor works until the
+// next state of the story is reached (polled), never for a guessed time. Who
+// deleted whose key is the narrator's (key_ledger.h), from the replies.
 //
 // The lesson is the wrong-owner delete (误删) that the seed's next section fixes
 // with a uuid. lua-safe-delete refuses index1's late release and index3's lock
@@ -23,7 +25,7 @@ namespace {
 
 constexpr auto kTtl = 100ms;  // the seed's 3 s
 constexpr auto kPatience = 10s;  // a waiter's bound: many leases long
-constexpr auto kLastLease = 1s;  // index3's: nobody waits for it to run out
+constexpr std::chrono::milliseconds kLastLease = 1s;  // index3's: nobody waits for it to run out
 
 }  // namespace
 
@@ -44,13 +46,12 @@ int main(int argc, char** argv) {
     if (!wait_until([&] { return index3_in.load(); }, kPatience)) story.die("index3 never got in");
     story.say("finishes its work, long after its lease ran out");
     story.narrator().leave();
-    index1_release = index1->release();
-    story.say("releases: " + std::string(to_string(index1_release)));
+    index1_release = story.release(*index1);
   });
   story.wait_for("index1 is inside", [&] { return index1_in.load(); });
   const auto lease = story.observe([&] { return probe.pttl(config.key); });
   if (!lease || *lease <= 0) story.die("index1's key has no lease");
-  story.say("the lease as the server counts it: " + std::to_string(*lease) + " ms");
+  story.say("the lease as the server counts it: {} ms", *lease);
 
   // The waiters poll a few times per lease: enough to see them wait, few enough to read.
   LockConfig waiter_config = config;
@@ -61,12 +62,21 @@ int main(int argc, char** argv) {
   // index3's lease only has to outlast index1's release, also on a loaded machine.
   waiter_config.ttl = kLastLease;
   auto index3 = story.make_lock(waiter_config);
+  if (*lease < kLastLease.count() / 2)
+    story.say("index3 will ask for a {} ms lease: it only has to still hold when index1 releases, also on a "
+              "loaded machine (nobody waits for it to run out)",
+              kLastLease.count());
 
+  std::atomic<bool> index1_done{false};  // index1 released and the director said what it did
   auto second = story.actor("index2", [&] {
     if (index2->try_acquire(kPatience) != Acquire::acquired) story.die("index2 never got in");
     story.narrator().enter();
     story.say("got in: index1's lease lapsed while index1 still works");
     index2_in = true;
+    if (!wait_until([&] { return index1_done.load(); }, kPatience)) story.die("index1 never released");
+    story.say("finishes its work, after index1");  // the seed: 3 s later than index1, 7 s of work each
+    story.narrator().leave();
+    story.release(*index2);
   });
   story.wait_for("index2 is inside", [&] { return index2_in.load(); });
   auto third = story.actor("index3", [&] {
@@ -76,7 +86,6 @@ int main(int argc, char** argv) {
     index3_in = true;
   });
   third->join();
-  second->join();
   first->join();
 
   const auto after = story.observe([&] { return probe.pttl(config.key); });
@@ -88,9 +97,12 @@ int main(int argc, char** argv) {
                     : "index3's lock is still there");
   story.say("index1, index2 and index3 were inside at once regardless: the lease ran out under slow holders "
             "(the race watchdog_renewal and gc_pause_fencing address)");
+  index1_done = true;
+  second->join();  // index2 finishes next, as in the seed
   auto tidy = story.actor("index3", [&] {
+    story.say("finishes its work, last");
     story.narrator().leave();
-    story.say("releases: " + std::string(to_string(index3->release())));
+    story.release(*index3);
   });
   tidy->join();
   return story.finish(deleted, deleted ? "index1's blind DEL deleted index3's lock, as in the seed"

@@ -1,5 +1,5 @@
-// Seed 004 §9 and seed 000 §3 (看门狗, 锁续期): holder A's work outlasts its
-// lease. With lua-safe-delete there is no watchdog: the lease lapses under the
+// Seed 004 §9 优化分布式锁_自动续期 and seed 000 §二.2.3 鎖續約（看門狗機制）
+// (看门狗, 锁续期): holder A's work outlasts its lease. With lua-safe-delete there is no watchdog: the lease lapses under the
 // slow holder and B gets in while A still works. With reentrant-watchdog, A's
 // watchdog re-arms the key every ttl/3 (its PEXPIRE script in A's background
 // lane, the PTTL rising again below), so B is refused however long A works.
@@ -37,15 +37,18 @@ int main(int argc, char** argv) {
                                             auto lock = story.make_lock(config);
                                             if (lock->try_acquire(0ms) != Acquire::acquired) std::_Exit(3);
                                             me.enter();
-                                            me.say("works; the work takes longer than the 600 ms lease");
+                                            me.say("works; the work takes longer than the {} ms lease",
+                                                   kLease.count());
                                             me.tell_parent();
                                             me.wait_for_parent();
                                             me.leave();
                                             const Release released = lock->release();
-                                            me.say("releases => " + std::string(to_string(released)) +
-                                                   (watchdog ? "; its watchdog found the lease lost " +
-                                                                   std::to_string(lock->leases_lost()) + " time(s)"
-                                                             : ""));
+                                            const std::string_view outcome = translated(to_string(released));
+                                            if (watchdog)
+                                              me.say("releases => {}; its watchdog found the lease lost {} time(s)",
+                                                     outcome, lock->leases_lost());
+                                            else
+                                              me.say("releases => {}", outcome);
                                           }),
                       "fork A");
   if (!a->wait_for_child()) story.die("A never acquired the free lock");
@@ -57,7 +60,7 @@ int main(int argc, char** argv) {
     bool early = false;
     story.actor("B", [&] {
       early = lock_b->try_acquire(0ms) == Acquire::acquired;
-      story.say("try_acquire => " + std::string(early ? "acquired" : "refused") + " while A works on");
+      story.say("try_acquire => {} while A works on", translated(early ? "acquired" : "refused"));
     })->join();
     if (early) return story.finish(true, "B got in although A's watchdog was renewing");
   } else {
@@ -71,8 +74,9 @@ int main(int argc, char** argv) {
   std::optional<PausedProcess> frozen;
   if (sigstop) {
     frozen.emplace(story.must(PausedProcess::pause(a->pid()), "SIGSTOP A"));
-    story.say("SIGSTOP A (pid " + std::to_string(a->pid()) + "): every thread of A stops" +
-              (watchdog ? ", its watchdog too" : ""));
+    story.say(watchdog ? "SIGSTOP A (pid {}): every thread of A stops, its watchdog too"
+                       : "SIGSTOP A (pid {}): every thread of A stops",
+              a->pid());
     story.wait_for("A's key expired", probe.key_absent(config.key));
   }
 
@@ -85,7 +89,7 @@ int main(int argc, char** argv) {
     if (!b_holds) return;
     wait_until([&] { return a_finished.load(); }, 20s);
     story.narrator().leave();
-    story.say("releases => " + std::string(to_string(lock_b->release())));
+    story.release(*lock_b, "releases => {}");
   });
   if (!wait_until([&] { return b_tried.load(); }, 10s) || !b_holds) story.die("B could not take the expired lock");
   story.say("A is still inside its critical section: two holders");
@@ -98,6 +102,6 @@ int main(int argc, char** argv) {
   if (a->join() != 0) story.die("A did not finish its story");
   a_finished = true;
   b->join();
-  return story.finish(b_holds, watchdog ? "the watchdog renewed A's lease while A ran, and stopped when A stopped"
-                                        : "a fixed lease ran out under a slow holder, paused or not");
+  return story.finish(b_holds, watchdog ? text("the watchdog renewed A's lease while A ran, and stopped when A stopped")
+                                        : text("a fixed lease ran out under a slow holder, paused or not"));
 }

@@ -4,9 +4,12 @@
 // conditions, never by sleeps; every test also checks that the run ended
 // without killing anyone (no client left stopped).
 #include <gtest/gtest.h>
-
-
 #include <nlohmann/json.hpp>
+
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_registry.h"
@@ -386,6 +389,32 @@ TEST(FaultCli, TheFaultRunsFromTheCommandLine) {
   const auto run = testing::run_locklab(
       "run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault holder-crash --fault slow-holder:ms=10");
   EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+// `locklab run --fault` says which fault acted and when: one line per recorded
+// action, in time order, after the summary (issue 19 §1).
+TEST(FaultCli, EveryFaultActionIsPrintedWithItsTimeInOrder) {
+  const auto run = testing::run_locklab(
+      "run --lock lua-safe-delete --clients 3 --ops 30 --ttl 300 --fault holder-crash --fault slow-holder:ms=10");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto heading = run.out.find("fault actions (ms after the clients started, in time order):\n");
+  ASSERT_NE(heading, std::string::npos) << run.out;
+  EXPECT_LT(run.out.find("lua-safe-delete: "), heading) << "after the summary";
+  static const std::regex line(R"(^ +(-?[0-9]+\.[0-9]{2}) ms  (holder-crash|slow-holder:ms=10): (.+)$)");
+  std::istringstream lines(run.out.substr(heading));
+  std::string text;
+  std::getline(lines, text);  // the heading
+  double previous = -1e9;
+  std::set<std::string> faults;
+  while (std::getline(lines, text)) {
+    std::smatch match;
+    ASSERT_TRUE(std::regex_match(text, match, line)) << text << "\n" << run.out;
+    const double t_ms = std::stod(match[1].str());
+    EXPECT_GE(t_ms, previous) << "in time order:\n" << run.out;
+    previous = t_ms;
+    faults.insert(match[2].str());
+  }
+  EXPECT_EQ(faults, (std::set<std::string>{"holder-crash", "slow-holder:ms=10"})) << "each fault's actions";
 }
 
 }  // namespace

@@ -136,6 +136,18 @@ TEST(Report, MarkdownHtmlAndCounterTable) {
   EXPECT_TRUE(fs::exists(dir / "report/report.html"));
 }
 
+// `locklab compare` prints the reasons' heading only above reasons (issue 19 §1):
+// a comparison where no run had any prints no empty "Verdict reasons:".
+TEST(Report, TheReasonsHeadingOnlyAboveReasons) {
+  json quiet = complete_document("lua-safe-delete");
+  quiet["verdict_reasons"] = json::array();
+  EXPECT_EQ(markdown_report({quiet, quiet}).find("Verdict reasons"), std::string::npos) << markdown_report({quiet});
+  const std::string with = markdown_report({quiet, complete_document("no-lock")});
+  const auto heading = with.find("Verdict reasons:");
+  ASSERT_NE(heading, std::string::npos) << with;
+  EXPECT_NE(with.find("- **no-lock**: 1 overlapping", heading), std::string::npos) << with;
+}
+
 TEST(Report, EscapesNamesInHtml) {
   const std::string html = html_report({complete_document("<script>")});
   EXPECT_EQ(html.find("<script>"), std::string::npos);

@@ -2,7 +2,7 @@
 // against Redisson's own scripts, run by this test as "the other client".
 //
 // The scripts are RedissonLock#tryLockInnerAsync and #unlockInnerAsync as seed
-// 000 describes them (its §3 "加锁" and "释放锁", Redisson 3.x): seed 000 shows
+// 000 describes them (its §二.2 加鎖流程 and §二.3 釋放鎖流程, Redisson 3.18.1): seed 000 shows
 // the Lua as pictures, so the text below is Redisson 3.x's, checked line by
 // line against the seed's parameter lists and step-by-step logic:
 //   tryLockInnerAsync  KEYS[1] lock name; ARGV[1] lease ms, ARGV[2] UUID:threadId

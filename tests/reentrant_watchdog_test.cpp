@@ -654,7 +654,7 @@ TEST_F(ReentrantWatchdogTest, ForkedClientsEachGetTheirOwnServices) {
   EXPECT_EQ(pttl(), -2);
 }
 
-// The race of this generation (seed 001 §5, fault matrix row 7): the master
+// The race of this generation (seed 001 §二.5 Redis分布式锁的缺点, fault matrix row 7): the master
 // acknowledges the lock, the replica never gets it, the master dies and the
 // replica is promoted: a second client acquires while the first still holds.
 // The replica is detached before the acquire (so the write deterministically

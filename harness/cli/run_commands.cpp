@@ -1,9 +1,11 @@
 // `locklab run`, `merge` and `failover`: one run judged, one multi-host run
 // merged, the master-failover trials.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -40,6 +42,27 @@ void print_summary(const nlohmann::json& d) {
   for (const auto& reason : d["verdict_reasons"]) std::printf("  - %s\n", reason.get<std::string>().c_str());
 }
 
+// One line per action of every --fault, in time order (ms after the clients'
+// barrier), from the run document's "faults" records: printed once the run is
+// over, not live. A fault that recorded no action says so.
+void print_fault_actions(const nlohmann::json& d) {
+  const nlohmann::json faults = d.value("faults", nlohmann::json::array());
+  if (!faults.is_array() || faults.empty()) return;
+  std::vector<std::pair<double, std::string>> actions;
+  std::vector<std::string> idle;
+  for (const auto& fault : faults) {
+    const std::string spec = fault.value("spec", "?");
+    const nlohmann::json applied = fault.value("applied", nlohmann::json::array());
+    if (applied.empty()) idle.push_back(spec);
+    for (const auto& event : applied)
+      actions.emplace_back(event.value("t_ms", 0.0), spec + ": " + event.value("what", std::string("?")));
+  }
+  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::printf("fault actions (ms after the clients started, in time order):\n");
+  for (const auto& [t_ms, what] : actions) std::printf("  %10.2f ms  %s\n", t_ms, what.c_str());
+  for (const auto& spec : idle) std::printf("  %13s  %s: nothing was applied\n", "-", spec.c_str());
+}
+
 int run_one(RunOptions options, const std::string& json_path, bool expect_safe) {
   if (!json_path.empty())
     if (auto problem = json_target_problem(json_path)) return complain(kUsage, *problem);
@@ -53,6 +76,7 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
     if (auto written = write_json_atomically(json_path, *document); !written)
       return complain(kRuntime, written.error().message);
   print_summary(*document);
+  print_fault_actions(*document);
   const std::string verdict = (*document)["verdict"];
   if (verdict == "error") return kRuntime;
   if (expect_safe && verdict != "safe") return kUnsafe;

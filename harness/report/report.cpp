@@ -259,7 +259,12 @@ std::string markdown_report(const RunDocuments& runs) {
     out << "| " << row.lock << " | " << cost_cell(row.uncontended) << " | " << contended_title(row) << " | "
         << cost_cell(row.contended) << " |\n";
   out << "\nA 1-client run (or `bench/lock_bench`) gives the uncontended cost; the contended one adds failed "
-         "attempts, wake-ups and the critical section's GET and SET. Verdict reasons:\n\n";
+         "attempts, wake-ups and the critical section's GET and SET.";
+  // The reasons' heading only above reasons: a comparison where every run had none prints none.
+  const bool any_reasons = std::any_of(runs.begin(), runs.end(), [](const json& run) {
+    return !run.value("verdict_reasons", json::array()).empty();
+  });
+  out << (any_reasons ? " Verdict reasons:\n\n" : "\n");
   for (const auto& run : runs) {
     const auto reasons = run.value("verdict_reasons", json::array());
     if (reasons.empty()) continue;

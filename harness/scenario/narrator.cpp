@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "scenario/messages.h"
 #include "scenario/step_gate.h"
 #include "support/text.h"
 
@@ -62,6 +63,16 @@ std::optional<std::string> push_kind(const redis::Reply* reply) {
   const redis::Reply first = reply->element(0);
   if (!first.is_string()) return std::nullopt;
   return first.string();
+}
+
+LedgerReply ledger_reply(const redis::Reply& reply) {
+  using Kind = LedgerReply::Kind;
+  if (reply.is_nil()) return {Kind::nil, 0};
+  if (reply.is_integer()) return {Kind::integer, reply.integer()};
+  if (reply.is_status()) return {Kind::status, 0};
+  if (reply.is_string()) return {Kind::string, 0};
+  if (reply.is_error()) return {Kind::error, 0};
+  return {Kind::other, 0};
 }
 
 }  // namespace
@@ -126,6 +137,24 @@ void Narrator::say(std::string text) {
   emit(current_actor().empty() ? "--" : current_actor(), text);
 }
 
+void Narrator::crashed(const std::string& point) {
+  std::lock_guard lock(mutex_);
+  const std::string who = current_actor().empty() ? "--" : current_actor();
+  ledger_.crashed(who);
+  emit(who, text("crashed at {}: the process is gone, nothing was released", point));
+}
+
+void Narrator::name_server(const std::string& endpoint, std::string name) {
+  std::lock_guard lock(mutex_);
+  server_names_[endpoint] = std::move(name);
+}
+
+std::string Narrator::server_name(const std::string& endpoint) const {
+  std::lock_guard lock(mutex_);
+  const auto found = server_names_.find(endpoint);
+  return found == server_names_.end() ? endpoint : found->second;
+}
+
 int Narrator::lane_of(const std::string& who) {
   for (std::size_t i = 0; i < lanes_.size(); ++i)
     if (lanes_[i] == who) return static_cast<int>(i);
@@ -147,7 +176,8 @@ void Narrator::enter_as(const std::string& who) {
   if (forward_fd_ >= 0) return forward('E', who, "");
   lane_of(who);
   open_sections_[who] = now_ms();
-  emit(who, "enters the critical section");
+  ledger_.entered(who);
+  emit(who, text("enters the critical section"));
 }
 
 void Narrator::leave_as(const std::string& who) {
@@ -156,7 +186,8 @@ void Narrator::leave_as(const std::string& who) {
   if (open == open_sections_.end()) return;
   sections_.push_back({lane_of(who), open->second, now_ms()});
   open_sections_.erase(open);
-  emit(who, "leaves the critical section");
+  ledger_.left(who);
+  emit(who, text("leaves the critical section"));
 }
 
 nlohmann::json Narrator::timeline() const {
@@ -202,7 +233,7 @@ bool Narrator::watched() const { return std::this_thread::get_id() != director_ 
 void Narrator::sent(const redis::Endpoint& to, const redis::Args& request) {
   if (!watched()) return;
   std::lock_guard lock(mutex_);
-  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(command_text(request));
+  pending_[{std::this_thread::get_id(), to.to_string()}].push_back({command_text(request), request});
 }
 
 void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) {
@@ -211,15 +242,20 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   auto& queue = pending_[{std::this_thread::get_id(), from.to_string()}];
   const std::string answer = reply != nullptr ? reply_text(*reply) : "!! " + error->message;
   const std::string who = who_of(current_actor());
+  const auto named = server_names_.find(from.to_string());
+  const std::string node = named == server_names_.end() ? "" : "[" + named->second + "] ";
   if (queue.empty()) {  // nothing asked: a pushed pub/sub message
     if (const auto kind = push_kind(reply)) pushes_.insert(*kind);
     emit(who, "<- " + from.to_string() + " pushes " + answer);
     return;
   }
-  const std::string request = std::move(queue.front());
+  const PendingRequest pending = std::move(queue.front());
   queue.pop_front();
   ++round_trips_[who];
-  emit(who, request + "  =>  " + answer);
+  emit(who, node + pending.text + "  =>  " + answer);
+  if (reply == nullptr || forward_fd_ >= 0) return;  // a child's ledger would not know the parent's step numbers
+  if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), next_step_ - 1))
+    emit("--", *remark);
 }
 
 Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)
@@ -228,7 +264,7 @@ Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)
         try {
           body();
         } catch (const SimulatedCrash& crash) {
-          narrator.say(std::string(crash.what()) + ": the process is gone, nothing was released");
+          narrator.crashed(crash.point);
         }
       }) {}
 

@@ -21,6 +21,7 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+#include "scenario/key_ledger.h"
 #include "support/text.h"  // fixed(): numbers as the narration prints them
 
 namespace locklab::harness {
@@ -50,6 +51,12 @@ class Narrator final : public redis::TrafficObserver {
 
   // A numbered step by the calling thread's actor (or the narrator's own voice).
   void say(std::string text);
+  // The calling actor died at step point `point` (a SimulatedCrash): narrated; it released nothing.
+  void crashed(const std::string& point);
+  // A server's name on the narrated lines ("N1" for a Redlock node): its
+  // commands are shown as "[N1] SET ...". server_name() is the endpoint when unnamed.
+  void name_server(const std::string& endpoint, std::string name);
+  std::string server_name(const std::string& endpoint) const;
   // The critical-section bars of the timeline: the calling actor entered / left.
   void enter();
   void leave();
@@ -89,7 +96,13 @@ class Narrator final : public redis::TrafficObserver {
   std::map<std::string, double> open_sections_;
   nlohmann::json sections_ = nlohmann::json::array();
   // Requests waiting for their reply, per (thread, server): replies come back in order.
-  std::map<std::pair<std::thread::id, std::string>, std::deque<std::string>> pending_;
+  struct PendingRequest {
+    std::string text;     // as narrated
+    redis::Args request;  // for the ledger
+  };
+  std::map<std::pair<std::thread::id, std::string>, std::deque<PendingRequest>> pending_;
+  KeyLedger ledger_;                                // who wrote and deleted which key (key_ledger.h)
+  std::map<std::string, std::string> server_names_;  // endpoint -> name (name_server)
   std::map<std::string, int> round_trips_;  // answered requests per actor (who_of)
   std::set<std::string> pushes_;            // the kinds of the pushed messages seen
 };

@@ -35,7 +35,7 @@ void write_all(int fd, const std::string& bytes) {
     try {
       body(child);
     } catch (const SimulatedCrash& crash) {
-      narrator.say(std::string(crash.what()) + ": the process is gone, nothing was released");
+      narrator.crashed(crash.point);
     } catch (const std::exception& e) {
       narrator.say(std::string("failed: ") + e.what());
       status = 1;
@@ -46,7 +46,6 @@ void write_all(int fd, const std::string& bytes) {
 
 }  // namespace
 
-void ProcessActor::Child::say(std::string text) { narrator_.say(std::move(text)); }
 void ProcessActor::Child::enter() { narrator_.enter(); }
 void ProcessActor::Child::leave() { narrator_.leave(); }
 void ProcessActor::Child::tell_parent() { write_all(story_fd_, "T\t\t\n"); }

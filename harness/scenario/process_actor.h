@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "redis/result.h"
+#include "scenario/messages.h"
 #include "scenario/narrator.h"
 
 namespace locklab::harness {
@@ -43,7 +44,11 @@ class ProcessActor {
   // What the body gets, in the child.
   class Child {
    public:
-    void say(std::string text);
+    // A step in the child's name, from the message catalog as Scenario::say.
+    template <class... Args>
+    void say(std::string_view english, const Args&... args) {
+      narrator_.say(text(english, args...));
+    }
     void enter();  // the critical-section bars of the parent's timeline
     void leave();
     void tell_parent();      // the parent's next wait_for_child() returns

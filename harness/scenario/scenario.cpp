@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "g5_reentrant_watchdog.h"
 #include "registry.h"
 #include "report/report.h"
 #include "support/files.h"
@@ -21,6 +22,7 @@ struct ParsedArgs {
   StoryLock lock;
   std::string json_path;
   bool quiet = false;
+  Language language = Language::en;
   std::vector<std::string> flags;  // the StoryFlags given
 };
 
@@ -40,6 +42,10 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", parsed.json_path, "write the result document here (and the timeline as PATH.svg)");
   app.add_flag("--quiet", parsed.quiet, "print only the verdict");
+  std::string lang = "en";
+  app.add_option("--lang", lang, "the narration's language: en, or zh (Chinese; commands and replies stay as they are)")
+      ->check(CLI::IsMember({"en", "zh"}))
+      ->capture_default_str();
   std::vector<char> given(spec.flags.size(), 0);
   for (std::size_t i = 0; i < spec.flags.size(); ++i) {
     app.add_flag_callback("--" + spec.flags[i].name, [&given, i] { given[i] = 1; }, spec.flags[i].help);
@@ -65,6 +71,7 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
                  lock_names(spec).c_str());
     std::exit(2);
   }
+  parsed.language = *language_named(lang);
   for (std::size_t i = 0; i < spec.flags.size(); ++i) {
     if (!given[i]) continue;
     parsed.flags.push_back(spec.flags[i].name);
@@ -81,15 +88,29 @@ Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(s
   json_path_ = parsed.json_path;
   quiet_ = parsed.quiet;
   flags_given_ = parsed.flags;
+  set_language(parsed.language);
   narrator_ = std::make_unique<Narrator>(!quiet_);
-  if (!quiet_) {
-    std::string with;
-    for (const auto& flag : flags_given_) with += " --" + flag;
-    std::printf("%s -- %s\n%s\nlock: %s%s (the lesson expects %s)\n\n", spec_.name.c_str(), spec_.source.c_str(),
-                spec_.story.c_str(), lock_.name.c_str(), with.c_str(),
-                lock_.race_expected ? ("the race: " + spec_.race).c_str() : "the race not to happen");
-    std::fflush(stdout);
-  }
+  if (!quiet_) print_header();
+}
+
+// Where the story is told, the story as told with this lock and these flags,
+// and what the lesson expects: in the narration's language.
+void Scenario::print_header() const {
+  std::string with;
+  for (const auto& flag : flags_given_) with += " --" + flag;
+  const VerdictWords& words = spec_.words;
+  const std::string expects = lock_.race_expected ? text("{}: {}", translated(words.expects), translated(spec_.race))
+                                                  : std::string(translated(words.expects_not));
+  std::printf("%s -- %s\n%s\n%s\n\n", spec_.name.c_str(), std::string(translated(spec_.source)).c_str(),
+              told_story().c_str(), text("lock: {0}{1} (the lesson expects {2})", lock_.name, with, expects).c_str());
+  std::fflush(stdout);
+}
+
+std::string Scenario::told_story() const {
+  std::string told(translated(lock_.story.empty() ? spec_.story : lock_.story));
+  for (const auto& flag : spec_.flags)
+    if (!flag.story.empty() && this->flag(flag.name)) told += text("; {}", translated(flag.story));
+  return told;
 }
 
 bool Scenario::flag(std::string_view name) const {
@@ -117,7 +138,11 @@ MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl,
   // ttl/10 keeps a loaded machine from turning a live node's late reply into a "timed out"
   // vote (the scaled default is 7 ms for a 1.5 s lease; CI once missed A's quorum so).
   config.node_timeout = ttl / 10;
-  for (const auto& master : masters) config.servers.push_back(master->connection_options());
+  // The nodes are N1..Nn on every line that went to one of them: never A, B, ... (the clients' names).
+  for (std::size_t i = 0; i < masters.size(); ++i) {
+    narrator_->name_server(masters[i]->endpoint().to_string(), "N" + std::to_string(i + 1));
+    config.servers.push_back(masters[i]->connection_options());
+  }
   return {std::move(masters), std::move(config)};
 }
 
@@ -140,20 +165,37 @@ bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::fun
 void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
   const double from = narrator_->now_ms();
   if (!wait_until(condition, timeout)) die("waited " + std::to_string(timeout.count()) + " ms, but never: " + what);
-  narrator_->say("(waited " + fixed(narrator_->now_ms() - from, 1) + " ms until " + what + ")");
+  say("(waited {} ms until {})", fixed(narrator_->now_ms() - from, 1), translated(what));
+}
+
+Release Scenario::release(DistributedLock& lock, std::string_view line) {
+  const Release outcome = lock.release();
+  say(line, translated(to_string(outcome)));
+  const bool counted = outcome == Release::still_held || outcome == Release::released;
+  if (counted && !reply_convention_told_ && dynamic_cast<const ReentrantWatchdogLock*>(&lock) != nullptr) {
+    reply_convention_told_ = true;
+    say("its release script answers the holds left, so 1 means still held and 0 released: the reverse of seed 004 "
+        "§8's unlock script (and of Redisson's, seed 000 §二.3.1), where 0 means one hold fewer and 1 released");
+  }
+  return outcome;
 }
 
 int Scenario::finish(bool race_happened, const std::string& detail) {
   redis::set_traffic_observer(nullptr);  // the story is over: teardown traffic (servers stopping) is not part of it
   const bool as_expected = race_happened == lock_.race_expected;
-  const std::string observed = race_happened ? "the race happened: " + spec_.race : "the race did not happen";
-  const std::string verdict = as_expected ? (race_happened ? "race shown" : "fix holds") : "unexpected";
-  std::printf("%sverdict: %s (%s) -- %s; %s\n", quiet_ ? "" : "\n", verdict.c_str(), lock_.name.c_str(),
-              observed.c_str(), detail.c_str());
+  const VerdictWords& words = spec_.words;
+  const std::string observed = race_happened
+                                   ? text("{}: {}", translated(words.happened), translated(spec_.race))
+                                   : std::string(translated(words.not_happened));
+  const std::string verdict = as_expected ? (race_happened ? words.shown : words.holds) : "unexpected";
+  std::printf("%s%s\n", quiet_ ? "" : "\n",
+              text("verdict: {0} ({1}) -- {2}; {3}", translated(verdict), lock_.name, observed, translated(detail))
+                  .c_str());
   if (!json_path_.empty()) {
     const nlohmann::json timeline = narrator_->timeline();
     const nlohmann::json document = {{"schema", kScenarioSchema},   {"scenario", spec_.name},
-                                     {"source", spec_.source},      {"story", spec_.story},
+                                     {"source", spec_.source},      {"story", told_story()},
+                                     {"lang", language_code(language())},
                                      {"lock", lock_.name},          {"race", spec_.race},
                                      {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
                                      {"verdict", verdict},          {"detail", detail},
@@ -189,12 +231,12 @@ SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chr
     }
     story.narrator().enter();
     story.narrator().leave();
-    story.say("releases: " + std::string(to_string(b_lock.release())));
+    story.release(b_lock);
   });
   b->join();
   const auto still = story.observe([&] { return probe.pttl(key); });
   if (!got_in && still != -1) story.die("B stayed out although the key has a TTL");
-  return {got_in, std::to_string(static_cast<long long>(waited_ms)) + " ms"};
+  return {got_in, static_cast<long long>(waited_ms)};
 }
 
 }  // namespace locklab::harness

@@ -1,8 +1,10 @@
 // What every scenario main is composed of (scenarios/*.cpp replay the source
 // articles' stories, one lesson each):
 //
-//   Scenario   the command line (--lock, --json, --quiet, --help), the lesson's
-//              expected outcome per generation, the verdict and the exit code
+//   Scenario   the command line (--lock, --json, --quiet, --lang, --help), the
+//              lesson's expected outcome per generation, the verdict and the exit code
+//   messages   (messages.h) every narrated line in English or Chinese (--lang zh),
+//              from one catalog: story.say("... {} ...", value)
 //   Narrator   numbered, timestamped steps: who sent which command and what
 //              Redis answered (it watches every request through
 //              redis::TrafficObserver), plus the story's own lines; the
@@ -34,6 +36,7 @@
 
 #include "support/conditions.h"
 #include "lock.h"
+#include "scenario/messages.h"
 #include "scenario/narrator.h"
 #include "redis/connection.h"
 #include "servers/redis_server.h"
@@ -48,6 +51,7 @@ struct StoryLock {
   std::string name;           // registry name ("set-nx-px-token")
   bool race_expected = true;  // true: the story's failure must happen; false: the fix must hold
   std::string window;         // the step point where the story parks this generation (if it parks one)
+  std::string story = "";     // the story as told with this lock, when it differs from the spec's
 };
 
 // A switch of the story (--guard, --delayed-restart): given on the command
@@ -56,15 +60,29 @@ struct StoryFlag {
   std::string name;                   // without the dashes: "guard" is --guard
   std::string help;                   // one line for --help
   std::optional<bool> race_expected;  // set: with the flag, the lesson expects this instead
+  std::string story = "";             // what the flag adds to the story told ("then A is SIGSTOPped")
+};
+
+// What the header and the verdict call the story's failure and its absence.
+// Most stories show a race; a story that shows a mechanism (pubsub_wakeup:
+// polling or a wake-up message) names its own outcomes.
+struct VerdictWords {
+  std::string shown = "race shown";                   // the failure happened, as the lesson expects
+  std::string holds = "fix holds";                    // it did not, as the lesson expects
+  std::string happened = "the race happened";         // observed, before the spec's race text
+  std::string not_happened = "the race did not happen";
+  std::string expects = "the race";                   // header: (the lesson expects the race: ...)
+  std::string expects_not = "the race not to happen";
 };
 
 struct ScenarioSpec {
   std::string name;    // binary name, "check_then_delete_race"
-  std::string source;  // where the story is told: "seed 004 §6"
-  std::string story;   // one line: what happens
+  std::string source;  // where the story is told, by the article's own heading: "seed 004 §6 优化分布式锁_防止误删除"
+  std::string story;   // one line: what happens, true with every lock (StoryLock::story tells one lock's)
   std::string race;    // the race, in the articles' terms: "index1 deletes index2's lock (误删)"
   std::vector<StoryLock> locks;  // the first is the default of --lock
   std::vector<StoryFlag> flags = {};  // optional switches of the story
+  VerdictWords words = {};
 };
 
 // The stage most stories are told on: one redis-server of their own, a probe
@@ -92,6 +110,8 @@ class Scenario {
   bool flag(std::string_view name) const;
   const std::string& window() const { return lock_.window; }
   Narrator& narrator() { return *narrator_; }
+  // The story as told with this lock and these flags (the header's second line), in the narration's language.
+  std::string told_story() const;
 
   // The story's means: a failure here is no lesson, it exits 1 with one line.
   template <class T>
@@ -108,7 +128,16 @@ class Scenario {
   // if it never holds within `timeout` (the story could not be told).
   void wait_for(const std::string& what, const Condition& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds{10});
-  void say(std::string text) { narrator_->say(std::move(text)); }
+  // A numbered step in the calling actor's name: `english` from the message
+  // catalog in the narration's language, its {} filled with `args` (messages.h).
+  template <class... Args>
+  void say(std::string_view english, const Args&... args) {
+    narrator_->say(text(english, args...));
+  }
+  // Releases `lock` and narrates the outcome with `line` ("releases: {}"); a
+  // reentrant-watchdog release also says, once a story, that its script's
+  // reply counts the holds left: the reverse of seed 004 §8's.
+  Release release(DistributedLock& lock, std::string_view line = "releases: {}");
   // Runs `look` under the actor name "observer": a probe's reads (PTTL, HGETALL)
   // are narrated like a client's commands, so the reader sees what Redis holds.
   template <class Look>
@@ -133,10 +162,13 @@ class Scenario {
   [[noreturn]] void die(const std::string& why);
 
  private:
+  void print_header() const;
+
   ScenarioSpec spec_;
   StoryLock lock_;
   std::string json_path_;
   bool quiet_ = false;
+  bool reply_convention_told_ = false;  // release()'s note on generation 5's replies
   std::vector<std::string> flags_given_;
   std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
 };
@@ -147,8 +179,9 @@ class Scenario {
 // out is no lesson: the story exits 1.
 struct SecondTry {
   bool got_in = false;
-  std::string waited;  // "<n> ms" that B waited
+  long long waited_ms = 0;  // how long B waited
 };
+// `gives_up`: B's line when it gives up, already in the narration's language (text()).
 SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,
                               RedisProbe& probe, const std::string& key, const std::string& gives_up);
 

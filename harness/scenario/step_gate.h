@@ -16,7 +16,8 @@ namespace locklab {
 // Thrown from a step hook: the client dies at that point without releasing
 // (its lock object's destructor does not release either).
 struct SimulatedCrash : std::runtime_error {
-  explicit SimulatedCrash(std::string_view point) : std::runtime_error("crashed at " + std::string(point)) {}
+  explicit SimulatedCrash(std::string_view at) : std::runtime_error("crashed at " + std::string(at)), point(at) {}
+  std::string point;  // the step point it died at
 };
 
 inline StepHook crash_at(std::string point) {

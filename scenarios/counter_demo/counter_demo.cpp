@@ -6,7 +6,9 @@
 //                                      for the article's own `ab -n100 -c50 http://127.0.0.1:PORT/test`
 //
 // Exit codes: 0 every row came out as the lesson says (or --serve stopped cleanly),
-// 1 a row did not / runtime failure, 2 usage.
+// 1 a row did not / runtime failure, 2 usage. --lang zh prints the table in
+// Chinese (the story kit's message catalog, harness/scenario/messages.cpp);
+// --serve's operational lines stay English.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -15,6 +17,7 @@
 
 #include "counter_service.h"
 #include "counter_table.h"
+#include "scenario/messages.h"
 #include "servers/lock_servers.h"
 #include "servers/redis_server.h"
 #include "support/text.h"
@@ -32,7 +35,7 @@ int complain(int code, const std::string& message) { return harness::complain("c
 struct Flags {
   DemoLoad load;
   int gap_ms = 5, wait_ms = 30'000, retry_ms = 2, ttl_ms = 10'000, nodes = 5, node_timeout_ms = 1000;
-  std::string lock, redis;
+  std::string lock, redis, lang = "en";
   int serve_port = -1;  // -1: no --serve
   int instances = 3;
 };
@@ -77,6 +80,21 @@ CounterSetup setup_for(const CounterSetup& base, const Servers& servers, const s
   return setup;
 }
 
+// `text` aligned in `columns` terminal columns (a CJK character takes two), left or right.
+std::string padded(const std::string& text, std::size_t columns, bool right = false) {
+  std::size_t width = 0;
+  for (const unsigned char c : text)
+    if ((c & 0xC0) != 0x80) width += c >= 0xE3 ? 2 : 1;  // a lead byte; 0xE3.. starts the CJK blocks
+  const std::string fill(width < columns ? columns - width : 0, ' ');
+  return right ? fill + text : text + fill;
+}
+
+// A row's label in the narration's language: "setnx, 3 instances" / "setnx，3 个实例".
+std::string row_label(const DemoRow& row) {
+  if (row.lock_name == "no-lock" || row.lock_name == "local-mutex") return std::string(harness::translated(row.label));
+  return harness::text("{}, {} instances", row.lock_name, row.instances);
+}
+
 bool any_multi_node(const std::vector<DemoRow>& rows) {
   for (const auto& row : rows)
     if (const Generation* g = find_generation(row.lock_name); g != nullptr && g->capabilities.multi_node) return true;
@@ -89,20 +107,29 @@ int print_table(const Flags& flags) {
   if (!servers) return complain(servers.error().kind == ErrorKind::usage ? kUsage : kRuntime, servers.error().message);
   const CounterSetup base = base_setup(flags, *servers);
 
-  std::printf("seed 004 §11: %d requests, %d at a time, counter starts at 1, %d ms between GET and SET\n",
-              flags.load.requests, flags.load.concurrency, flags.gap_ms);
-  std::printf("%-34s %8s %6s %8s %-14s %s\n", "lock", "expected", "got", "requests", "article", "lesson");
+  using harness::text;
+  using harness::translated;
+  std::printf("%s\n", text("seed 004 §11: {} requests, {} at a time, counter starts at 1, {} ms between GET and SET",
+                           flags.load.requests, flags.load.concurrency, flags.gap_ms)
+                          .c_str());
+  std::printf("%s %s %s %s %s %s\n", padded(text("lock"), 34).c_str(), padded(text("expected"), 8, true).c_str(),
+              padded(text("got"), 6, true).c_str(), padded(text("requests"), 8, true).c_str(),
+              padded(text("article"), 14).c_str(), text("lesson").c_str());
   bool all_as_lesson = true;
   for (const auto& row : rows) {
     const RowResult result = run_row(setup_for(base, *servers, row.lock_name), row, flags.load);
     all_as_lesson = all_as_lesson && result.as_lesson;
-    const std::string lesson = row.lesson_loses_updates ? "loses updates" : "exactly 1 + requests";
+    const std::string lesson = text(row.lesson_loses_updates ? "loses updates" : "exactly 1 + requests");
     std::string ran = std::to_string(result.incremented) + "/" + std::to_string(flags.load.requests);
-    std::printf("%-34s %8lld %6lld %8s %-14s %s: %s\n", row.label.c_str(), result.expected, result.got, ran.c_str(),
-                row.article.c_str(), lesson.c_str(), result.as_lesson ? "as the lesson says" : "NOT as the lesson says");
+    std::printf("%s %8lld %6lld %8s %s %s\n", padded(row_label(row), 34).c_str(), result.expected, result.got,
+                ran.c_str(), padded(std::string(translated(row.article)), 14).c_str(),
+                text("{}: {}", lesson, translated(result.as_lesson ? "as the lesson says" : "NOT as the lesson says"))
+                    .c_str());
     std::fflush(stdout);
   }
-  std::printf("%s\n", all_as_lesson ? "verdict: every row as the lesson says" : "verdict: some row differs from the lesson");
+  std::printf("%s\n", text(all_as_lesson ? "verdict: every row as the lesson says"
+                                         : "verdict: some row differs from the lesson")
+                          .c_str());
   return all_as_lesson ? kOk : kRuntime;
 }
 
@@ -151,6 +178,8 @@ int main(int argc, char** argv) {
                            ->check(CLI::Range(0, 65535));
   app.add_option("--instances", flags.instances, "With --serve: instances behind the round-robin front")
       ->capture_default_str()->check(CLI::Range(1, 32))->needs(serve_option);
+  app.add_option("--lang", flags.lang, "The table's language: en, or zh (Chinese)")
+      ->capture_default_str()->check(CLI::IsMember({"en", "zh"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -158,6 +187,7 @@ int main(int argc, char** argv) {
     return complain(kUsage, e.what());
   }
   if (flags.node_timeout_ms >= flags.ttl_ms) return complain(kUsage, "--node-timeout-ms must be below --ttl-ms");
+  harness::set_language(*harness::language_named(flags.lang));
   if (!flags.lock.empty() && find_generation(flags.lock) == nullptr)
     return complain(kUsage, "unknown lock '" + flags.lock + "' (known: " + lock_names() + ")");
   try {
