@@ -62,7 +62,9 @@ void expect_cell(const std::string& lock, const std::string& column, const std::
   EXPECT_EQ(harness::classify(*document), expected->expected)
       << lock << " x " << column << " with " << plan.faults[0] << ": verdict " << (*document)["verdict"]
       << ", expected " << harness::class_name(expected->expected) << " (" << expected->reason << ")\n"
-      << (*document)["verdict_reasons"].dump() << "\n" << record.dump();
+      << (*document)["verdict_reasons"].dump() << "\n" << record.dump() << "\nsections [client, enter_ms, exit_ms]: "
+      << (*document)["timeline"]["sections"].dump() << "\noverlaps: " << (*document)["timeline"]["overlaps"].dump()
+      << "\ntotals: " << (*document)["totals"].dump();
   for (const auto& words : recorded) EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
 }
 

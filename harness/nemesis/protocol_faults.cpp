@@ -23,6 +23,13 @@ std::int64_t ns_of(std::chrono::steady_clock::time_point at) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();  // monotonic_ns()'s clock
 }
 
+// Signal a client, and the programs it started (its adapter) when it leads a
+// process group of its own. Returns kill()'s answer.
+int signal_client(pid_t pid, int signal) {
+  if (pid <= 0) return -1;
+  return ::kill(::getpgid(pid) == pid ? -pid : pid, signal);
+}
+
 // True once `pid` died: a zombie the workload has not reaped yet, or gone.
 bool process_dead(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -44,9 +51,11 @@ struct ProtocolWatch {
 // request that parked, releasing or dropping it, the record.
 class ProtocolPointFault : public Fault {
  public:
-  ProtocolPointFault(FaultSpec spec, std::string at, ProtocolWatch watch, int parks)
+  // `signal`: sent to the client by the proxy the moment its request parks.
+  ProtocolPointFault(FaultSpec spec, std::string at, ProtocolWatch watch, int parks, int signal)
       : spec_(std::move(spec)),
         at_(std::move(at)),
+        signal_(signal),
         client_(watch.client),
         when_holder_(watch.when_holder),
         pattern_(std::move(watch.pattern)),
@@ -65,8 +74,10 @@ class ProtocolPointFault : public Fault {
   std::string why_not_acted() const override;
 
  protected:
-  // A request of `client` parked at `since_ns` (monotonic): act on it.
-  virtual void parked(NemesisContext& context, int client, const std::string& request, std::int64_t since_ns) = 0;
+  // A request of `client` parked at `since_ns` (monotonic); `signalled`: the
+  // proxy's signal reached it then. Act on it.
+  virtual void parked(NemesisContext& context, int client, const std::string& request, std::int64_t since_ns,
+                      bool signalled) = 0;
   virtual std::vector<AppliedEvent> more_events() const { return {}; }
 
   void release(int client);  // the client's held requests go on, in order
@@ -78,20 +89,27 @@ class ProtocolPointFault : public Fault {
   }
   static std::string client_text(int client) { return "client " + std::to_string(client); }
 
+  static pid_t pid_of(const NemesisContext& context, int client) {
+    const auto index = static_cast<std::size_t>(client);
+    return index < context.client_pids.size() ? context.client_pids[index] : -1;
+  }
+
   FaultSpec spec_;
   std::string at_;
+  int signal_;
   int client_;
 
  private:
   struct Armed {
     int client = -1;
     std::shared_ptr<ParkGroup> group;
-    std::vector<TcpProxy*> links;  // [j]: its link to lock server j
-    bool seen = false;             // its park was acted on
+    std::vector<TcpProxy*> links;                // [j]: its link to lock server j
+    std::shared_ptr<std::atomic<bool>> signalled;  // the proxy's signal reached the client
+    bool seen = false;                           // its park was acted on
   };
 
   bool targets(int client) const { return client_ < 0 || client == client_; }
-  void arm(Topology& topology, int client);
+  void arm(NemesisContext& context, int client);
   std::vector<AppliedEvent> all_events() const;
 
   bool when_holder_;
@@ -109,7 +127,7 @@ void ProtocolPointFault::before_run(NemesisContext& context) {
   const std::string who = client_ < 0 ? std::string("every client") : client_text(client_);
   if (when_holder_) return note("watching " + who + "'s requests for " + at_ + " once it holds the lock");
   for (int c = 0; c < topology->plan().clients; ++c)
-    if (targets(c)) arm(*topology, c);
+    if (targets(c)) arm(context, c);
   note("watching " + who + "'s requests for " + at_);
 }
 
@@ -119,13 +137,20 @@ void ProtocolPointFault::holder_entered(NemesisContext& context, int client) {
   if (!when_holder_ || !targets(client) || context.topology == nullptr || !context.topology->plan().client_proxies) return;
   for (const Armed& armed : armed_)
     if (armed.client == client) return;
-  arm(*context.topology, client);
+  arm(context, client);
   note(client_text(client) + " holds the lock: its links watched for " + at_);
 }
 
-// The client's links to every lock server, armed as one group.
-void ProtocolPointFault::arm(Topology& topology, int client) {
-  Armed armed{client, std::make_shared<ParkGroup>(budget_), topology.client_links(client)};
+// The client's links to every lock server, armed as one group. The proxy
+// signals the client the moment its request parks: a coordinator's tick
+// later, a client with a short request timeout (Redlock's per-node 5 ms)
+// would already have given up on the reply and gone on.
+void ProtocolPointFault::arm(NemesisContext& context, int client) {
+  auto signalled = std::make_shared<std::atomic<bool>>(false);
+  auto on_park = [pid = pid_of(context, client), signal = signal_, signalled] {
+    signalled->store(signal_client(pid, signal) == 0);
+  };
+  Armed armed{client, std::make_shared<ParkGroup>(budget_, on_park), context.topology->client_links(client), signalled};
   for (std::size_t j = 0; j < armed.links.size(); ++j) armed.links[j]->arm_watch(pattern_, armed.group, j);
   armed_.push_back(std::move(armed));
 }
@@ -140,7 +165,7 @@ void ProtocolPointFault::tick(NemesisContext& context) {
     const std::int64_t since = ns_of(arrival->at);
     events_.push_back({since, client_text(armed.client) + "'s " + arrival->command + " parked on its link to lock server " +
                                   std::to_string(arrival->member) + " (" + at_ + ")"});
-    parked(context, armed.client, arrival->command, since);
+    parked(context, armed.client, arrival->command, since, armed.signalled->load());
   }
 }
 
@@ -179,7 +204,7 @@ std::string ProtocolPointFault::why_not_acted() const {
 class ProtocolPauseFault final : public ProtocolPointFault {
  public:
   ProtocolPauseFault(FaultSpec spec, std::string at, ProtocolWatch watch, PauseRule rule)
-      : ProtocolPointFault(std::move(spec), at, std::move(watch), 1),
+      : ProtocolPointFault(std::move(spec), at, std::move(watch), 1, SIGSTOP),
         parking_(std::make_shared<ClientParking>(std::vector<ClientParking::Rule>{{rule, std::move(at)}})) {
     parking_->before_continue([this](int stopped) { let_go(stopped, "its pause is over"); });
   }
@@ -189,7 +214,8 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     parking_->tick(context);
   }
   void after_run(NemesisContext& context) override {
-    parking_->resume_all(context);  // the request of a client still stopped goes on first
+    ProtocolPointFault::tick(context);  // a park no tick saw yet (the run was cut short) is settled too
+    parking_->resume_all(context);      // the request of a client still stopped goes on first
     disarm_all();
     set_go(context);
   }
@@ -199,11 +225,15 @@ class ProtocolPauseFault final : public ProtocolPointFault {
   }
 
  protected:
-  // The pause is counted from the arrival, as an in-process point counts it from the client's parking.
-  void parked(NemesisContext& context, int client, const std::string& request, std::int64_t since_ns) override {
+  // The proxy stopped it already; the parking confirms the stop and owns the
+  // SIGCONT. The pause is counted from the arrival, as an in-process point
+  // counts it from the client's parking.
+  void parked(NemesisContext& context, int client, const std::string& request, std::int64_t since_ns,
+              bool) override {
     requests_[client] = request;
     if (parking_->stop_waiting(context, client, 0, since_ns)) return;
-    let_go(client, "it could not be stopped");  // gone already: nothing is held for it
+    signal_client(pid_of(context, client), SIGCONT);  // whatever the proxy stopped goes on
+    let_go(client, "it could not be stopped");
   }
   std::vector<AppliedEvent> more_events() const override { return parking_->events(); }
 
@@ -221,21 +251,23 @@ class ProtocolPauseFault final : public ProtocolPointFault {
 class ProtocolCrashFault final : public ProtocolPointFault {
  public:
   ProtocolCrashFault(FaultSpec spec, std::string at, ProtocolWatch watch, int times)
-      : ProtocolPointFault(std::move(spec), std::move(at), std::move(watch), times) {}
+      : ProtocolPointFault(std::move(spec), std::move(at), std::move(watch), times, SIGKILL) {}
   std::string name() const override { return "holder-crash"; }
   void after_run(NemesisContext& context) override {
+    ProtocolPointFault::tick(context);  // a park no tick saw yet (the run was cut short) is settled too
     disarm_all();
     set_go(context);
   }
   bool acted() const override { return kills_ > 0; }  // a client was killed with its request parked
 
  protected:
-  // Killed first, dropped after: a client that saw its connection reset
-  // while alive could send the request again on a new one.
-  void parked(NemesisContext& context, int client, const std::string& request, std::int64_t) override {
-    const auto index = static_cast<std::size_t>(client);
-    const pid_t pid = index < context.client_pids.size() ? context.client_pids[index] : -1;
-    if (pid <= 0 || ::kill(pid, SIGKILL) != 0) {
+  // Killed first (by the proxy, as the request parked), dropped after: a
+  // client that saw its connection reset while alive could send the request
+  // again on a new one.
+  void parked(NemesisContext& context, int client, const std::string& request, std::int64_t,
+              bool signalled) override {
+    const pid_t pid = pid_of(context, client);
+    if (!signalled && signal_client(pid, SIGKILL) != 0) {
       drop(client);
       return note(client_text(client) + " could not be killed (gone already); its parked " + request + " dropped");
     }

@@ -5,12 +5,18 @@
 // parks the request that marks the moment (servers/resp_watch.h: GET>DEL is
 // the delete after the owner check, SETNX>EXPIRE the expiry after the key).
 //
-//   pause  the request parks; the client's process is SIGSTOPped, the request
-//          stays parked; when the pause ends (ms=, until=, max=: the same rules
-//          as at an in-process point, counted from the arrival) the request
-//          goes on to the server, then the process is SIGCONTed
-//   crash  the request parks; the client is SIGKILLed, then the request is
-//          dropped and its links reset: it never reaches the server
+//   pause  the request parks and the proxy SIGSTOPs the client at once (the
+//          coordinator confirms the stop); the request stays parked; when the
+//          pause ends (ms=, until=, max=: the same rules as at an in-process
+//          point, counted from the arrival) the request goes on to the server,
+//          then the process is SIGCONTed
+//   crash  the request parks and the proxy SIGKILLs the client at once; once
+//          it is dead the request is dropped and its links reset: it never
+//          reaches the server
+// At once: a client whose own request timeout is shorter than a coordinator's
+// tick (Redlock's per-node 5 ms) would otherwise give up on the reply and go on.
+// A client that leads a process group of its own is signalled with its group
+// (the adapter it started).
 //
 // Each client's links to every lock server are armed together (one ParkGroup,
 // so for a multi-node lock the first match parks and the client's other links

@@ -293,8 +293,8 @@ bool RespMatcher::advance(const RespCommand& command) {
 
 // --- the group ----------------------------------------------------------------------
 
-ParkGroup::ParkGroup(std::shared_ptr<std::atomic<int>> budget)
-    : budget_(budget ? std::move(budget) : std::make_shared<std::atomic<int>>(1)) {}
+ParkGroup::ParkGroup(std::shared_ptr<std::atomic<int>> budget, std::function<void()> on_park)
+    : budget_(budget ? std::move(budget) : std::make_shared<std::atomic<int>>(1)), on_park_(std::move(on_park)) {}
 
 bool ParkGroup::claim(Arrival arrival) {
   const std::lock_guard lock(mutex_);
@@ -305,6 +305,7 @@ bool ParkGroup::claim(Arrival arrival) {
   } while (!budget_->compare_exchange_weak(left, left - 1));
   arrival_ = std::move(arrival);
   claimed_.store(true);
+  if (on_park_) on_park_();
   return true;
 }
 

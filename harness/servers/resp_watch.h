@@ -40,6 +40,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -149,6 +150,12 @@ class RespMatcher {
 // what it has not forwarded. Groups that share a budget (any client, or
 // holder-crash's times=K) park while it lasts. Proxies run one thread each:
 // everything here is thread-safe.
+//
+// `on_park` runs on the parking proxy's thread the moment the group parks,
+// before the proxy reads another byte: what must happen before the client
+// can notice that its reply is late (SIGSTOP it: a client whose own request
+// timeout is shorter than a coordinator's tick would otherwise time out and
+// go on). It must not block.
 class ParkGroup {
  public:
   struct Arrival {
@@ -158,7 +165,7 @@ class ParkGroup {
   };
 
   // `budget`: parks all groups sharing it may take; null: this group's own one.
-  explicit ParkGroup(std::shared_ptr<std::atomic<int>> budget = nullptr);
+  explicit ParkGroup(std::shared_ptr<std::atomic<int>> budget = nullptr, std::function<void()> on_park = {});
 
   // The first match of the group takes the park, if the budget allows.
   bool claim(Arrival arrival);
@@ -167,6 +174,7 @@ class ParkGroup {
 
  private:
   std::shared_ptr<std::atomic<int>> budget_;
+  std::function<void()> on_park_;
   std::atomic<bool> claimed_{false};
   mutable std::mutex mutex_;
   std::optional<Arrival> arrival_;
