@@ -6,6 +6,7 @@
 
 #include "nemesis/network_faults.h"
 #include "nemesis/process_faults.h"
+#include "nemesis/protocol_faults.h"
 #include "nemesis/node_faults.h"
 
 namespace locklab::harness {
@@ -38,6 +39,8 @@ Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const Fa
   auto times = param_int(spec, "times", 1, 1, options.clients);
   if (!times) return times.error();
   const std::string at = spec.has("at") ? spec.params.at("at") : std::string(kCsEnter);
+  if (is_protocol_point(at)) return make_protocol_crash(spec, options, at, *client, static_cast<int>(*times));
+  if (spec.has("when")) return fault_error(spec, "when= goes with at=resp:PATTERN");
   return std::unique_ptr<Fault>(std::make_unique<CrashHolderFault>(spec, at, *client, static_cast<int>(*times)));
 }
 
@@ -61,6 +64,8 @@ Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const Fa
     rule.max = milliseconds{*max};
   }
   const std::string at = spec.has("at") ? spec.params.at("at") : std::string(kCsEnter);
+  if (is_protocol_point(at)) return make_protocol_pause(spec, options, at, *client, rule);
+  if (spec.has("when")) return fault_error(spec, "when= goes with at=resp:PATTERN");
   return std::unique_ptr<Fault>(std::make_unique<PauseHolderFault>(spec, at, *client, rule));
 }
 
@@ -161,12 +166,15 @@ const std::vector<FaultEntry>& fault_table() {
   // One line per fault. Topology faults (failover, node-crash, node-pause,
   // clock-jump, net, unavailable) are registered here too, from their own files.
   static const std::vector<FaultEntry> table = {
-      {"holder-crash", {"at", "client", "times"},
-       "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter [at=POINT client=N times=K]",
+      {"holder-crash", {"at", "client", "times", "when"},
+       "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter; at=resp:PATTERN: once the fault "
+       "proxy parks its matching request (e.g. resp:SETNX>EXPIRE), dropped [at=POINT client=N times=K "
+       "when=start|holder]",
        make_crash_holder, {"crash-holder"}},
-      {"holder-pause", {"ms", "until", "max", "at", "client"},
-       "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired "
-       "[max=MS at=POINT client=N]",
+      {"holder-pause", {"ms", "until", "max", "at", "client", "when"},
+       "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired; "
+       "at=resp:PATTERN: once the fault proxy parks its matching request (e.g. resp:GET>DEL), sent on before "
+       "SIGCONT [max=MS at=POINT client=N when=start|holder]",
        make_pause_holder, {"pause-holder"}},
       {"slow-holder", {"ms", "client"},
        "one critical section lasts ms=MS, the process alive (a watchdog keeps renewing) [client=N]",

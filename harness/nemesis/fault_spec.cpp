@@ -14,6 +14,11 @@ bool is_name(std::string_view word) {
   return true;
 }
 
+// A value whose ':' is its own, not the next field's: at=locklab:POINT, at=resp:PATTERN.
+bool rejoins(const std::string& value) {
+  return value == "locklab" || value == "resp" || value.rfind("resp:", 0) == 0;
+}
+
 }  // namespace
 
 Error fault_error(const FaultSpec& spec, const std::string& message) {
@@ -37,8 +42,9 @@ Result<FaultSpec> parse_fault_spec(std::string_view text) {
       if (!is_name(field)) return fault_error(spec, "expected NAME[:KEY=VALUE]... (see: locklab run --help)");
       spec.name = std::string(field);
       first = false;
-    } else if (field.find('=') == std::string_view::npos && !last_key.empty() && spec.params[last_key] == "locklab") {
-      // The workload's own step points contain a ':' (at=locklab:cs-exit): rejoin them.
+    } else if (field.find('=') == std::string_view::npos && !last_key.empty() && rejoins(spec.params[last_key])) {
+      // The workload's own step points contain a ':' (at=locklab:cs-exit), and
+      // so do protocol step points (at=resp:GET>DEL): rejoin them.
       spec.params[last_key].append(":").append(field);
     } else {
       const auto eq = field.find('=');

@@ -4,6 +4,7 @@
 //   holder-crash
 //   holder-pause:until=other-acquired:client=0
 //   net:mode=delay:ms=300:dir=down
+//   holder-pause:at=resp:GET>DEL:ms=375     (a protocol step point: its ':' is kept)
 // Parsing only checks the shape; whether the name and keys exist and the values
 // make sense is the fault registry's call (nemesis/fault_registry.h), which knows each fault.
 #pragma once

@@ -77,20 +77,30 @@ void ClientParking::tick(const NemesisContext& context) {
 void ClientParking::stop(const NemesisContext& context, int client) {
   const auto i = static_cast<std::size_t>(client);
   const int rule = static_cast<int>((*cells_)[3 * i + 1].load());
+  // It died meanwhile: nothing to stop, let it go if it still can.
+  if (!stop_waiting(context, client, rule, (*cells_)[3 * i + 2].load())) (*cells_)[3 * i].store(kFree);
+}
+
+bool ClientParking::stop_waiting(const NemesisContext& context, int client, int rule, std::int64_t since_ns) {
+  const auto i = static_cast<std::size_t>(client);
+  if (i >= context.client_pids.size()) {
+    events_.push_back({monotonic_ns(), "could not stop client " + std::to_string(client) + ": no process of its own"});
+    return false;
+  }
   auto paused = PausedProcess::pause(context.client_pids[i]);
-  if (!paused) {  // it died meanwhile: nothing to stop, let it go if it still can
+  if (!paused) {
     events_.push_back({monotonic_ns(), "could not stop client " + std::to_string(client) + ": " + paused.error().message});
-    (*cells_)[3 * i].store(kFree);
-    return;
+    return false;
   }
   ++stops_;
-  Stopped stopped{std::move(paused).value(), rule, (*cells_)[3 * i + 2].load(), {}};
+  Stopped stopped{std::move(paused).value(), rule, since_ns, {}};
   if (context.history != nullptr)
     for (int c = 0; c < context.history->clients(); ++c)
       stopped.records_then.push_back(context.history->slot(c).records.load());
   events_.push_back({stopped.since_ns, "SIGSTOP client " + std::to_string(client) + " (pid " +
                                            std::to_string(context.client_pids[i]) + ") at " + rules_[static_cast<std::size_t>(rule)].at});
   stopped_.emplace(client, std::move(stopped));
+  return true;
 }
 
 std::optional<std::string> ClientParking::why_resume(const NemesisContext& context, int client,
@@ -158,6 +168,7 @@ void ClientParking::resume(int client, const std::string& why) {
   if (found == stopped_.end()) return;
   // Free first: the client re-checks its state only once it runs again.
   (*cells_)[3 * static_cast<std::size_t>(client)].store(kFree);
+  if (before_continue_) before_continue_(client);
   found->second.guard.resume();
   events_.push_back({monotonic_ns(), "SIGCONT client " + std::to_string(client) + ": " + why});
   stopped_.erase(found);

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,7 +56,9 @@ nlohmann::json applied_json(const std::vector<AppliedEvent>& events, std::int64_
 // shared memory and waits; the coordinator (tick) SIGSTOPs its whole process
 // and confirms it stopped, then SIGCONTs it when its PauseRule holds. Nothing
 // stays stopped: resume_all() (after_run, and the destructor) continues every
-// process it stopped.
+// process it stopped. A client that waits elsewhere -- its request parked at
+// the fault proxy (nemesis/protocol_faults.h) -- is stopped by stop_waiting()
+// and resumed by the same rules.
 class ClientParking {
  public:
   struct Rule {
@@ -70,6 +73,13 @@ class ClientParking {
 
   // In the coordinator.
   void tick(const NemesisContext& context);
+  // Stop `client`, which has been waiting since `since_ns` somewhere other
+  // than park(), under rule `rule`. False when it could not be stopped (an
+  // event says why).
+  bool stop_waiting(const NemesisContext& context, int client, int rule, std::int64_t since_ns);
+  // Called with a client just before tick() or resume_all() continue it (the
+  // destructor's last-resort SIGCONT does not): a parked request goes on first.
+  void before_continue(std::function<void(int client)> hook) { before_continue_ = std::move(hook); }
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
@@ -98,6 +108,7 @@ class ClientParking {
   std::vector<RedisProbe> probes_;
   std::vector<AppliedEvent> events_;
   int stops_ = 0;
+  std::function<void(int client)> before_continue_;
 };
 
 // "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.

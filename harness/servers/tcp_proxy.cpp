@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -64,10 +65,13 @@ int connect_upstream(const redis::Endpoint& upstream) {
   return fd;
 }
 
+constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
+
 struct Chunk {
   std::string bytes;
-  std::size_t offset = 0;
+  std::size_t offset = 0;  // how much of it was written
   Clock::time_point due;
+  std::uint64_t at = 0;    // the stream offset of bytes[0] (what the sender sent before it)
 };
 
 }  // namespace
@@ -78,9 +82,11 @@ struct Flow {
   int to = -1;
   std::deque<Chunk> queue;
   std::size_t queued = 0;
+  std::uint64_t read = 0;  // bytes read from `from` so far: the stream offset of the next one
   bool eof = false;        // `from` sent FIN
   bool shut = false;       // FIN passed on to `to`
   bool want_write = false;  // `to` said EAGAIN: poll it for POLLOUT
+  bool closing = false;     // drop_park(): read no more; the link is reset once the queue is out
 };
 
 struct TcpProxy::Link {
@@ -89,6 +95,16 @@ struct TcpProxy::Link {
   std::array<Flow, 2> flows;
   std::array<std::optional<ProxyMode>, 2> own_modes;  // set_open_connections_mode(); else the proxy-wide mode
   bool broken = false;
+  // The protocol watch of the client's requests (resp_watch.h).
+  RespReader reader;                    // from the connection's first byte, armed or not
+  std::optional<RespMatcher> matcher;   // while armed
+  std::optional<std::uint64_t> fence;   // parked: no request byte from this stream offset on is forwarded
+};
+
+struct TcpProxy::Watch {
+  std::shared_ptr<const RespPattern> pattern;
+  std::shared_ptr<ParkGroup> group;
+  std::size_t member = 0;
 };
 
 struct TcpProxy::State {
@@ -97,6 +113,8 @@ struct TcpProxy::State {
   std::list<Link> links;
   bool cut = false;
   bool reset_links = false;  // retarget(): reset the open connections once
+  std::optional<Watch> watch;  // arm_watch() .. release_park() / drop_park()
+  std::vector<RespCommand> completed;  // scratch: the requests one read completed
   bool stopping = false;
   std::uint64_t requested = 0;  // changes asked for
   std::uint64_t seen = 0;       // changes the poll thread has acted on
@@ -259,38 +277,67 @@ std::size_t TcpProxy::open_connections() const {
 
 namespace {
 
-// Read what `flow.from` has; queue it, or discard it in drop mode.
-// Returns false when the socket failed (the link must be reset).
-bool read_into(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now) {
-  std::string buffer(kReadSize, '\0');
-  const ssize_t n = ::recv(flow.from, buffer.data(), buffer.size(), 0);
-  if (n == 0) {
-    flow.eof = true;
-    return true;
-  }
+// Read what `flow.from` has into `bytes` (left empty at EOF or when there
+// was nothing). Returns false when the socket failed (the link must be reset).
+bool receive(Flow& flow, std::string& bytes) {
+  bytes.assign(kReadSize, '\0');
+  const ssize_t n = ::recv(flow.from, bytes.data(), bytes.size(), 0);
+  bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (n == 0) flow.eof = true;
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-  const auto size = static_cast<std::size_t>(n);
-  counters.received += size;
-  if (mode.kind == ProxyMode::Kind::drop) {
-    counters.dropped += size;
-    return true;
-  }
-  buffer.resize(size);
-  const auto due = mode.kind == ProxyMode::Kind::delay ? now + mode.delay : now;
-  flow.queue.push_back(Chunk{std::move(buffer), 0, due});
-  flow.queued += size;
-  counters.buffered += size;
   return true;
 }
 
-// Write every chunk that is due, in order. Returns false when the socket failed.
-bool write_due(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now) {
+// Queue what was read, or discard it in drop mode.
+void take(Flow& flow, std::string bytes, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now) {
+  const std::size_t size = bytes.size();
+  const std::uint64_t at = flow.read;
+  flow.read += size;
+  counters.received += size;
+  if (mode.kind == ProxyMode::Kind::drop) {
+    counters.dropped += size;
+    return;
+  }
+  const auto due = mode.kind == ProxyMode::Kind::delay ? now + mode.delay : now;
+  flow.queue.push_back(Chunk{std::move(bytes), 0, due, at});
+  flow.queued += size;
+  counters.buffered += size;
+}
+
+// The stream offset of the first byte still waiting in the proxy (or of the next one to come).
+std::uint64_t front_offset(const Flow& flow) {
+  if (flow.queue.empty()) return flow.read;
+  return flow.queue.front().at + flow.queue.front().offset;
+}
+
+// Nothing in the queue may go before `limit` moves (a parked or incomplete request).
+bool blocked(const Flow& flow, std::uint64_t limit) { return !flow.queue.empty() && front_offset(flow) >= limit; }
+
+// Throw away every queued byte at stream offset `from` or later.
+void discard_from(Flow& flow, std::uint64_t from, FlowCounters& counters) {
+  while (!flow.queue.empty()) {
+    Chunk& last = flow.queue.back();
+    const std::uint64_t start = std::max<std::uint64_t>(from, last.at + last.offset);
+    if (start >= last.at + last.bytes.size()) break;
+    const auto cut = static_cast<std::size_t>(last.at + last.bytes.size() - start);
+    flow.queued -= cut;
+    counters.dropped += cut;
+    counters.buffered -= cut;
+    last.bytes.resize(last.bytes.size() - cut);
+    if (last.offset == last.bytes.size()) flow.queue.pop_back();
+  }
+}
+
+// Write every chunk that is due, in order, up to stream offset `limit`.
+// Returns false when the socket failed.
+bool write_due(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock::time_point now, std::uint64_t limit) {
   flow.want_write = false;
   if (mode.kind == ProxyMode::Kind::hold) return true;
-  while (!flow.queue.empty() && flow.queue.front().due <= now) {
+  while (!flow.queue.empty() && flow.queue.front().due <= now && !blocked(flow, limit)) {
     Chunk& chunk = flow.queue.front();
-    const ssize_t n = ::send(flow.to, chunk.bytes.data() + chunk.offset, chunk.bytes.size() - chunk.offset,
-                             MSG_NOSIGNAL);
+    const std::size_t allowed = static_cast<std::size_t>(
+        std::min<std::uint64_t>(chunk.bytes.size() - chunk.offset, limit - front_offset(flow)));
+    const ssize_t n = ::send(flow.to, chunk.bytes.data() + chunk.offset, allowed, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         flow.want_write = true;
@@ -312,7 +359,7 @@ bool write_due(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock:
   return true;
 }
 
-bool wants_read(const Flow& flow) { return !flow.eof && flow.queued < kMaxBufferedPerFlow; }
+bool wants_read(const Flow& flow) { return !flow.eof && !flow.closing && flow.queued < kMaxBufferedPerFlow; }
 
 }  // namespace
 
@@ -349,9 +396,11 @@ void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
     state.links.clear();
     state.reset_links = false;
   }
+  hold_for_group();
   for (auto& link : state.links) {
     for (std::size_t i = 0; i < 2; ++i)
-      if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now)) link.broken = true;
+      if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now, send_limit(link, i))) link.broken = true;
+    if (link.flows[kClientToServer].closing && link.flows[kClientToServer].queue.empty()) link.broken = true;
   }
   for (auto it = state.links.begin(); it != state.links.end();) {
     const bool finished = it->flows[0].shut && it->flows[1].shut;
@@ -384,7 +433,9 @@ void TcpProxy::build_poll_set(PollSet& set, std::chrono::steady_clock::time_poin
     set.polled.push_back(&link);
     for (std::size_t i = 0; i < 2; ++i) {
       const Flow& flow = link.flows[i];
-      if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold) continue;
+      if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold ||
+          blocked(flow, send_limit(link, i)))
+        continue;
       const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
       const int bounded = static_cast<int>(std::max<long long>(0, wait));
       set.timeout_ms = set.timeout_ms < 0 ? bounded : std::min(set.timeout_ms, bounded);
@@ -392,11 +443,19 @@ void TcpProxy::build_poll_set(PollSet& set, std::chrono::steady_clock::time_poin
   }
 }
 
-// One direction of one link after poll(): read what its sender has, if it may.
+// One direction of one link after poll(): read what its sender has, if it
+// may, let the watch see a client's requests, and queue them.
 void TcpProxy::pump(Link& link, std::size_t flow, short revents, std::chrono::steady_clock::time_point now) {
-  if ((revents & (POLLIN | POLLHUP | POLLERR)) && wants_read(link.flows[flow]) &&
-      !read_into(link.flows[flow], mode_of(link, flow), state_->counters[flow], now))
+  if (!(revents & (POLLIN | POLLHUP | POLLERR)) || !wants_read(link.flows[flow])) return;
+  std::string bytes;
+  if (!receive(link.flows[flow], bytes)) {
     link.broken = true;
+    return;
+  }
+  if (bytes.empty()) return;
+  const ProxyMode& mode = mode_of(link, flow);
+  if (flow == kClientToServer) watch_requests(link, bytes, mode.kind == ProxyMode::Kind::drop, now);
+  take(link.flows[flow], std::move(bytes), mode, state_->counters[flow], now);
 }
 
 // Every connection waiting on the listener becomes a link to the upstream.
@@ -417,8 +476,88 @@ void TcpProxy::accept_links() {
     link.flows[kClientToServer].to = server;
     link.flows[kServerToClient].from = server;
     link.flows[kServerToClient].to = client;
+    if (state_->watch) link.matcher.emplace(state_->watch->pattern);
     state_->links.push_back(std::move(link));
   }
+}
+
+// --- the protocol watch (servers/resp_watch.h) ----------------------------------
+
+std::shared_ptr<ParkGroup> TcpProxy::arm_watch(RespPattern pattern, std::shared_ptr<ParkGroup> group,
+                                               std::size_t member) {
+  if (!group) group = std::make_shared<ParkGroup>();
+  auto shared = std::make_shared<const RespPattern>(std::move(pattern));
+  apply([&](State& state) {
+    state.watch = Watch{shared, group, member};
+    for (auto& link : state.links) {
+      link.matcher.emplace(shared);
+      link.fence.reset();
+    }
+  });
+  return group;
+}
+
+void TcpProxy::release_park() {
+  apply([](State& state) {
+    state.watch.reset();
+    for (auto& link : state.links) {
+      link.matcher.reset();
+      link.fence.reset();
+    }
+  });
+}
+
+void TcpProxy::drop_park() {
+  apply([](State& state) {
+    state.watch.reset();
+    for (auto& link : state.links) {
+      link.matcher.reset();
+      if (!link.fence) continue;
+      Flow& up = link.flows[kClientToServer];
+      discard_from(up, *link.fence, state.counters[kClientToServer]);
+      up.closing = true;  // act_on_changes resets the link once what came before the fence is out
+      link.fence.reset();
+    }
+  });
+}
+
+// What a read of the client's requests completed; the first command that
+// completes the pattern parks (a dropped request never reaches the server:
+// nothing to park).
+void TcpProxy::watch_requests(Link& link, std::string_view bytes, bool dropped, std::chrono::steady_clock::time_point now) {
+  std::vector<RespCommand>& completed = state_->completed;
+  completed.clear();
+  link.reader.feed(bytes, completed);
+  if (dropped || !state_->watch || !link.matcher || link.fence) return;
+  for (const RespCommand& command : completed)
+    if (link.matcher->advance(command)) return park(link, command, now);
+}
+
+void TcpProxy::park(Link& link, const RespCommand& command, std::chrono::steady_clock::time_point now) {
+  const Watch& watch = *state_->watch;
+  if (watch.group->claim({watch.member, command.describe(), now})) {
+    link.fence = command.begin;
+  } else if (watch.group->claimed()) {  // another link of the client parked first: hold all of this one
+    link.fence = std::min(command.begin, front_offset(link.flows[kClientToServer]));
+  }
+  // else another client's group took the last park the budget had: this command goes on.
+}
+
+// Once any link of the group parked, every connection of this proxy holds
+// what it has not forwarded yet (the client's other links, its other connections).
+void TcpProxy::hold_for_group() {
+  if (!state_->watch || !state_->watch->group->claimed()) return;
+  for (auto& link : state_->links)
+    if (!link.fence) link.fence = front_offset(link.flows[kClientToServer]);
+}
+
+// How far a flow may be forwarded: requests stop at a fence; while armed, at
+// the start of a request not yet whole (it has not been matched yet).
+std::uint64_t TcpProxy::send_limit(const Link& link, std::size_t flow) const {
+  if (flow != kClientToServer) return kNoLimit;
+  if (link.fence) return *link.fence;
+  if (state_->watch && !link.flows[flow].eof) return link.reader.settled();
+  return kNoLimit;
 }
 
 void TcpProxy::run() {

@@ -21,6 +21,16 @@
 // that connects later). The "client" is whoever connects to the proxy
 // (for replication: the replica), the "server" the upstream (the master).
 //
+// Protocol step points (servers/resp_watch.h): arm_watch() reads the requests
+// of every connection and parks the next command that completes a pattern: the
+// bytes before it go on, the command and everything after it on that
+// connection stay in the proxy. release_park() lets them go on, in order;
+// drop_park() discards them and resets the connection, so the command never
+// reaches the server. While armed, a request is forwarded only once it is
+// whole and did not match (a command split across reads waits for its last
+// byte). Several proxies armed with one ParkGroup (one client's links) park
+// together: from the first match on, every one of them holds what it has.
+//
 // Every mode change takes effect before the call returns: after hold() no
 // further byte is forwarded in that direction (bytes already handed to the
 // kernel are beyond reach), after cut() every connection has been reset.
@@ -37,6 +47,7 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+#include "servers/resp_watch.h"
 
 namespace locklab::harness {
 
@@ -95,12 +106,25 @@ class TcpProxy {
   void heal();  // accept and forward again (the per-direction modes are kept)
   bool is_cut() const;
 
+  // Park the next command that completes `pattern` on any connection, open now
+  // or later; once per arming. `group` (null: a group of this proxy alone) ties
+  // the links of one client together, `member` is this proxy's number in it.
+  // Returns the group: its arrival() says who parked what, and when.
+  std::shared_ptr<ParkGroup> arm_watch(RespPattern pattern, std::shared_ptr<ParkGroup> group = nullptr,
+                                       std::size_t member = 0);
+  // The held bytes go on, in order, and the watch is disarmed (also without a park).
+  void release_park();
+  // The held bytes are discarded and each connection that held some is reset
+  // once the bytes before them are delivered; the watch is disarmed.
+  void drop_park();
+
   FlowCounters counters(Direction direction) const;
   std::size_t open_connections() const;
 
  private:
   struct Link;
   struct State;
+  struct Watch;
 
   TcpProxy(int listen_fd, int wake_fd, redis::Endpoint endpoint, redis::Endpoint upstream);
   // Change the state under the lock, wake the poll thread, and wait until it
@@ -118,6 +142,11 @@ class TcpProxy {
   void accept_links();
   const ProxyMode& mode_of(const Link& link, std::size_t flow) const;
   void drop_link(Link& link, bool reset);
+  // The protocol watch, on the poll thread too.
+  void watch_requests(Link& link, std::string_view bytes, bool dropped, std::chrono::steady_clock::time_point now);
+  void park(Link& link, const RespCommand& command, std::chrono::steady_clock::time_point now);
+  void hold_for_group();
+  std::uint64_t send_limit(const Link& link, std::size_t flow) const;
 
   int listen_fd_;
   int wake_fd_;  // eventfd: a mode change or the destructor interrupts poll()

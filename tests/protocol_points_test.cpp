@@ -1,0 +1,146 @@
+// holder-pause and holder-crash at a protocol step point (at=resp:PATTERN,
+// nemesis/protocol_faults.h), end to end through measure() against real
+// redis-server processes: the matrix's release-race and expire-gap cells,
+// replayed with the request parked at the fault proxy instead of a step point
+// inside the lock, end in the class written down for the in-process cell
+// (harness/sweeps/matrix_expectations.cpp). The proxy knows nothing of the
+// lock's code: this is how a library behind an adapter gets the same columns.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures/locklab_binary.h"
+#include "registry.h"
+#include "run/run.h"
+#include "sweeps/matrix.h"
+#include "sweeps/matrix_expectations.h"
+
+namespace locklab::testing {
+namespace {
+
+using harness::CellClass;
+using harness::CellPlan;
+using nlohmann::json;
+
+// The matrix's own plan of the cell (its workload, its pause), with its
+// in-process step point `at=POINT` replaced by `at=resp:PATTERN` (+ `keys`).
+CellPlan protocol_plan(const std::string& lock, const std::string& column, const std::string& pattern,
+                       const std::string& keys) {
+  const Generation* generation = find_generation(lock);
+  EXPECT_NE(generation, nullptr) << lock;
+  CellPlan plan = harness::plan_cell(*generation, *harness::find_column(column), /*quick=*/true);
+  EXPECT_EQ(plan.faults.size(), 1u);
+  std::string& spec = plan.faults.at(0);
+  const auto at = spec.find("at=");
+  EXPECT_NE(at, std::string::npos) << spec;
+  const auto end = spec.find(':', at);
+  spec.replace(at, end == std::string::npos ? std::string::npos : end - at, "at=resp:" + pattern + keys);
+  plan.options.faults = plan.faults;
+  return plan;
+}
+
+// The fault's record in the document (the first and only one).
+const json& fault_record(const json& document) { return document.at("faults").at(0); }
+
+bool record_says(const json& record, const std::string& words) {
+  for (const auto& event : record.at("applied"))
+    if (event.at("what").get<std::string>().find(words) != std::string::npos) return true;
+  return false;
+}
+
+void expect_cell(const std::string& lock, const std::string& column, const std::string& pattern,
+                 const std::vector<std::string>& recorded, const std::string& keys = "") {
+  const CellPlan plan = protocol_plan(lock, column, pattern, keys);
+  auto document = harness::measure(plan.options);
+  ASSERT_TRUE(document) << document.error().message;
+  const auto expected = harness::expected_cell(lock, column);
+  ASSERT_TRUE(expected);
+  const json& record = fault_record(*document);
+  EXPECT_EQ(record.at("acted"), true) << record.dump();
+  EXPECT_EQ(harness::classify(*document), expected->expected)
+      << lock << " x " << column << " with " << plan.faults[0] << ": verdict " << (*document)["verdict"]
+      << ", expected " << harness::class_name(expected->expected) << " (" << expected->reason << ")\n"
+      << (*document)["verdict_reasons"].dump() << "\n" << record.dump() << "\nsections [client, enter_ms, exit_ms]: "
+      << (*document)["timeline"]["sections"].dump() << "\noverlaps: " << (*document)["timeline"]["overlaps"].dump()
+      << "\ntotals: " << (*document)["totals"].dump();
+  for (const auto& words : recorded) EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
+}
+
+// The check-then-DEL race of seed 004 §6: GET said "mine", the DEL parks, the
+// key expires, the other client takes it, the DEL goes on and deletes its key.
+TEST(ProtocolPoints, SetNxPxTokensReleaseRaceAtTheParkedDelIsAViolation) {
+  expect_cell("set-nx-px-token", "release-race", "GET>DEL",
+              {"'s DEL locklab:matrix parked on its link to lock server 0 (resp:GET>DEL)", "SIGSTOP client",
+               "'s parked DEL locklab:matrix let through: its pause is over", "SIGCONT client"});
+}
+
+// The same pause on the compare-and-delete script: the stale release deletes nothing.
+TEST(ProtocolPoints, LuaSafeDeletesReleaseScriptParkedIsSafe) {
+  expect_cell("lua-safe-delete", "release-race", "EVALSHA|EVAL",
+              {"'s EVALSHA ", "parked on its link to lock server 0 (resp:EVALSHA|EVAL)", "SIGSTOP client"});
+}
+
+// Redlock's release runs the script on every node: the first to arrive parks,
+// the client's other links hold from then on, and all go on together. Its
+// acquire runs the same script to undo a lost race: when=holder watches a
+// client only once it holds, so the release is what parks.
+TEST(ProtocolPoints, RedlocksReleaseParkedOnEveryNodeIsSafe) {
+  expect_cell("redlock", "release-race", "EVALSHA|EVAL",
+              {"holds the lock: its links watched for resp:EVALSHA|EVAL", "parked on its link to lock server ",
+               "SIGSTOP client", "let through: its pause is over"},
+              ":when=holder");
+}
+
+// The SETNX/EXPIRE gap: the EXPIRE parks, the client dies, the EXPIRE is
+// dropped: a key without a TTL that nobody ever frees.
+TEST(ProtocolPoints, SetnxExpiresCrashAtTheParkedExpireIsADeadlock) {
+  expect_cell("setnx-expire", "expire-gap", "SETNX>EXPIRE",
+              {"'s EXPIRE locklab:matrix 1 parked on its link to lock server 0 (resp:SETNX>EXPIRE)",
+               "killed (SIGKILL, pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
+}
+
+// A pattern no request matches: the fault did not act, the run is error.
+TEST(ProtocolPoints, APatternNothingMatchesMakesTheRunError) {
+  harness::RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.ops = 4;
+  options.ttl_ms = 400;
+  options.hold_ms = 1;
+  options.mode = harness::ClientMode::process;
+  options.faults = {"holder-pause:at=resp:FLUSHALL:ms=50"};
+  auto document = harness::measure(options);
+  ASSERT_TRUE(document) << document.error().message;
+  EXPECT_EQ((*document)["verdict"], "error");
+  EXPECT_EQ((*document)["verdict_reasons"][0],
+            "fault holder-pause:at=resp:FLUSHALL:ms=50 did not act: no client sent a request matching resp:FLUSHALL");
+  EXPECT_EQ(fault_record(*document)["acted"], false);
+}
+
+// Refused before anything starts, one line, exit 2.
+TEST(ProtocolPoints, BadSpecsAreUsageErrors) {
+  const std::string run = "run --lock lua-safe-delete --clients 2 --ops 2 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--fault 'holder-pause:at=resp:GET>:ms=50'", "bad RESP pattern 'GET>': an empty step"},
+      {"--fault 'holder-crash:at=resp:'", "bad RESP pattern '': empty"},
+      {"--fault 'holder-crash:at=resp:DEL~a b'", "needs a text without"},
+      {"--redis 127.0.0.1:1 --fault 'holder-crash:at=resp:DEL'", "acts on servers locklab starts itself"},
+      {"--mode thread --fault 'holder-crash:at=resp:DEL'", "needs --mode process"},
+      {"--fault 'holder-crash:at=resp:DEL:when=later'", "when must be one of start|holder"},
+      {"--fault 'holder-crash:at=locklab:cs-exit:when=holder'", "when= goes with at=resp:PATTERN"},
+  };
+  for (const auto& [args, words] : cases) {
+    const Outcome outcome = run_locklab(run + args);
+    EXPECT_EQ(outcome.exit_code, 2) << args << ": " << outcome.err;
+    EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << args << ": " << outcome.err;
+    EXPECT_NE(outcome.err.find(words), std::string::npos) << args << ": " << outcome.err;
+  }
+  const Outcome local = run_locklab("run --lock local-mutex --fault 'holder-crash:at=resp:DEL'");
+  EXPECT_EQ(local.exit_code, 2) << local.err;
+  EXPECT_NE(local.err.find("needs a lock that uses Redis"), std::string::npos) << local.err;
+}
+
+}  // namespace
+}  // namespace locklab::testing
