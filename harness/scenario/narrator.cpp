@@ -71,7 +71,10 @@ ActorName::~ActorName() { t_actor = std::move(previous_); }
 const std::string& current_actor() { return t_actor; }
 
 Narrator::Narrator(bool print)
-    : print_(print), start_(std::chrono::steady_clock::now()), director_(std::this_thread::get_id()) {
+    : print_(print),
+      start_(std::chrono::steady_clock::now()),
+      start_ms_(std::chrono::duration<double, std::milli>(start_.time_since_epoch()).count()),
+      director_(std::this_thread::get_id()) {
   redis::set_traffic_observer(this);
 }
 
@@ -88,7 +91,7 @@ std::unique_ptr<Narrator> Narrator::forwarding_to(int fd) {
 void Narrator::forward(char kind, const std::string& who, const std::string& text) {
   std::string line;
   line += kind;
-  line += '\t' + who + '\t' + text.substr(0, 1000);
+  line += '\t' + who + '\t' + text.substr(0, kind == 'D' ? std::string::npos : 1000);  // 'D': whole JSON
   for (std::size_t i = 1; i < line.size(); ++i)
     if (line[i] == '\n') line[i] = ' ';
   line += '\n';
@@ -99,31 +102,48 @@ void Narrator::forward(char kind, const std::string& who, const std::string& tex
   }
 }
 
+// A step with its detail goes up as one JSON line; one too long for an atomic
+// write goes as its text alone (the view then lacks what it did).
+void Narrator::forward_detail(const std::string& who, const std::string& text, const StepDetail& detail) {
+  const std::string payload = nlohmann::json{{"text", text}, {"detail", detail.to_json()}}.dump();
+  if (payload.size() + who.size() + 4 > 4000) return forward('S', who, text);
+  forward('D', who, payload);
+}
+
 void Narrator::relay(char kind, const std::string& who, const std::string& text) {
   std::lock_guard lock(mutex_);
   if (kind == 'E') enter_as(who);
   else if (kind == 'L') leave_as(who);
-  else emit(who, text);
+  else if (kind != 'D') emit(who, text);
+  else {
+    const auto data = nlohmann::json::parse(text, nullptr, false);
+    if (data.is_discarded() || !data.is_object()) return emit(who, text);
+    emit(who, data.value("text", ""), StepDetail::from_json(data.value("detail", nlohmann::json::object())));
+  }
 }
 
 double Narrator::now_ms() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
 }
 
-void Narrator::emit(const std::string& who, const std::string& text) {
-  if (forward_fd_ >= 0) return forward('S', who, text);
-  const double at = now_ms();
-  const int number = next_step_++;
-  steps_.push_back({{"step", number}, {"t_ms", at}, {"who", who}, {"text", text}});
-  if (print_) {
-    std::printf("%3d  %9s ms  %-12s %s\n", number, fixed(at, 1).c_str(), who.c_str(), text.c_str());
-    std::fflush(stdout);
+void Narrator::emit(const std::string& who, const std::string& text, const StepDetail& detail) {
+  if (forward_fd_ >= 0) {
+    const bool plain = detail.kind == "narration" && detail.observed_key.empty();
+    return plain ? forward('S', who, text) : forward_detail(who, text, detail);
   }
+  const double at = now_ms();
+  const int number = record_.record(at, start_ms_, who, text, detail);
+  if (!print_) return;
+  char prefix[64];
+  std::snprintf(prefix, sizeof prefix, "%3d  %9s ms  ", number, fixed(at, 1).c_str());
+  std::string line = prefix + who;
+  line.append(who.size() < 12 ? 12 - who.size() : 0, ' ');  // as printf's %-12s
+  printer_.show(line + ' ' + text);
 }
 
-void Narrator::say(std::string text) {
+void Narrator::say(std::string text, const StepDetail& detail) {
   std::lock_guard lock(mutex_);
-  emit(current_actor().empty() ? "--" : current_actor(), text);
+  emit(current_actor().empty() ? "--" : current_actor(), text, detail);
 }
 
 int Narrator::lane_of(const std::string& who) {
@@ -147,7 +167,7 @@ void Narrator::enter_as(const std::string& who) {
   if (forward_fd_ >= 0) return forward('E', who, "");
   lane_of(who);
   open_sections_[who] = now_ms();
-  emit(who, "enters the critical section");
+  emit(who, "enters the critical section", StepDetail::of_kind("enter"));
 }
 
 void Narrator::leave_as(const std::string& who) {
@@ -156,7 +176,7 @@ void Narrator::leave_as(const std::string& who) {
   if (open == open_sections_.end()) return;
   sections_.push_back({lane_of(who), open->second, now_ms()});
   open_sections_.erase(open);
-  emit(who, "leaves the critical section");
+  emit(who, "leaves the critical section", StepDetail::of_kind("leave"));
 }
 
 nlohmann::json Narrator::timeline() const {
@@ -182,8 +202,30 @@ nlohmann::json Narrator::timeline() const {
 
 nlohmann::json Narrator::steps() const {
   std::lock_guard lock(mutex_);
-  return steps_;
+  return record_.steps();
 }
+
+nlohmann::json Narrator::view() const {
+  std::lock_guard lock(mutex_);
+  return record_.view(now_ms());
+}
+
+void Narrator::watch_key(const std::string& key, std::chrono::milliseconds ttl, const std::vector<std::string>& servers) {
+  std::lock_guard lock(mutex_);
+  record_.watch_key(key, static_cast<double>(ttl.count()), servers);
+}
+
+void Narrator::name_server(const std::string& endpoint, const std::string& name) {
+  std::lock_guard lock(mutex_);
+  record_.name_server(endpoint, name);
+}
+
+// The printer is not under mutex_: finishing waits for the presenter, never for a narrating thread.
+void Narrator::start_playback(Playback playback, std::chrono::milliseconds pace) {
+  if (print_) printer_.start(playback, pace);
+}
+void Narrator::finish_playback() { printer_.finish(); }
+void Narrator::flush_playback() { printer_.flush_now(); }
 
 int Narrator::round_trips(const std::string& who) const {
   std::lock_guard lock(mutex_);
@@ -202,7 +244,8 @@ bool Narrator::watched() const { return std::this_thread::get_id() != director_ 
 void Narrator::sent(const redis::Endpoint& to, const redis::Args& request) {
   if (!watched()) return;
   std::lock_guard lock(mutex_);
-  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(command_text(request));
+  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(
+      {command_text(request), recorded_args(request), steady_now_ms()});
 }
 
 void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) {
@@ -213,13 +256,19 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   const std::string who = who_of(current_actor());
   if (queue.empty()) {  // nothing asked: a pushed pub/sub message
     if (const auto kind = push_kind(reply)) pushes_.insert(*kind);
-    emit(who, "<- " + from.to_string() + " pushes " + answer);
+    emit(who, "<- " + from.to_string() + " pushes " + answer, StepDetail::of_kind("push"));
     return;
   }
-  const std::string request = std::move(queue.front());
+  Pending request = std::move(queue.front());
   queue.pop_front();
   ++round_trips_[who];
-  emit(who, request + "  =>  " + answer);
+  StepDetail detail = StepDetail::of_kind("command");
+  detail.command = std::move(request.args);
+  detail.reply = reply != nullptr ? reply_data(*reply) : nlohmann::json{{"failed", error->message}};
+  detail.reply_text = answer;
+  detail.server = from.to_string();
+  detail.sent_at_ms = request.sent_at_ms;
+  emit(who, request.text + "  =>  " + answer, detail);
 }
 
 Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)
