@@ -104,8 +104,9 @@ void LockLanes::close_lease(Lane& lane, double t) {
 }
 
 void LockLanes::set_lease(Lane& lane, double t, int step, std::optional<double> until, const std::string& kind,
-                          const std::string& event) {
+                          const std::string& event) const {
   close_lease(lane, t);
+  lane.lease_window = t - began(t);
   lane.lease_open = true;
   lane.lease_from = t;
   if (until) until = std::round(*until * 1000.0) / 1000.0;  // story times to the microsecond
@@ -123,7 +124,7 @@ void LockLanes::hold(Lane& lane, double t, const std::string& owner) {
   lane.owner_from = t;
 }
 
-void LockLanes::vacate(Lane& lane, double t, int step, const std::string& what) {
+void LockLanes::vacate(Lane& lane, double t, int step, const std::string& what, double uncertain) {
   if (lane.held) lane.owners.push_back({{"from", lane.owner_from}, {"to", t}, {"who", lane.owner}});
   close_lease(lane, t);
   lane.held = false;
@@ -131,26 +132,37 @@ void LockLanes::vacate(Lane& lane, double t, int step, const std::string& what) 
   lane.owner.clear();
   lane.lease_until.reset();
   lane.lease_kind.clear();
-  lane.events.push_back({{"t", t}, {"step", step_or_null(step)}, {"what", what}});
+  json event = {{"t", t}, {"step", step_or_null(step)}, {"what", what}};
+  if (uncertain > 0) event["uncertain_ms"] = std::round(uncertain * 1000.0) / 1000.0;  // it happened up to this much later
+  lane.events.push_back(std::move(event));
 }
 
+// The earliest moment the lease can have run out: Redis may have set it later,
+// by up to the lease's window, so the expiry is "at until, or up to window after".
 void LockLanes::advance(Lane& lane, double t) {
   if (lane.held && lane.lease_kind == "ttl" && lane.lease_until && *lane.lease_until <= t)
-    vacate(lane, *lane.lease_until, -1, "the lease ran out: the key expired");
+    vacate(lane, *lane.lease_until, -1, "the lease ran out: the key expired", lane.lease_window);
 }
 
-void LockLanes::unknown(Lane& lane, double t, int step, const std::string& what) {
+void LockLanes::unknown(Lane& lane, double t, int step, const std::string& what) const {
   lane.known = false;
   set_lease(lane, t, step, std::nullopt, "unknown", "unknown");
   lane.events.push_back({{"t", t}, {"step", step_or_null(step)}, {"what", what}});
 }
 
+// Expired by the rebuilt lease a moment ago, within that lease's window: a reply
+// saying the key was still there was answered just before Redis expired it.
+bool LockLanes::just_expired(const Lane& lane, double t) {
+  if (lane.events.empty()) return false;
+  const json& last = lane.events.back();
+  return last.value("what", "") == "the lease ran out: the key expired" &&
+         last.value("t", -1e18) >= t - kSlackMs - last.value("uncertain_ms", 0.0);
+}
+
 // A read: what Redis holds wins over what was rebuilt; a contradiction counts.
-void LockLanes::seen(Lane& lane, double t, int step, bool held, const std::string& owner, bool counts) {
+void LockLanes::seen(Lane& lane, double t, int step, bool held, const std::string& owner, bool counts) const {
   if (held && !lane.held) {
-    // Expired by the rebuilt lease a moment ago: the read was answered just before that.
-    const bool just_expired = !lane.events.empty() && lane.events.back().value("t", -1e18) >= t - kSlackMs;
-    if (just_expired && lane.known) return;
+    if (just_expired(lane, t) && lane.known) return;
     if (lane.known && counts) ++lane.mismatches;
     hold(lane, t, owner);
     lane.known = owner != "?";
@@ -168,7 +180,7 @@ void LockLanes::seen(Lane& lane, double t, int step, bool held, const std::strin
   }
 }
 
-void LockLanes::seen_pttl(Lane& lane, double t, int step, long long pttl, bool counts) {
+void LockLanes::seen_pttl(Lane& lane, double t, int step, long long pttl, bool counts) const {
   if (pttl == -2) return seen(lane, t, step, false, "", counts);
   seen(lane, t, step, true, lane.held ? lane.owner : "?", counts);
   if (pttl == -1) {
@@ -176,8 +188,9 @@ void LockLanes::seen_pttl(Lane& lane, double t, int step, long long pttl, bool c
       set_lease(lane, t, step, std::nullopt, "ttl", "seen");
     return;
   }
-  const double until = t + static_cast<double>(pttl);
-  const bool agrees = lane.lease_kind == "ttl" && lane.lease_until && std::abs(*lane.lease_until - until) <= kSlackMs;
+  const double until = began(t) + static_cast<double>(pttl);
+  const double tolerance = kSlackMs + lane.lease_window + (t - began(t));
+  const bool agrees = lane.lease_kind == "ttl" && lane.lease_until && std::abs(*lane.lease_until - until) <= tolerance;
   if (agrees) {
     lane.lease_until = std::min(*lane.lease_until, until);  // the later reading is the tighter bound
     return;
@@ -198,7 +211,7 @@ void LockLanes::lease_from_value(Lane& lane, double t, int step, const std::stri
 // ---- commands ----
 
 std::optional<json> LockLanes::apply_command(double t, int step, const std::string& who, const redis::Args& command,
-                                             const json& reply, const std::string& server) {
+                                             const json& reply, const std::string& server, double sent) {
   if (command.size() < 2) return std::nullopt;
   const std::string name = upper(command[0]);
   const bool script = name == "EVAL" || name == "EVALSHA";
@@ -212,6 +225,7 @@ std::optional<json> LockLanes::apply_command(double t, int step, const std::stri
   Lane* lane = lane_for(keys.front(), server);
   if (lane == nullptr) return std::nullopt;
   advance(*lane, t);
+  sent_ = sent;
   Effect effect;
   if (failed(reply)) {
     unknown(*lane, t, step, "no reply: whether it acted is unknown");
@@ -222,6 +236,7 @@ std::optional<json> LockLanes::apply_command(double t, int step, const std::stri
     effect = script ? apply_script(*lane, t, step, who, keys, args, reply)
                     : apply_plain(*lane, t, step, who, name, command, reply);
   }
+  sent_ = -1;
   return effect_json(*lane, t, effect);
 }
 
@@ -268,7 +283,7 @@ LockLanes::Effect LockLanes::apply_plain(Lane& lane, double t, int step, const s
     }
     const bool renewal = lane.lease_kind == "ttl" && lane.lease_until.has_value();
     const double ms = static_cast<double>(*amount) * (name == "EXPIRE" ? 1000.0 : 1.0);
-    set_lease(lane, t, step, t + ms, "ttl", renewal ? "renewed" : "set");
+    set_lease(lane, t, step, began(t) + ms, "ttl", renewal ? "renewed" : "set");
     return {renewal ? "lease renewed" : "lease set"};
   }
   if (name == "GET" || name == "EXISTS" || name == "PTTL" || name == "TTL" || name == "HGETALL")
@@ -300,7 +315,7 @@ LockLanes::Effect LockLanes::apply_set(Lane& lane, double t, int step, const std
   }
   holders_.emplace(command[2], who);
   hold(lane, t, who);
-  if (lease_ms) set_lease(lane, t, step, t + *lease_ms, "ttl", "set");
+  if (lease_ms) set_lease(lane, t, step, began(t) + *lease_ms, "ttl", "set");
   else if (!keep_ttl) lease_from_value(lane, t, step, command[2]);
   return {nx ? "acquired" : "set"};
 }
@@ -312,7 +327,7 @@ LockLanes::Effect LockLanes::apply_delete(Lane& lane, double t, int step, const 
     return {"nothing to delete"};
   }
   if (!lane.held) {
-    if (lane.known) ++lane.mismatches;
+    if (lane.known && !just_expired(lane, t)) ++lane.mismatches;
     vacate(lane, t, step, "deleted a key the view had as free");
     return {"deleted"};
   }
@@ -366,7 +381,7 @@ LockLanes::Effect LockLanes::apply_script(Lane& lane, double t, int step, const 
   if (keys.size() == 1 && args.size() == 2 && ttl) {  // renew
     if (code != 1) return {"renewal refused: the lock is not its own any more"};
     hold(lane, t, owner_of(args[0]) == "?" ? who : owner_of(args[0]));
-    set_lease(lane, t, step, t + static_cast<double>(*ttl), "ttl", "renewed");
+    set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "renewed");
     return {"lease renewed"};
   }
   if (keys.size() == 2 && (args.size() == 2 || args.size() == 4) && ttl) {  // fenced / reentrant acquire
@@ -380,7 +395,7 @@ LockLanes::Effect LockLanes::apply_script(Lane& lane, double t, int step, const 
     const std::string owner = owner_of(args[0]);
     const bool again = lane.held && lane.owner == owner;
     hold(lane, t, owner);
-    set_lease(lane, t, step, t + static_cast<double>(*ttl), "ttl", "set");
+    set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "set");
     if (args.size() == 2) return {"acquired, fencing token " + std::to_string(code.value_or(0))};
     return {again ? "entered again (hold count + 1)" : "acquired"};
   }
@@ -401,7 +416,7 @@ LockLanes::Effect LockLanes::apply_reentrant_release(Lane& lane, double t, int s
   if (*code > 0) {
     const auto ttl = long_arg(args[1]);
     hold(lane, t, owner_of(args[0]) == "?" ? who : owner_of(args[0]));
-    if (ttl) set_lease(lane, t, step, t + static_cast<double>(*ttl), "ttl", "renewed");
+    if (ttl) set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "renewed");
     return {"still held: " + std::to_string(*code) + " hold(s) left"};
   }
   if (*code == 0) {

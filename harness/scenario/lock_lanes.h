@@ -46,8 +46,11 @@ class LockLanes {
   // A command's effect on a lock key at story time t; nullopt when it touched none.
   // The result: {lane (its index), key (the lane's label so far), effect, held, owner (after),
   // lease_left_ms (after; null: no TTL), lease_kind}.
+  // `sent`: when the request left (story ms; -1 unknown). Redis acted somewhere between
+  // `sent` and `t`: a lease it set runs out from `sent` on, give or take that window.
   std::optional<nlohmann::json> apply_command(double t, int step, const std::string& who, const redis::Args& command,
-                                              const nlohmann::json& reply, const std::string& server);
+                                              const nlohmann::json& reply, const std::string& server,
+                                              double sent = -1);
   // A PTTL seen from outside the traffic (lease_watch).
   std::optional<nlohmann::json> apply_observed_pttl(double t, int step, const std::string& key, long long pttl);
 
@@ -70,6 +73,7 @@ class LockLanes {
     std::string lease_kind;             // "ttl" (Redis counts it), "stamp" (a timestamp in the value), "unknown"
     std::string lease_event;            // what started the current lease: "set", "renewed", "seen"
     int lease_step = -1;
+    double lease_window = 0;            // the current lease's start is known to within this many ms
     bool lease_open = false;
     double owner_from = 0, lease_from = 0;
     int mismatches = 0;
@@ -89,16 +93,19 @@ class LockLanes {
   // What a lane does, step by step (static: history() plays a copy to the end).
   static void advance(Lane& lane, double t);  // a TTL that ran out before t: the key expired
   static void hold(Lane& lane, double t, const std::string& owner);
-  static void vacate(Lane& lane, double t, int step, const std::string& what);  // the key is gone
-  static void set_lease(Lane& lane, double t, int step, std::optional<double> until, const std::string& kind,
-                        const std::string& event);
+  static void vacate(Lane& lane, double t, int step, const std::string& what, double uncertain = 0);  // the key is gone
+  void set_lease(Lane& lane, double t, int step, std::optional<double> until, const std::string& kind,
+                 const std::string& event) const;
   static void close_lease(Lane& lane, double t);
-  static void unknown(Lane& lane, double t, int step, const std::string& what);
+  static bool just_expired(const Lane& lane, double t);
+  void unknown(Lane& lane, double t, int step, const std::string& what) const;
   // A read or a reply that tells whether the key exists. `counts`: a contradiction is a
   // mismatch. A client's own refusal does not count: replies to concurrent clients are
   // narrated in the order they arrive, which need not be the order Redis ran them in.
-  static void seen(Lane& lane, double t, int step, bool held, const std::string& owner, bool counts = true);
-  static void seen_pttl(Lane& lane, double t, int step, long long pttl, bool counts = true);
+  void seen(Lane& lane, double t, int step, bool held, const std::string& owner, bool counts = true) const;
+  void seen_pttl(Lane& lane, double t, int step, long long pttl, bool counts = true) const;
+  // When the command being applied reached Redis, at the earliest: its send time.
+  double began(double t) const { return sent_ >= 0 && sent_ < t ? sent_ : t; }
   void lease_from_value(Lane& lane, double t, int step, const std::string& value) const;
 
   Effect apply_plain(Lane& lane, double t, int step, const std::string& who, const std::string& name,
@@ -117,6 +124,7 @@ class LockLanes {
   std::map<std::string, double> watched_;       // lock key -> its lease as configured (ms)
   std::map<std::string, std::string> names_;    // endpoint -> the story's name for it
   std::map<std::string, std::string> holders_;  // a value written (token, owner field, stamp) -> who wrote it
+  double sent_ = -1;                            // the send time of the command being applied
 };
 
 }  // namespace locklab::harness

@@ -105,8 +105,9 @@ int StoryRecord::record(double t_ms, double started_at_ms, const std::string& wh
     step["command"] = detail.command;
     step["reply"] = detail.reply_text;
     step["server"] = detail.server;
-    if (detail.sent_at_ms >= 0) step["sent_ms"] = std::min(t_ms, to_us(detail.sent_at_ms - started_at_ms));
-    if (auto effect = lanes_.apply_command(t_ms, number, who, detail.command, detail.reply, detail.server))
+    const double sent = detail.sent_at_ms >= 0 ? std::min(t_ms, to_us(detail.sent_at_ms - started_at_ms)) : -1;
+    if (sent >= 0) step["sent_ms"] = sent;
+    if (auto effect = lanes_.apply_command(t_ms, number, who, detail.command, detail.reply, detail.server, sent))
       step["lock"] = std::move(*effect);
   }
   if (!detail.observed_key.empty())
