@@ -39,8 +39,8 @@ int list_scenarios() {
       std::printf(" %s (%s)", lock.name.c_str(), lock.race_expected ? "race" : "fixed");
     std::printf("\n");
   }
-  std::printf("\nRun one: build/default/scenarios/NAME [--lock LOCK] [--json PATH]; all: "
-              "ctest --preset default -L scenario\n");
+  std::printf("\nRun one: build/default/scenarios/NAME [--lock LOCK] [--json PATH] [--html PAGE] [--step-through | "
+              "--pace MS]; all: ctest --preset default -L scenario\n");
   return kOk;
 }
 

@@ -37,13 +37,16 @@ bool watch_renewals(Scenario& story, RedisProbe& probe, const std::string& key, 
           // first: the PTTL rose because of it. Bounded: a lost line delays, never blocks.
           wait_until([&] { return background_steps(story.narrator()) > renewals_narrated; }, std::chrono::seconds{1});
           renewals_narrated = background_steps(story.narrator());
-          story.say("PTTL {0} rose from {1} to {2} ms: the lease was renewed", key, previous, *pttl);
+          story.narrator().say(text("PTTL {0} rose from {1} to {2} ms: the lease was renewed", key, previous, *pttl),
+                               StepDetail::observed(key, *pttl));
         }
         previous = *pttl;
         return seen >= renewals;
       },
       std::chrono::seconds{10}, std::chrono::milliseconds{5});
-  if (gone) story.say("PTTL {0} => -2: the key expired, last seen with {1} ms left", key, previous);
+  if (gone)
+    story.narrator().say(text("PTTL {0} => -2: the key expired, last seen with {1} ms left", key, previous),
+                         StepDetail::observed(key, -2));
   return seen >= renewals;
 }
 

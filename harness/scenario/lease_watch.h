@@ -1,5 +1,6 @@
 // Watching a lease from outside, for the watchdog stories: polls a key's PTTL
-// and narrates every renewal (the PTTL rising again) and the key's expiry.
+// and narrates every renewal (the PTTL rising again) and the key's expiry; the
+// view (story_record.h) records each as a lease seen on that key.
 #pragma once
 
 #include <chrono>

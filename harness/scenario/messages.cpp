@@ -25,6 +25,9 @@ const std::vector<Message> kCatalog = {
      "锁：{0}{1}（本课预期{2}）"},
     {"verdict: {0} ({1}) -- {2}; {3}",
      "结论：{0}（{1}）—— {2}；{3}"},
+    {"(step-through: the story runs at its own speed, as without this flag; its steps are shown one per Enter, each "
+     "with the time it really happened at)",
+     "（逐步播放：故事按自身速度运行，与不加此选项时相同；每按一次回车显示一步，每步带着它实际发生的时间）"},
     {"{}: {}",
      "{}：{}"},
     {"; {}",

@@ -82,7 +82,10 @@ ActorName::~ActorName() { t_actor = std::move(previous_); }
 const std::string& current_actor() { return t_actor; }
 
 Narrator::Narrator(bool print)
-    : print_(print), start_(std::chrono::steady_clock::now()), director_(std::this_thread::get_id()) {
+    : print_(print),
+      start_(std::chrono::steady_clock::now()),
+      start_ms_(std::chrono::duration<double, std::milli>(start_.time_since_epoch()).count()),
+      director_(std::this_thread::get_id()) {
   redis::set_traffic_observer(this);
 }
 
@@ -99,7 +102,7 @@ std::unique_ptr<Narrator> Narrator::forwarding_to(int fd) {
 void Narrator::forward(char kind, const std::string& who, const std::string& text) {
   std::string line;
   line += kind;
-  line += '\t' + who + '\t' + text.substr(0, 1000);
+  line += '\t' + who + '\t' + text.substr(0, kind == 'D' ? std::string::npos : 1000);  // 'D': whole JSON
   for (std::size_t i = 1; i < line.size(); ++i)
     if (line[i] == '\n') line[i] = ' ';
   line += '\n';
@@ -110,31 +113,49 @@ void Narrator::forward(char kind, const std::string& who, const std::string& tex
   }
 }
 
+// A step with its detail goes up as one JSON line; one too long for an atomic
+// write goes as its text alone (the view then lacks what it did).
+void Narrator::forward_detail(const std::string& who, const std::string& text, const StepDetail& detail) {
+  const std::string payload = nlohmann::json{{"text", text}, {"detail", detail.to_json()}}.dump();
+  if (payload.size() + who.size() + 4 > 4000) return forward('S', who, text);
+  forward('D', who, payload);
+}
+
 void Narrator::relay(char kind, const std::string& who, const std::string& text) {
   std::lock_guard lock(mutex_);
   if (kind == 'E') enter_as(who);
   else if (kind == 'L') leave_as(who);
-  else emit(who, text);
+  else if (kind != 'D') emit(who, text);
+  else {
+    const auto data = nlohmann::json::parse(text, nullptr, false);
+    if (data.is_discarded() || !data.is_object()) return emit(who, text);
+    emit(who, data.value("text", ""), StepDetail::from_json(data.value("detail", nlohmann::json::object())));
+  }
 }
 
 double Narrator::now_ms() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
 }
 
-void Narrator::emit(const std::string& who, const std::string& text) {
-  if (forward_fd_ >= 0) return forward('S', who, text);
-  const double at = now_ms();
-  const int number = next_step_++;
-  steps_.push_back({{"step", number}, {"t_ms", at}, {"who", who}, {"text", text}});
-  if (print_) {
-    std::printf("%3d  %9s ms  %-12s %s\n", number, fixed(at, 1).c_str(), who.c_str(), text.c_str());
-    std::fflush(stdout);
+void Narrator::emit(const std::string& who, const std::string& text, const StepDetail& detail) {
+  if (forward_fd_ >= 0) {
+    const bool plain = detail.kind == "narration" && detail.observed_key.empty();
+    return plain ? forward('S', who, text) : forward_detail(who, text, detail);
   }
+  const double at = now_ms();
+  const int number = record_.record(at, start_ms_, who, text, detail);
+  last_step_ = number;
+  if (!print_) return;
+  char prefix[64];
+  std::snprintf(prefix, sizeof prefix, "%3d  %9s ms  ", number, fixed(at, 1).c_str());
+  std::string line = prefix + who;
+  line.append(who.size() < 12 ? 12 - who.size() : 0, ' ');  // as printf's %-12s
+  printer_.show(line + ' ' + text);
 }
 
-void Narrator::say(std::string text) {
+void Narrator::say(std::string text, const StepDetail& detail) {
   std::lock_guard lock(mutex_);
-  emit(current_actor().empty() ? "--" : current_actor(), text);
+  emit(current_actor().empty() ? "--" : current_actor(), text, detail);
 }
 
 void Narrator::crashed(const std::string& point) {
@@ -146,6 +167,7 @@ void Narrator::crashed(const std::string& point) {
 
 void Narrator::name_server(const std::string& endpoint, std::string name) {
   std::lock_guard lock(mutex_);
+  record_.name_server(endpoint, name);
   server_names_[endpoint] = std::move(name);
 }
 
@@ -177,7 +199,7 @@ void Narrator::enter_as(const std::string& who) {
   lane_of(who);
   open_sections_[who] = now_ms();
   ledger_.entered(who);
-  emit(who, text("enters the critical section"));
+  emit(who, text("enters the critical section"), StepDetail::of_kind("enter"));
 }
 
 void Narrator::leave_as(const std::string& who) {
@@ -187,7 +209,7 @@ void Narrator::leave_as(const std::string& who) {
   sections_.push_back({lane_of(who), open->second, now_ms()});
   open_sections_.erase(open);
   ledger_.left(who);
-  emit(who, text("leaves the critical section"));
+  emit(who, text("leaves the critical section"), StepDetail::of_kind("leave"));
 }
 
 nlohmann::json Narrator::timeline() const {
@@ -213,8 +235,25 @@ nlohmann::json Narrator::timeline() const {
 
 nlohmann::json Narrator::steps() const {
   std::lock_guard lock(mutex_);
-  return steps_;
+  return record_.steps();
 }
+
+nlohmann::json Narrator::view() const {
+  std::lock_guard lock(mutex_);
+  return record_.view(now_ms());
+}
+
+void Narrator::watch_key(const std::string& key, std::chrono::milliseconds ttl, const std::vector<std::string>& servers) {
+  std::lock_guard lock(mutex_);
+  record_.watch_key(key, static_cast<double>(ttl.count()), servers);
+}
+
+// The printer is not under mutex_: finishing waits for the presenter, never for a narrating thread.
+void Narrator::start_playback(Playback playback, std::chrono::milliseconds pace) {
+  if (print_) printer_.start(playback, pace);
+}
+void Narrator::finish_playback() { printer_.finish(); }
+void Narrator::flush_playback() { printer_.flush_now(); }
 
 int Narrator::round_trips(const std::string& who) const {
   std::lock_guard lock(mutex_);
@@ -233,7 +272,8 @@ bool Narrator::watched() const { return std::this_thread::get_id() != director_ 
 void Narrator::sent(const redis::Endpoint& to, const redis::Args& request) {
   if (!watched()) return;
   std::lock_guard lock(mutex_);
-  pending_[{std::this_thread::get_id(), to.to_string()}].push_back({command_text(request), request});
+  pending_[{std::this_thread::get_id(), to.to_string()}].push_back(
+      {command_text(request), request, recorded_args(request), steady_now_ms()});
 }
 
 void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, const Error* error) {
@@ -246,15 +286,21 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   const std::string node = named == server_names_.end() ? "" : "[" + named->second + "] ";
   if (queue.empty()) {  // nothing asked: a pushed pub/sub message
     if (const auto kind = push_kind(reply)) pushes_.insert(*kind);
-    emit(who, "<- " + from.to_string() + " pushes " + answer);
+    emit(who, "<- " + from.to_string() + " pushes " + answer, StepDetail::of_kind("push"));
     return;
   }
-  const PendingRequest pending = std::move(queue.front());
+  PendingRequest pending = std::move(queue.front());
   queue.pop_front();
   ++round_trips_[who];
-  emit(who, node + pending.text + "  =>  " + answer);
+  StepDetail detail = StepDetail::of_kind("command");
+  detail.command = std::move(pending.recorded);
+  detail.reply = reply != nullptr ? reply_data(*reply) : nlohmann::json{{"failed", error->message}};
+  detail.reply_text = answer;
+  detail.server = from.to_string();
+  detail.sent_at_ms = pending.sent_at_ms;
+  emit(who, node + pending.text + "  =>  " + answer, detail);
   if (reply == nullptr || forward_fd_ >= 0) return;  // a child's ledger would not know the parent's step numbers
-  if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), next_step_ - 1))
+  if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), last_step_))
     emit("--", *remark);
 }
 

@@ -11,9 +11,10 @@
 
 #include "g5_reentrant_watchdog.h"
 #include "registry.h"
-#include "report/report.h"
+#include "report/story_page.h"
 #include "support/files.h"
 #include "scenario/step_gate.h"
+#include "scenario/step_through.h"
 
 namespace locklab::harness {
 namespace {
@@ -21,10 +22,39 @@ namespace {
 struct ParsedArgs {
   StoryLock lock;
   std::string json_path;
+  std::string html_path;
   bool quiet = false;
   Language language = Language::en;
+  bool step_through = false;
+  int pace_ms = 0;
   std::vector<std::string> flags;  // the StoryFlags given
 };
+
+// --html, --step-through, --pace: the view of the story (step_through.h, report/story_page.h).
+void add_view_options(CLI::App& app, ParsedArgs& parsed) {
+  app.add_option("--html", parsed.html_path,
+                 "write the story as one self-contained page here: the numbered steps beside a timeline "
+                 "(a lane per client and per lock key: holder, lease, owner on the server); "
+                 "Next/Back and the arrow keys step through it")
+      ->option_text("PAGE");
+  auto* step = app.add_flag("--step-through", parsed.step_through,
+                            "on a terminal, wait for Enter before each step and before the verdict (the story "
+                            "runs at its own speed; only the printing waits). Without a terminal (stdin and "
+                            "stdout not both TTYs) it plays straight through");
+  app.add_option("--pace", parsed.pace_ms,
+                 "show one step every MS milliseconds, with or without a terminal (only the printing waits)")
+      ->option_text("MS")
+      ->check(CLI::Range(0, 60000));
+  app.get_option("--quiet")->excludes(step)->excludes("--pace");
+}
+
+void check_target(const ScenarioSpec& spec, const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  if (auto problem = output_target_problem(flag, path)) {
+    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), problem->c_str());
+    std::exit(2);
+  }
+}
 
 std::string lock_names(const ScenarioSpec& spec) {
   std::string names;
@@ -40,12 +70,15 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
   std::string lock = spec.locks.front().name;
   app.add_option("--lock", lock, "the generation to tell the story with: " + lock_names(spec))
       ->capture_default_str();
-  app.add_option("--json", parsed.json_path, "write the result document here (and the timeline as PATH.svg)");
+  app.add_option("--json", parsed.json_path,
+                 "write the result document here: the verdict and every step as data (locklab.scenario/1)")
+      ->option_text("PATH");
   app.add_flag("--quiet", parsed.quiet, "print only the verdict");
   std::string lang = "en";
   app.add_option("--lang", lang, "the narration's language: en, or zh (Chinese; commands and replies stay as they are)")
       ->check(CLI::IsMember({"en", "zh"}))
       ->capture_default_str();
+  add_view_options(app, parsed);
   std::vector<char> given(spec.flags.size(), 0);
   for (std::size_t i = 0; i < spec.flags.size(); ++i) {
     app.add_flag_callback("--" + spec.flags[i].name, [&given, i] { given[i] = 1; }, spec.flags[i].help);
@@ -59,11 +92,8 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
     std::exit(2);
   }
-  if (!parsed.json_path.empty())
-    if (auto problem = json_target_problem(parsed.json_path)) {
-      std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), problem->c_str());
-      std::exit(2);
-    }
+  check_target(spec, "--json", parsed.json_path);
+  check_target(spec, "--html", parsed.html_path);
   for (const auto& candidate : spec.locks)
     if (candidate.name == lock) parsed.lock = candidate;
   if (parsed.lock.name.empty()) {
@@ -86,16 +116,19 @@ Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(s
   ParsedArgs parsed = parse_args(spec_, argc, argv);
   lock_ = parsed.lock;
   json_path_ = parsed.json_path;
+  html_path_ = parsed.html_path;
   quiet_ = parsed.quiet;
   flags_given_ = parsed.flags;
   set_language(parsed.language);
   narrator_ = std::make_unique<Narrator>(!quiet_);
-  if (!quiet_) print_header();
+  const Playback playback = choose_playback(parsed.step_through, std::chrono::milliseconds{parsed.pace_ms});
+  if (!quiet_) print_header(playback == Playback::step_through);
+  narrator_->start_playback(playback, std::chrono::milliseconds{parsed.pace_ms});
 }
 
 // Where the story is told, the story as told with this lock and these flags,
 // and what the lesson expects: in the narration's language.
-void Scenario::print_header() const {
+void Scenario::print_header(bool stepped) const {
   std::string with;
   for (const auto& flag : flags_given_) with += " --" + flag;
   const VerdictWords& words = spec_.words;
@@ -103,6 +136,9 @@ void Scenario::print_header() const {
                                                   : std::string(translated(words.expects_not));
   std::printf("%s -- %s\n%s\n%s\n\n", spec_.name.c_str(), std::string(translated(spec_.source)).c_str(),
               told_story().c_str(), text("lock: {0}{1} (the lesson expects {2})", lock_.name, with, expects).c_str());
+  if (stepped)
+    std::printf("%s\n\n", text("(step-through: the story runs at its own speed, as without this flag; its steps are "
+                               "shown one per Enter, each with the time it really happened at)").c_str());
   std::fflush(stdout);
 }
 
@@ -126,6 +162,8 @@ SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::st
   config.key = std::move(key);
   config.ttl = ttl;
   config.servers = {server->connection_options()};
+  // Watched from the start: a forked ProcessActor's locks are made in the child, out of the record's sight.
+  narrator_->watch_key(config.key, ttl, {server->endpoint().to_string()});
   return {std::move(server), std::move(probe), std::move(config)};
 }
 
@@ -138,17 +176,24 @@ MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl,
   // ttl/10 keeps a loaded machine from turning a live node's late reply into a "timed out"
   // vote (the scaled default is 7 ms for a 1.5 s lease; CI once missed A's quorum so).
   config.node_timeout = ttl / 10;
-  // The nodes are N1..Nn on every line that went to one of them: never A, B, ... (the clients' names).
+  // The nodes are N1..Nn on every line that went to one of them and on the
+  // view's lanes: never A, B, ... (the clients' names).
+  std::vector<std::string> endpoints;
   for (std::size_t i = 0; i < masters.size(); ++i) {
-    narrator_->name_server(masters[i]->endpoint().to_string(), "N" + std::to_string(i + 1));
+    endpoints.push_back(masters[i]->endpoint().to_string());
+    narrator_->name_server(endpoints.back(), "N" + std::to_string(i + 1));
     config.servers.push_back(masters[i]->connection_options());
   }
+  narrator_->watch_key(config.key, ttl, endpoints);
   return {std::move(masters), std::move(config)};
 }
 
 std::unique_ptr<DistributedLock> Scenario::make_lock(const LockConfig& config) { return make_lock(lock_.name, config); }
 
 std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, const LockConfig& config) {
+  std::vector<std::string> servers;
+  for (const auto& server : config.servers) servers.push_back(server.endpoint.to_string());
+  narrator_->watch_key(config.key, config.ttl, servers);
   return must(locklab::make_lock(name, config), "lock " + name);
 }
 
@@ -188,28 +233,32 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
                                    ? text("{}: {}", translated(words.happened), translated(spec_.race))
                                    : std::string(translated(words.not_happened));
   const std::string verdict = as_expected ? (race_happened ? words.shown : words.holds) : "unexpected";
+  if (!json_path_.empty() || !html_path_.empty())
+    write_outputs({{"schema", kScenarioSchema},   {"scenario", spec_.name},
+                   {"source", spec_.source},      {"story", told_story()},
+                   {"lang", language_code(language())},
+                   {"lock", lock_.name},          {"race", spec_.race},
+                   {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
+                   {"verdict", verdict},          {"detail", detail},
+                   {"flags", flags_given_},       {"steps", narrator_->steps()},
+                   {"timeline", narrator_->timeline()}, {"view", narrator_->view()}});
+  narrator_->finish_playback();  // the last steps on the screen, then the verdict
   std::printf("%s%s\n", quiet_ ? "" : "\n",
               text("verdict: {0} ({1}) -- {2}; {3}", translated(verdict), lock_.name, observed, translated(detail))
                   .c_str());
-  if (!json_path_.empty()) {
-    const nlohmann::json timeline = narrator_->timeline();
-    const nlohmann::json document = {{"schema", kScenarioSchema},   {"scenario", spec_.name},
-                                     {"source", spec_.source},      {"story", told_story()},
-                                     {"lang", language_code(language())},
-                                     {"lock", lock_.name},          {"race", spec_.race},
-                                     {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
-                                     {"verdict", verdict},          {"detail", detail},
-                                     {"flags", flags_given_},
-                                     {"steps", narrator_->steps()}, {"timeline", timeline}};
-    // The SVG first: the document appears last, so its presence means both are complete.
-    if (auto written = write_file_atomically(json_path_ + ".svg", standalone_svg(render_timeline(timeline))); !written)
-      die(written.error().message);
-    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
-  }
   return as_expected ? 0 : 1;
 }
 
+// The page first: the document appears last, so its presence means both are complete.
+void Scenario::write_outputs(const nlohmann::json& document) {
+  if (!html_path_.empty())
+    if (auto written = write_file_atomically(html_path_, story_page(document)); !written) die(written.error().message);
+  if (!json_path_.empty())
+    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
+}
+
 void Scenario::die(const std::string& why) {
+  narrator_->flush_playback();  // the steps so far, at once: the reason comes after them
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s\n", spec_.name.c_str(), why.c_str());
   // Actor threads may still run: no static destructors under their feet. The

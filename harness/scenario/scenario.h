@@ -1,14 +1,17 @@
 // What every scenario main is composed of (scenarios/*.cpp replay the source
 // articles' stories, one lesson each):
 //
-//   Scenario   the command line (--lock, --json, --quiet, --lang, --help), the
-//              lesson's expected outcome per generation, the verdict and the exit code
+//   Scenario   the command line (--lock, --json, --html, --step-through, --pace,
+//              --quiet, --lang, --help), the lesson's expected outcome per
+//              generation, the verdict and the exit code
 //   messages   (messages.h) every narrated line in English or Chinese (--lang zh),
 //              from one catalog: story.say("... {} ...", value)
 //   Narrator   numbered, timestamped steps: who sent which command and what
 //              Redis answered (it watches every request through
 //              redis::TrafficObserver), plus the story's own lines; the
-//              critical sections for the timeline picture
+//              critical sections; every step as data (story_record.h) for
+//              --json and the --html page (report/story_page.h), and on the
+//              terminal at the pace --step-through / --pace ask (step_through.h)
 //   Actor      a named thread ("A", "B"): its commands are narrated under its name
 //   ProcessActor (process_actor.h) a named fork()ed child, for stories that
 //              stop a whole process (SIGSTOP stops its watchdog too)
@@ -155,22 +158,25 @@ class Scenario {
   // `after_try` runs in the actor right after the attempt (to narrate it).
   bool tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try = {});
 
-  // Prints the verdict, writes --json (and the timeline next to it as .svg),
-  // returns the exit code: 0 when the race happened exactly when expected.
+  // Writes --json and --html, prints the verdict once every step is on the
+  // screen, returns the exit code: 0 when the race happened exactly when expected.
   int finish(bool race_happened, const std::string& detail);
 
   [[noreturn]] void die(const std::string& why);
 
  private:
-  void print_header() const;
+  void print_header(bool stepped) const;
 
   ScenarioSpec spec_;
   StoryLock lock_;
   std::string json_path_;
+  std::string html_path_;
   bool quiet_ = false;
   bool reply_convention_told_ = false;  // release()'s note on generation 5's replies
   std::vector<std::string> flags_given_;
   std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
+
+  void write_outputs(const nlohmann::json& document);
 };
 
 // The second act of a crashed-holder story: B tries the lock for `patience`

@@ -54,12 +54,16 @@ Status write_json_atomically(const std::string& path, const nlohmann::json& docu
 }
 
 std::optional<std::string> json_target_problem(const std::string& path) {
+  return output_target_problem("--json", path);
+}
+
+std::optional<std::string> output_target_problem(const std::string& flag, const std::string& path) {
   const std::filesystem::path target(path);
   const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return "--json: directory " + dir.string() + " does not exist";
-  if (std::filesystem::is_directory(target, ec)) return "--json: " + path + " is a directory";
-  if (::access(dir.c_str(), W_OK) != 0) return "--json: cannot write into " + dir.string();
+  if (!std::filesystem::is_directory(dir, ec)) return flag + ": directory " + dir.string() + " does not exist";
+  if (std::filesystem::is_directory(target, ec)) return flag + ": " + path + " is a directory";
+  if (::access(dir.c_str(), W_OK) != 0) return flag + ": cannot write into " + dir.string();
   return std::nullopt;
 }
 

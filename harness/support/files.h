@@ -19,5 +19,7 @@ Status write_json_atomically(const std::string& path, const nlohmann::json& docu
 // Why a result document could not be written at `path` ("--json: ...": no such
 // directory, a directory, not writable), checked before a run; nullopt when it can.
 std::optional<std::string> json_target_problem(const std::string& path);
+// The same for any output file named by `flag` ("--html: ...").
+std::optional<std::string> output_target_problem(const std::string& flag, const std::string& path);
 
 }  // namespace locklab::harness

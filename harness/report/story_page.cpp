@@ -1,0 +1,137 @@
+// One scenario run as a step-through page (story_page.h).
+#include "report/story_page.h"
+
+#include <sstream>
+
+#include "report/html.h"
+#include "report/story_page_assets.h"
+#include "support/text.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+std::string text_of(const json& document, const char* field) {
+  const auto found = document.find(field);
+  return found != document.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+std::string verdict_class(const std::string& verdict) {
+  if (verdict == "race shown") return "race";
+  if (verdict == "fix holds") return "fix";
+  return "unexpected";
+}
+
+std::string header_html(const json& document) {
+  const std::string lock = text_of(document, "lock");
+  std::string flags;
+  for (const auto& flag : document.value("flags", json::array()))
+    if (flag.is_string()) flags += " --" + flag.get<std::string>();
+  const bool race_expected = document.value("race_expected", true);
+  const std::string verdict = text_of(document, "verdict");
+  std::ostringstream out;
+  out << "<header><h1>" << html_escape(text_of(document, "scenario")) << "<span class=\"lock\">--lock "
+      << html_escape(lock + flags) << "</span></h1>\n<p class=\"story\">" << html_escape(text_of(document, "story"))
+      << "</p>\n<p class=\"source\">" << html_escape(text_of(document, "source")) << " &middot; the lesson expects "
+      << html_escape(race_expected ? "the race: " + text_of(document, "race") : "the race not to happen")
+      << "</p>\n<p class=\"verdict " << verdict_class(verdict) << "\">verdict: " << html_escape(verdict) << " &mdash; "
+      << html_escape(text_of(document, "detail")) << "</p></header>\n";
+  return out.str();
+}
+
+std::string controls_html(std::size_t count) {
+  std::ostringstream out;
+  out << "<nav id=\"controls\"><button id=\"back\" type=\"button\">&#9664; Back</button>"
+      << "<button id=\"next\" type=\"button\">Next &#9654;</button><span id=\"position\">" << count
+      << " steps</span><button id=\"spacing\" type=\"button\">spacing: one step each</button>"
+      << "<button id=\"ahead\" type=\"button\">ahead: hidden</button>"
+      << "<span class=\"hint\">&larr; &rarr; one step &middot; Home / End &middot; click a step</span></nav>\n"
+      << "<noscript>This page steps through the story with JavaScript; without it only the list of steps "
+         "shows.</noscript>\n";
+  return out.str();
+}
+
+bool wrong_owner_delete(const std::string& effect) {
+  return effect.rfind("deleted ", 0) == 0 && effect.find("'s lock") != std::string::npos;
+}
+
+std::string step_html(const json& step) {
+  const int number = step.value("step", 0);
+  const std::string kind = text_of(step, "kind");
+  std::ostringstream out;
+  out << "<li class=\"step kind-" << html_escape(kind.empty() ? "narration" : kind) << "\" id=\"step-" << number
+      << "\" data-step=\"" << number << "\"><span class=\"n\">" << number << "</span><span class=\"t\">"
+      << fixed(step.value("t_ms", 0.0), 1) << " ms</span><span class=\"who\">"
+      << html_escape(text_of(step, "who") == "--" ? "--" : text_of(step, "who")) << "</span><span class=\"text\">"
+      << html_escape(text_of(step, "text")) << "</span>";
+  if (const auto lock = step.find("lock"); lock != step.end() && lock->is_object()) {
+    const std::string effect = text_of(*lock, "effect");
+    out << "<span class=\"effect" << (wrong_owner_delete(effect) ? " bad" : "") << "\">" << html_escape(text_of(*lock, "key"))
+        << ": " << html_escape(effect) << "</span>";
+  }
+  out << "</li>\n";
+  return out.str();
+}
+
+std::string view_html() {
+  return "<section id=\"view-pane\"><div id=\"now\"></div><svg id=\"timeline\" role=\"img\" "
+         "aria-label=\"timeline: a lane per client and per lock key\"></svg>\n<div id=\"legend\">"
+         "<span><i style=\"background:#1f77b466;border:1px solid #1f77b4\"></i>a client in the critical section</span>"
+         "<span><i style=\"background:#d6272830\"></i>two holders at once</span>"
+         "<span><i style=\"background:#1f77b499\"></i>a lock key: whose value the server holds</span>"
+         "<span><i style=\"background:#c8e6c9;border:1px solid #558b2f\"></i>its lease, running down to its end</span>"
+         "<span><i style=\"background:#ffcdd2;border:1px dashed #999\"></i>no TTL</span>"
+         "<span><i style=\"background:#ffe0b2\"></i>an expiry stamp in the value (generation 2)</span>"
+         "<span>&#10005; the key went away (expired, released, deleted)</span>"
+         "<span>&#9679; a command (line: sent &rarr; answered) &#9675; a line of the story</span>"
+         "</div></section>\n";
+}
+
+// What the script needs, as JSON safe inside <script>: no '<', '>' or '&' unescaped.
+std::string page_data(const json& document) {
+  json steps = json::array();
+  for (const auto& step : document.value("steps", json::array())) {
+    json slim = {{"step", step.value("step", 0)},
+                 {"t_ms", step.value("t_ms", 0.0)},
+                 {"who", text_of(step, "who")},
+                 {"kind", text_of(step, "kind")},
+                 {"state", step.value("state", json{{"inside", json::array()}, {"keys", json::array()}})}};
+    if (step.contains("sent_ms")) slim["sent_ms"] = step["sent_ms"];
+    if (step.contains("lock")) slim["lock"] = step["lock"];
+    steps.push_back(std::move(slim));
+  }
+  json view = document.value("view", json::object());
+  for (const char* field : {"clients", "sections", "overlaps", "keys"})
+    if (!view.contains(field)) view[field] = json::array();
+  if (!view.contains("end_ms")) view["end_ms"] = 0.0;
+  std::string text = json{{"steps", steps}, {"view", view}}.dump();
+  std::string safe;
+  safe.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') safe += "\\u003c";
+    else if (c == '>') safe += "\\u003e";
+    else if (c == '&') safe += "\\u0026";
+    else safe += c;
+  }
+  return safe;
+}
+
+}  // namespace
+
+std::string story_page(const json& document) {
+  const json steps = document.value("steps", json::array());
+  std::ostringstream out;
+  // The body starts hiding what lies ahead of the current step; without the script nothing is hidden.
+  out << html_head(html_escape(text_of(document, "scenario") + " (" + text_of(document, "lock") + ")"),
+                   story_page_css())
+      << "<script>document.body.className = 'hide-ahead';</script>\n" << header_html(document) << controls_html(steps.size()) << "<main><section id=\"steps-pane\"><ol id=\"steps\">\n";
+  for (const auto& step : steps) out << step_html(step);
+  out << "</ol></section>\n"
+      << view_html() << "</main>\n<script type=\"application/json\" id=\"story\">" << page_data(document)
+      << "</script>\n<script>" << story_page_script() << "</script>\n"
+      << html_tail();
+  return out.str();
+}
+
+}  // namespace locklab::harness
