@@ -2,8 +2,9 @@
 // with Redis"): with 5 independent masters N1..N5 (named so on every line that
 // went to one of them) and 2 of them dead, a client still gets 3 votes -- a
 // majority -- and holds the lock; a second client gets at most the other
-// votes that are left, none, and is refused. A minority of failures costs
-// neither availability nor mutual exclusion.
+// votes that are left, none, and is refused; once A releases, B gets the
+// same 3 live masters. A minority of failures costs neither availability nor
+// mutual exclusion.
 #include "g6_redlock.h"
 #include "servers/redis_server.h"
 #include "redlock_votes.h"
@@ -29,6 +30,11 @@ int main(int argc, char** argv) {
 
   if (!tries_once(story, "A", redlock_a)) story.die("A did not get the 3 votes of the live masters");
   const bool b_holds = tries_once(story, "B", redlock_b);
+
+  // The other half of the lesson: the minority down costs no availability either.
+  story.actor("A", [&] { story.release(redlock_a); })->join();
+  if (b_holds || !tries_once(story, "B", redlock_b)) story.die("B did not get the lock after A released it");
+  story.say("after A's release B holds with the same 3 live masters: 2 of 5 down cost no availability");
   return story.finish(b_holds, b_holds ? "B counted a majority though A holds 3 of 5"
                                        : "A holds with 3 of 5 votes; B got 0 for, 3 against, 2 unreachable");
 }

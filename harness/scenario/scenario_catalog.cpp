@@ -123,7 +123,7 @@ const std::vector<ScenarioSpec>& scenario_catalog() {
                   "with the guard A's acquire waits for a replica (WAIT 1 100), gets none, and is undone"}}},
       {.name = "redlock_minority_down",
        .source = "seed 004 §10 优化分布式锁_Redlock算法",
-       .story = "5 masters N1-N5, 2 crash; A still gets 3 of 5 votes, B is refused",
+       .story = "5 masters N1-N5, 2 crash; A still gets 3 of 5 votes, B is refused until A releases",
        .race = "B acquires beside A: two holders",
        .locks = {{"redlock", false, ""}}},
       {.name = "redlock_restart_without_persistence",
