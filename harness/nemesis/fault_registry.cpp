@@ -162,10 +162,12 @@ const std::vector<FaultEntry>& fault_table() {
   // clock-jump, net, unavailable) are registered here too, from their own files.
   static const std::vector<FaultEntry> table = {
       {"holder-crash", {"at", "client", "times"},
-       "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter [at=POINT client=N times=K]",
+       "the holder dies (like SIGKILL, its adapter with it) at a step point, default locklab:cs-enter "
+       "[at=POINT client=N times=K]",
        make_crash_holder, {"crash-holder"}},
       {"holder-pause", {"ms", "until", "max", "at", "client"},
-       "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired "
+       "SIGSTOP the holder's whole process group (watchdog and adapter too), SIGCONT after ms= or "
+       "until=expired|other-acquired "
        "[max=MS at=POINT client=N]",
        make_pause_holder, {"pause-holder"}},
       {"slow-holder", {"ms", "client"},
