@@ -111,6 +111,14 @@ ServerFacts server_facts(const Servers& servers) {
   return facts;
 }
 
+// Adapters start in every client at once before the barrier: an interpreter
+// each (node's takes ~0.3 s of CPU), on a machine that may have 2 cores.
+milliseconds adapter_setup_bound(const std::vector<RunLock>& locks) {
+  int adapters = 0;
+  for (const auto& member : locks) adapters += member.lock.is_adapter() ? member.clients : 0;
+  return adapters == 0 ? milliseconds{0} : milliseconds{10'000 + 500 * adapters};
+}
+
 WorkloadConfig workload_config(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks) {
   WorkloadConfig workload;
   workload.lock_name = options.lock;
@@ -144,6 +152,7 @@ WorkloadConfig workload_config(const RunOptions& options, const Servers& servers
   workload.hold = milliseconds{options.hold_ms};
   workload.wait = milliseconds{options.wait_ms};
   workload.progress = options.progress;
+  workload.setup_timeout = std::max(workload.setup_timeout, adapter_setup_bound(locks));
   return workload;
 }
 
