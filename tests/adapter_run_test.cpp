@@ -47,8 +47,9 @@ std::string fresh_marker() {
 // The live processes whose command line holds `marker` (a zombie's is empty).
 std::vector<pid_t> processes_with(const std::string& marker) {
   std::vector<pid_t> found;
-  std::error_code ignored;  // processes come and go while we read
-  for (const auto& entry : fs::directory_iterator("/proc", ignored)) {
+  std::error_code error;  // processes come and go while we read: never throw
+  for (fs::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const fs::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::string line = testing::slurp(entry.path().string() + "/cmdline");
