@@ -55,7 +55,7 @@ const std::vector<Generation>& generations() {
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
        {.expires = true, .owner_checked_release = true, .reentrant = true, .notifies_waiters = true,
-        .honours_wait_replicas = true, .release_window = "before-unlock-script"},
+        .honours_wait_replicas = true, .auto_extends = true, .release_window = "before-unlock-script"},
        ReentrantWatchdogLock::create},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",

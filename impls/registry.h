@@ -31,6 +31,8 @@ struct Capabilities {
   bool multi_node = false;             // needs N independent masters (Redlock)
   bool notifies_waiters = false;       // a waiter wakes on release, not on its next poll
   bool honours_wait_replicas = false;  // LockConfig::wait_replicas (the failover guard) is implemented
+  bool auto_extends = false;           // a holder's lease is renewed while its process runs (a watchdog):
+                                       // only a stopped or dead holder loses it to the TTL
   // Where a race can be staged (step points, impls/step_points.h; each
   // generation's header lists its own). Facts about the lock, not about a test:
   // "" = the generation has no such point.

@@ -526,6 +526,30 @@ TEST_P(Conformance, ReleaseAfterTheLeaseExpiredIsAlreadyExpired) {
   EXPECT_EQ(lock->release(), Release::already_expired) << lock->last_error();
 }
 
+// auto_extends: a live holder keeps its lock well past one lease (its watchdog
+// renews it); without it, another client takes the lock once the TTL ran out.
+TEST_P(Conformance, AutoExtendedLeaseOutlivesItsTtlWhileTheHolderRuns) {
+  if (!can().expires) GTEST_SKIP() << "no lease: nothing to extend";
+  LockConfig lease = config(300ms);
+  lease.node_timeout = 100ms;  // Redlock: not the one scaled from a short ttl (see short_lease())
+  auto holder = make(lease);
+  auto other = make(lease);
+  ASSERT_TRUE(holder && other);
+  ASSERT_EQ(holder->try_acquire(2s), Acquire::acquired) << holder->last_error();
+  if (!can().auto_extends) {  // another takes it once the lease ran out (getset-timestamp: by takeover)
+    EXPECT_TRUE(eventually([&] { return other->try_acquire(0ms) == Acquire::acquired; }))
+        << "a lease that is not extended runs out";
+    return;
+  }
+  const auto past_three_leases = steady_clock::now() + 3 * lease.ttl;
+  while (steady_clock::now() < past_three_leases) {
+    ASSERT_TRUE(key_anywhere(lease.key)) << "the watchdog let the lease lapse under a live holder";
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(other->try_acquire(0ms), Acquire::timed_out) << "still the holder's after three leases";
+  EXPECT_EQ(holder->release(), Release::released) << holder->last_error();
+}
+
 // ---------------------------------------------------------------------------
 // Bounded failures.
 

@@ -194,7 +194,7 @@ class PeerFixture : public MastersTest<3> {
 
   // Spawned and initialised; nullopt (with a failure) when it could not be.
   std::optional<RawAdapter> raw_adapter(const Peer& peer, std::chrono::milliseconds ttl) {
-    auto process = AdapterProcess::spawn(peer.argv, 1s);
+    auto process = AdapterProcess::spawn(peer.argv, "ext:" + peer.name, 1s);
     EXPECT_TRUE(process) << process.error().message;
     if (!process) return std::nullopt;
     std::optional<RawAdapter> raw(std::in_place, std::move(process).value());

@@ -1,140 +1,120 @@
-// Peers in one fleet (issue 11 §7): locklab's lua-safe-delete clients and
-// redis-py `Lock` clients (scripts/peers/redis_py_worker.py, separate
-// processes) contend for the same key and the same counter. Both are SET key
-// token NX PX ttl + a Lua compare-and-delete, so each respects the other's
-// holds: the counter (GET, hold, SET +1 inside the lock) must equal the
-// combined acquisitions exactly. A lock that ignored the other side's holds
-// would lose updates.
+// Mixed fleets (issue 18 §5, generalising issue 11 §7's redis-py fleet test):
+// `locklab run --fleet LOCK:N,...` puts different locks' clients on one key and
+// one counter, and the checker judges them as it judges any run.
 //
-// Needs Debian's python3-redis (scripts/setup installs it); skipped with a
-// message without it. ctest label: peers.
-#include <cstdio>
+// Pairs that can share a key use the same key, the same kind of value and a
+// release that deletes only its own value: lua-safe-delete (SET key token NX PX
+// ttl + a Lua compare-and-delete) and redis-py's `Lock` (the same, through its
+// adapter) exclude each other, and the counter equals the combined
+// acquisitions exactly. Pairs that cannot: a hash lock (reentrant-watchdog)
+// beside a string lock (set-nx-px-token) fails with WRONGTYPE (error, the reply
+// in the document); a majority lock (redlock, 5 nodes) beside a one-node lock
+// (lua-safe-delete, the first node) admits both at once (violation).
+//
+// The redis-py fleet needs Debian's python3-redis (scripts/setup installs it);
+// skipped with a message without it. ctest label: peers.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
-#include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
-#include <vector>
 
-#include "registry.h"
-#include "fixtures/redis_fixture.h"
+#include "fixtures/locklab_binary.h"
+#include "run/run_document.h"
 
-namespace locklab::testing {
+namespace locklab::harness {
 namespace {
 
-using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::run_locklab;
 
-constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-redis lives
-constexpr const char* kKey = "locklab:lock";
-constexpr const char* kCounter = "locklab:counter";
-constexpr int kLocklabClients = 3;
-constexpr int kPythonClients = 3;
-constexpr double kSeconds = 1.5;
+bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
 
-bool python_redis_installed() {
-  const std::string probe = std::string(kPython) + " -c 'import redis' >/dev/null 2>&1";
-  return std::system(probe.c_str()) == 0;
-}
-
-struct Pipe {
-  FILE* file = nullptr;
-  ~Pipe() {
-    if (file) ::pclose(file);
-  }
-};
-
-// Starts one redis-py worker; it waits for `start_epoch_s`, then runs kSeconds.
-std::unique_ptr<Pipe> start_python_worker(const redis::ConnectionOptions& server, double start_epoch_s, int worker) {
-  const std::string address = server.endpoint.to_string();
-  const std::string command = std::string(kPython) + " " LOCKLAB_PEERS_DIR "/redis_py_worker.py --lock " + address +
-                              " --counter " + address + " --key " + kKey + " --counter-key " + kCounter +
-                              " --hold-ms 1 --ttl-ms 2000 --wait-ms 1000 --retry-ms 5 --start " +
-                              std::to_string(start_epoch_s) + " --duration " + std::to_string(kSeconds) +
-                              " --worker " + std::to_string(worker);
-  auto pipe = std::make_unique<Pipe>();
-  pipe->file = ::popen(command.c_str(), "r");
-  return pipe;
-}
-
-// The worker's JSON line, parsed; a null json when it printed nothing usable.
-nlohmann::json finish(Pipe& pipe) {
-  std::string output;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe.file)) output += buffer;
-  const int status = ::pclose(pipe.file);
-  pipe.file = nullptr;
-  if (status != 0) return nullptr;
-  return nlohmann::json::parse(output, nullptr, false);
-}
-
-class PeersFleetTest : public RedisTest {
+class PeersFleetTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
-    RedisTest::SetUp();
+  // `locklab run ARGS --json FILE`: its document, after checking the exit code.
+  json fleet_run(const std::string& args, int want_exit) {
+    const auto run = run_locklab("run " + args + " --json " + scratch_.path("fleet.json"));
+    EXPECT_EQ(run.exit_code, want_exit) << run.out << run.err;
+    auto loaded = load_run(scratch_.path("fleet.json"));
+    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
+    return loaded ? *loaded : json::object();
   }
 
-  // One locklab client: the same loop as the redis-py worker.
-  int locklab_client(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point deadline) {
-    auto lock = make_lock("lua-safe-delete", config(2000ms, kKey));
-    auto counter = redis::Connection::connect(server().connection_options());
-    EXPECT_TRUE(lock && counter);
-    if (!lock || !counter) return 0;
-    std::this_thread::sleep_until(start);
-    int acquired = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if ((*lock)->try_acquire(1000ms) != Acquire::acquired) continue;
-      ++acquired;
-      auto value = counter->command({"GET", kCounter});
-      EXPECT_TRUE(value) << value.error().message;
-      const long long current = value && value->string() ? std::stoll(*value->string()) : 0;
-      std::this_thread::sleep_for(1ms);
-      EXPECT_TRUE(counter->command({"SET", kCounter, std::to_string(current + 1)}));
-      EXPECT_EQ((*lock)->release(), Release::released) << (*lock)->last_error();
-    }
-    return acquired;
-  }
+  testing::ScratchDir scratch_{"locklab-fleet"};
 };
+
+// The member of the document's `fleet` block that runs `lock`.
+json member(const json& d, const std::string& lock) {
+  for (const auto& m : d.value("fleet", json::array()))
+    if (m["lock"] == lock) return m;
+  ADD_FAILURE() << lock << " is not in the fleet block: " << d.value("fleet", json());
+  return json::object();
+}
 
 TEST_F(PeersFleetTest, LocklabAndRedisPyShareOneKeyAndTheCountIsExact) {
-  run({"SET", kCounter, "0"});
-  // Python needs a moment to start and import redis: everyone starts together 2 s from now.
-  const auto start_wall = std::chrono::system_clock::now() + 2s;
-  const auto start = std::chrono::steady_clock::now() + 2s;
-  const double start_epoch_s = std::chrono::duration<double>(start_wall.time_since_epoch()).count();
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const json d = fleet_run("--fleet lua-safe-delete:3,ext:redis-py:3 --duration 1.5", 0);
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["lock"], "lua-safe-delete:3,ext:redis-py:3");
+  EXPECT_EQ(d["config"]["clients"], 6);
+  const json locklab = member(d, "lua-safe-delete"), python = member(d, "ext:redis-py");
+  EXPECT_EQ(locklab["clients"], json({0, 2}));
+  EXPECT_EQ(python["clients"], json({3, 5}));
+  EXPECT_GT(locklab["acquired"].get<long long>(), 0);
+  EXPECT_GT(python["acquired"].get<long long>(), 0) << "both sides must really have contended";
+  EXPECT_EQ(locklab["errors"].get<long long>() + python["errors"].get<long long>(), 0);
+  EXPECT_EQ(d["counter"]["actual"].get<long long>(),
+            locklab["acquired"].get<long long>() + python["acquired"].get<long long>())
+      << "every section of either lock counted exactly once";
+  EXPECT_EQ(d["counter"]["expected"], d["counter"]["actual"]);
+  EXPECT_EQ(d["safety"]["overlaps"], 0);
+  EXPECT_TRUE(d["adapters"].contains("ext:redis-py")) << "the adapter's round trip is recorded for the fleet too";
+}
 
-  std::vector<std::unique_ptr<Pipe>> python;
-  for (int i = 0; i < kPythonClients; ++i) {
-    python.push_back(start_python_worker(server().connection_options(), start_epoch_s, i));
-    ASSERT_NE(python.back()->file, nullptr);
-  }
-  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(kSeconds));
-  std::vector<int> locklab_counts(kLocklabClients, 0);
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kLocklabClients; ++i)
-    clients.emplace_back([&, i] { locklab_counts[i] = locklab_client(start, deadline); });
-  for (auto& client : clients) client.join();
+// Three string holders and one hash lock: the hash lock's script meets a string
+// key and Redis refuses it (WRONGTYPE), a reply the run shows.
+TEST_F(PeersFleetTest, AHashLockAndAStringLockCannotShareAKey) {
+  const json d = fleet_run("--fleet set-nx-px-token:3,reentrant-watchdog:1 --ops 200", 1);
+  ASSERT_EQ(d["verdict"], "error") << d["verdict_reasons"];
+  const std::string reason = d["verdict_reasons"][0];
+  EXPECT_EQ(reason.rfind("fleet: reentrant-watchdog failed ", 0), 0u) << reason;
+  EXPECT_NE(reason.find("WRONGTYPE"), std::string::npos) << reason;
+  EXPECT_NE(member(d, "reentrant-watchdog")["last_error"].get<std::string>().find("WRONGTYPE"), std::string::npos);
+  EXPECT_EQ(member(d, "set-nx-px-token")["errors"], 0) << "SET NX on a hash just finds the key taken";
+  EXPECT_EQ(d["counter"]["expected"], d["counter"]["actual"]) << "they still excluded each other";
+}
 
-  long long locklab_total = 0, python_total = 0;
-  for (const int count : locklab_counts) locklab_total += count;
-  for (auto& worker : python) {
-    const auto stats = finish(*worker);
-    ASSERT_TRUE(stats.is_object()) << "a redis-py worker failed";
-    python_total += stats["acquired"].get<long long>();
-    EXPECT_EQ(stats["errors"].get<long long>(), 0);
-    EXPECT_EQ(stats["release_failures"].get<long long>(), 0) << "a lease ran out: hold 1 ms, lease 2 s";
+// Redlock takes 3 of 5 nodes; lua-safe-delete holds only the first: both get in.
+TEST_F(PeersFleetTest, AMajorityLockAndAOneNodeLockCannotShareAKey) {
+  const json d = fleet_run("--fleet lua-safe-delete:2,redlock:2 --ops 200", 0);
+  ASSERT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_GT(d["safety"]["overlaps"].get<long long>(), 0);
+  EXPECT_EQ(d["generation"]["multi_node"], true) << "the run laid out the majority lock's nodes";
+  EXPECT_NE(d["verdict_reasons"].dump().find("fleet: redlock takes a majority of the lock servers, lua-safe-delete "
+                                             "only the first"),
+            std::string::npos)
+      << d["verdict_reasons"];
+}
+
+TEST_F(PeersFleetTest, ABadFleetIsAUsageErrorOnOneLine) {
+  for (const auto& [args, line] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"--fleet lua-safe-delete", "--fleet: 'lua-safe-delete' is not LOCK:N"},
+           {"--fleet lua-safe-delete:0", "--fleet: 'lua-safe-delete:0': N must be a number of clients >= 1"},
+           {"--fleet setnx:1,setnx:2", "--fleet: setnx appears twice"},
+           {"--fleet no-such-lock:2", "--fleet: unknown lock 'no-such-lock' (see: locklab list)"},
+           {"--fleet setnx:200,redlock:100", "--fleet: 300 clients in all; must be between 1 and 256"},
+           {"--fleet setnx:2 --clients 3", "--fleet excludes --clients"},
+           {"--fleet setnx:2 --lock redlock", "--lock excludes --fleet"},
+           {"--fleet lua-safe-delete:2,ext:redis-py:2 --mode thread",
+            "--mode thread: ext:redis-py starts an adapter process in each client; use --mode process"},
+       }) {
+    const auto run = run_locklab(std::string("run ") + args + " --ops 10");
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out << run.err;
+    EXPECT_EQ(run.err.rfind(std::string("locklab: ") + line, 0), 0u) << args << ": " << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << args << ": one line: " << run.err;
   }
-  EXPECT_GT(locklab_total, 0);
-  EXPECT_GT(python_total, 0) << "both sides must really have contended";
-  const auto counter = run({"GET", kCounter}).string();
-  ASSERT_TRUE(counter);
-  std::cout << "locklab " << locklab_total << " + redis-py " << python_total << " acquisitions, counter " << *counter
-            << "\n";
-  EXPECT_EQ(std::stoll(*counter), locklab_total + python_total)
-      << "locklab " << locklab_total << " + redis-py " << python_total << " acquisitions";
 }
 
 }  // namespace
-}  // namespace locklab::testing
+}  // namespace locklab::harness

@@ -466,7 +466,7 @@ TEST_F(RespWatchProxy, RedisPyLocksReleaseScriptParksAndResumes) {
   auto spawned = harness::AdapterProcess::spawn(
       {"/usr/bin/python3", "-c", kRedisPyScript, proxy_->endpoint().host, std::to_string(proxy_->endpoint().port),
        "locklab:py"},
-      1s);
+      "redis-py script", 1s);
   ASSERT_TRUE(spawned) << spawned.error().message;
   harness::AdapterProcess& script = *spawned;
   auto line = script.read_line(Clock::now() + 10s);

@@ -14,6 +14,7 @@
 #include "run/run_document.h"
 #include "scenario/scenario_catalog.h"
 #include "sweeps/matrix.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::cli {
 
@@ -26,6 +27,10 @@ int list_generations() {
   for (const auto& g : generations())
     std::printf("%-20s %-3s %s%s -- %s\n", g.name.c_str(), g.number.c_str(), g.summary.c_str(),
                 g.capabilities.multi_node ? " [multi-node]" : "", g.race.c_str());
+  // The shipped adapters (workload/lock_catalog.h): `run --lock ext:NAME`.
+  for (const auto& peer : catalog_peers())
+    std::printf("%-20s %-3s %s, capabilities %s\n", peer.name.c_str(), peer.number.c_str(), peer.summary.c_str(),
+                words_text(peer.claimed).c_str());
   return kOk;
 }
 
@@ -112,7 +117,7 @@ struct ReportFlags {
 }  // namespace
 
 Command add_list(CLI::App& app) {
-  auto* list = app.add_subcommand("list", "List the lock generations, one line each");
+  auto* list = app.add_subcommand("list", "List the lock generations and the shipped adapters (ext:NAME), one line each");
   return {list, [](const std::string&) { return list_generations(); }};
 }
 

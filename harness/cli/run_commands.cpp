@@ -16,6 +16,7 @@
 #include "run/multihost.h"
 #include "run/run.h"
 #include "run/run_document.h"
+#include "workload/lock_catalog.h"
 #include "trials/cluster_trial.h"
 #include "trials/sentinel_trial.h"
 #include "support/json_read.h"
@@ -121,6 +122,7 @@ int merge_files(const std::vector<std::string>& files, const std::string& out) {
 // double grants counted.
 int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
   const Generation* generation = find_generation(trial.lock);
+  if (generation == nullptr) return complain(kUsage, "--lock: failover runs the generations, not " + trial.lock);
   if (!generation->capabilities.uses_redis || generation->capabilities.multi_node)
     return complain(kUsage, "--lock: failover needs a single-master lock, not " + trial.lock);
   if (trial.wait_replicas > 0 && !generation->capabilities.honours_wait_replicas)
@@ -157,6 +159,7 @@ int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
 // The flags of `locklab run` that are not RunOptions as they are.
 struct RunFlags {
   RunOptions options;
+  std::string fleet;  // `--fleet LOCK:N,...` as given
   std::string json_path;
   bool expect_safe = false;
   std::string cluster_seeds;   // `--cluster SEEDS` is `--cluster --redis SEEDS`
@@ -179,16 +182,48 @@ int run_parsed(RunFlags& flags, const std::string& command) {
   }
   for (const auto& spec : run_options.step_specs)  // each checked by its validator
     run_options.steps.push_back(parse_step_action(spec, nullptr).value());
-  return run_one(run_options, flags.json_path, flags.expect_safe);
+  if (!flags.fleet.empty()) run_options.fleet = parse_fleet(flags.fleet, nullptr).value();
+  if (run_options.fleet.empty() && run_options.lock.empty()) return complain(kUsage, "--lock or --fleet is required");
+  return run_one(normalized(run_options), flags.json_path, flags.expect_safe);
 }
 
-// --lock, the workload, --json, --key, --step, --fault, --expect-safe.
+std::optional<std::string> fleet_problem(const std::string& text) {
+  std::string why;
+  return parse_fleet(text, &why) ? std::nullopt : std::optional(why);
+}
+
+// A generation or a shipped adapter; another ext: name waits for --adapter (validate() decides).
+std::optional<std::string> run_lock_problem(const std::string& lock) {
+  return lock.starts_with(kAdapterPrefix) ? std::nullopt : unknown_lock(lock);
+}
+
+// --lock, --adapter, --fleet: what runs (validate() checks the names against the catalog).
+void add_run_lock_flags(CLI::App& run, RunFlags& flags) {
+  RunOptions& run_options = flags.options;
+  auto* lock = run.add_option("--lock", run_options.lock,
+                              "Generation (see: locklab list), or ext:NAME: a shipped adapter of a lock library "
+                              "(scripts/peers/catalog.json; docs/adapters.md)")
+                   ->check(checked_by(run_lock_problem, "NAME|ext:NAME"));
+  run.add_option("--adapter", run_options.adapter,
+                 "With --lock ext:LABEL: the command of an adapter that is not shipped, 'CMD ARGS' (split as a "
+                 "shell would, nothing run); its capabilities come from its init_ok");
+  auto* fleet = run.add_option("--fleet", flags.fleet,
+                               "Mixed fleet on one key and one counter, LOCK:N[,LOCK:N]... (e.g. "
+                               "lua-safe-delete:4,ext:redis-py:2; clients numbered in order); replaces --lock and --clients")
+                    ->check(checked_by(fleet_problem, "LOCK:N[,...]"));
+  fleet->excludes(lock);
+  lock->excludes(fleet);
+}
+
+// The workload, --json, --key, --step, --fault, --expect-safe.
 void add_run_workload_flags(CLI::App& run, RunFlags& flags) {
   RunOptions& run_options = flags.options;
-  run.add_option("--lock", run_options.lock, "Generation to run (see: locklab list)")
-      ->required()
-      ->check(checked_by(unknown_lock, "NAME"));
   add_workload_flags(run, run_options);
+  if (auto* fleet = run.get_option_no_throw("--fleet"); fleet != nullptr) {
+    auto* clients = run.get_option("--clients");
+    fleet->excludes(clients);
+    clients->excludes(fleet);
+  }
   run.add_option("--json", flags.json_path, "Write the result document here (atomically)");
   run.add_option("--key", run_options.key, "Lock key")->check(checked_by(key_problem, ""))->capture_default_str();
   run.add_option("--step", run_options.step_specs,
@@ -252,8 +287,9 @@ struct FailoverFlags {
 }  // namespace
 
 Command add_run(CLI::App& app) {
-  auto* run = app.add_subcommand("run", "Run one generation under contention and judge it");
+  auto* run = app.add_subcommand("run", "Run one lock (a generation, or a library through its adapter) under contention and judge it");
   auto flags = std::make_shared<RunFlags>();
+  add_run_lock_flags(*run, *flags);
   add_run_workload_flags(*run, *flags);
   add_run_topology_flags(*run, *flags);
   return {run, [flags](const std::string& command) { return run_parsed(*flags, command); }};

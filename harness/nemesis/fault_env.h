@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "registry.h"
+
 namespace locklab::harness {
 
 struct FaultEnv {
@@ -15,7 +17,11 @@ struct FaultEnv {
   int ttl_ms = 0;               // --ttl: patience and pause bounds scale with it
   int wait_ms = 0;              // --wait
   std::uint64_t seed = 0;       // --seed: random:count=K draws from it
-  std::string lock;             // --lock: which servers a topology fault acts on
+  std::string lock;             // --lock (or the fleet): named in a fault's errors
+  // What the run's lock can (a fleet: uses_redis and multi_node if any member's
+  // does): which servers a topology fault acts on. Handed down by the run from
+  // its lock catalog (workload/lock_catalog.h), so no fault looks a lock up by name.
+  Capabilities capabilities;
   int nodes = 1;                // --nodes of a multi-node lock
   int wait_replicas = 0;        // --wait-replicas
 };

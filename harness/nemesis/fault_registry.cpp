@@ -167,14 +167,14 @@ const std::vector<FaultEntry>& fault_table() {
   // clock-jump, net, unavailable) are registered here too, from their own files.
   static const std::vector<FaultEntry> table = {
       {"holder-crash", {"at", "client", "times", "when"},
-       "the holder dies (like SIGKILL) at a step point, default locklab:cs-enter; at=resp:PATTERN: once the fault "
-       "proxy parks its matching request (e.g. resp:SETNX>EXPIRE), dropped [at=POINT client=N times=K "
-       "when=start|holder]",
+       "the holder dies (like SIGKILL, its adapter with it) at a step point, default locklab:cs-enter; "
+       "at=resp:PATTERN: once the fault proxy parks its matching request (e.g. resp:SETNX>EXPIRE), dropped "
+       "[at=POINT client=N times=K when=start|holder]",
        make_crash_holder, {"crash-holder"}},
       {"holder-pause", {"ms", "until", "max", "at", "client", "when"},
-       "SIGSTOP the holder's whole process (watchdog too), SIGCONT after ms= or until=expired|other-acquired; "
-       "at=resp:PATTERN: once the fault proxy parks its matching request (e.g. resp:GET>DEL), sent on before "
-       "SIGCONT [max=MS at=POINT client=N when=start|holder]",
+       "SIGSTOP the holder's whole process group (watchdog and adapter too), SIGCONT after ms= or "
+       "until=expired|other-acquired; at=resp:PATTERN: once the fault proxy parks its matching request (e.g. "
+       "resp:GET>DEL), sent on before SIGCONT [max=MS at=POINT client=N when=start|holder]",
        make_pause_holder, {"pause-holder"}},
       {"slow-holder", {"ms", "client"},
        "one critical section lasts ms=MS, the process alive (a watchdog keeps renewing) [client=N]",

@@ -7,7 +7,6 @@
 #include "nemesis/topology_fault.h"
 #include "history/history.h"
 #include "support/process_control.h"
-#include "registry.h"
 
 namespace locklab::harness {
 namespace {
@@ -385,8 +384,7 @@ Result<std::size_t> holder_nodes_param(const FaultSpec& spec, std::size_t server
 Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
   auto after = param_choice(spec, "after", "acquire", "acquire");
   if (!after) return after.error();
-  const Generation* generation = find_generation(options.lock);
-  if (generation == nullptr || !generation->capabilities.uses_redis || generation->capabilities.multi_node)
+  if (!options.capabilities.uses_redis || options.capabilities.multi_node)
     return fault_error(spec, "needs a single-server lock (a master with a replica); '" + options.lock + "' is not one");
   if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
   return std::unique_ptr<Fault>(

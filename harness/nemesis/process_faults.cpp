@@ -20,6 +20,13 @@ milliseconds pause_bound(const PauseRule& rule, milliseconds ttl) {
   return rule.max.count() > 0 ? rule.max : 10 * ttl;
 }
 
+// ", and 1 more process of its group" when the pause stopped its adapter too.
+std::string group_text(const PausedProcess& paused) {
+  if (paused.members() <= 1) return "";
+  const std::size_t more = paused.members() - 1;
+  return ", and " + std::to_string(more) + " more process" + (more == 1 ? "" : "es") + " of its group";
+}
+
 // A hook that reaches `at` in a client `client` selects (-1: any).
 bool targets(int wanted, int client) { return wanted < 0 || wanted == client; }
 
@@ -98,7 +105,8 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
     for (int c = 0; c < context.history->clients(); ++c)
       stopped.records_then.push_back(context.history->slot(c).records.load());
   events_.push_back({stopped.since_ns, "SIGSTOP client " + std::to_string(client) + " (pid " +
-                                           std::to_string(context.client_pids[i]) + ") at " + rules_[static_cast<std::size_t>(rule)].at});
+                                           std::to_string(context.client_pids[i]) + group_text(stopped.guard) +
+                                           ") at " + rules_[static_cast<std::size_t>(rule)].at});
   stopped_.emplace(client, std::move(stopped));
   return true;
 }
@@ -218,7 +226,7 @@ StepHook CrashHolderFault::client_step_hook(int client) {
     if (point != at) return;
     if ((*cells)[0].fetch_add(1) >= times) return;
     (*cells)[1 + static_cast<std::size_t>(client)].store(monotonic_ns());
-    ::_exit(kCrashExitCode);  // no release, no destructors: the process is gone, watchdog and all
+    exit_with_group(kCrashExitCode);  // no release, no destructors: gone, watchdog and adapter (its group) and all
   };
 }
 

@@ -1,5 +1,6 @@
 #include "nemesis/protocol_faults.h"
 
+
 #include <signal.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "history/history.h"
 #include "nemesis/process_faults.h"
 #include "nemesis/topology_fault.h"
+#include "support/process_control.h"
 #include "servers/lock_topology.h"
 #include "servers/resp_watch.h"
 #include "support/conditions.h"
@@ -273,7 +275,8 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     }
     ++kills_;
     note(client_text(client) + " killed (SIGKILL, pid " + std::to_string(pid) + ") at " + at_);
-    const bool dead = wait_until([pid] { return process_dead(pid); }, 2s, 1ms);
+    // The client and every member of its group (its adapter) are gone before the request is dropped.
+    const bool dead = wait_until([pid] { return process_dead(pid) && live_group_members(pid).empty(); }, 2s, 1ms);
     drop(client);
     note("its parked " + request + " dropped, its links reset" + (dead ? "" : " (its death not seen within 2 s)"));
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "nemesis/process_faults.h"
+#include "support/process_control.h"
 
 namespace locklab::harness {
 
@@ -31,7 +32,7 @@ StepHook make_step_hook(std::vector<StepAction> all, int client, std::shared_ptr
           if (parking) parking->park(client, static_cast<int>(rule));
           break;
         case StepAction::Kind::delay: std::this_thread::sleep_for(action.delay); break;
-        case StepAction::Kind::crash: ::_exit(kCrashExitCode);
+        case StepAction::Kind::crash: exit_with_group(kCrashExitCode);  // its adapter dies with it
       }
     }
   };

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "history/history.h"
-#include "registry.h"
 
 namespace locklab::harness {
 
@@ -27,9 +26,8 @@ namespace {
 
 // How many lock servers the run's lock uses (0: none, it needs no Redis).
 std::size_t lock_server_count(const FaultEnv& options) {
-  const Generation* generation = find_generation(options.lock);
-  if (generation == nullptr || !generation->capabilities.uses_redis) return 0;
-  return generation->capabilities.multi_node ? static_cast<std::size_t>(options.nodes) : 1;
+  if (!options.capabilities.uses_redis) return 0;
+  return options.capabilities.multi_node ? static_cast<std::size_t>(options.nodes) : 1;
 }
 
 }  // namespace

@@ -34,7 +34,29 @@ struct Column {
   std::string (*cell)(const json&);
 };
 
-const std::vector<Column>& columns() {
+// An adapter's no-op round trip (docs/adapters.md, "In a run"), p50 / p99 µs:
+// the overhead of the lock's process boundary, shown beside its numbers and
+// subtracted from none of them. A fleet names each adapter.
+std::string adapter_round_trip(const json& r) {
+  const json adapters = r.value("adapters", json::object());
+  if (!adapters.is_object() || adapters.empty()) return "—";
+  std::string cell;
+  for (const auto& [name, probe] : adapters.items()) {
+    const std::string one = probe.contains("noop_us") ? integer(number_at(probe, "/noop_us/p50")) + " / " +
+                                                            integer(number_at(probe, "/noop_us/p99"))
+                                                      : "failed";
+    cell += (cell.empty() ? "" : "; ") + (adapters.size() > 1 ? name + ": " : "") + one;
+  }
+  return cell;
+}
+
+bool any_adapter(const RunDocuments& runs) {
+  for (const auto& run : runs)
+    if (run.contains("adapters") && run["adapters"].is_object() && !run["adapters"].empty()) return true;
+  return false;
+}
+
+const std::vector<Column>& base_columns() {
   static const std::vector<Column> all = {
       {"lock", [](const json& r) { return text_at(r, "/lock"); }},
       {"verdict", [](const json& r) { return text_at(r, "/verdict"); }},
@@ -61,6 +83,13 @@ const std::vector<Column>& columns() {
          return integer(number_at(r, "/counter/expected")) + " / " + integer(number_at(r, "/counter/actual"));
        }},
   };
+  return all;
+}
+
+// The table's columns: with an adapter among the runs, its round trip beside the acquire latency.
+std::vector<Column> columns(const RunDocuments& runs) {
+  std::vector<Column> all = base_columns();
+  if (any_adapter(runs)) all.insert(all.begin() + 4, Column{"adapter round trip p50/p99 µs", adapter_round_trip});
   return all;
 }
 
@@ -239,20 +268,26 @@ std::string standalone_svg(std::string inline_svg) {
 
 std::string markdown_report(const RunDocuments& runs) {
   std::ostringstream out;
+  const std::vector<Column> table = columns(runs);
   out << "# locklab comparison\n\n" << config_line(runs) << "\n\n|";
-  for (const auto& column : columns()) out << " " << column.title << " |";
+  for (const auto& column : table) out << " " << column.title << " |";
   out << "\n|";
-  for (std::size_t i = 0; i < columns().size(); ++i) out << (i == 0 ? "---|" : "---:|");
+  for (std::size_t i = 0; i < table.size(); ++i) out << (i == 0 ? "---|" : "---:|");
   out << "\n";
   for (const auto& run : runs) {
     out << "|";
-    for (const auto& column : columns()) out << " " << column.cell(run) << " |";
+    for (const auto& column : table) out << " " << column.cell(run) << " |";
     out << "\n";
   }
   out << "\nRT/acq = client round trips per acquisition (acquire attempts, critical-section GET/SET and release "
          "included); srv cmds/acq = commands the lock servers executed (INFO commandstats delta, Lua-called commands "
          "included); wait = first attempt → acquired (p99) and the longest wait (max, including one still open at "
-         "the end); abandoned = acquire attempts that gave up (timed out or failed).\n\n"
+         "the end); abandoned = acquire attempts that gave up (timed out or failed)."
+      << (any_adapter(runs) ? " adapter round trip = the adapter's no-op request (p50 / p99 over a few hundred, "
+                              "measured once before the run): its process boundary's cost, included in every "
+                              "figure of its row and subtracted from none."
+                            : "")
+      << "\n\n"
       << "## Cost per acquisition: uncontended and under contention\n\n"
       << "| lock | 1 client: RT / srv cmds | contended: clients | contended: RT / srv cmds |\n|---|---:|---:|---:|\n";
   for (const auto& row : cost_rows(runs))
@@ -303,11 +338,12 @@ std::string comparison_html_body(const RunDocuments& runs) {
   std::ostringstream out;
   out << "<h1>locklab comparison</h1>\n<p class=\"note\">"
       << html_escape(config_line(runs)) << "</p>\n<table><tr>";
-  for (const auto& column : columns()) out << "<th>" << html_escape(column.title) << "</th>";
+  const std::vector<Column> table = columns(runs);
+  for (const auto& column : table) out << "<th>" << html_escape(column.title) << "</th>";
   out << "</tr>\n";
   for (const auto& run : runs) {
     out << "<tr>";
-    for (const auto& column : columns()) {
+    for (const auto& column : table) {
       const std::string cell = column.cell(run);
       if (std::string(column.title) == "verdict")
         out << "<td class=\"" << html_escape(cell) << "\">" << html_escape(cell) << "</td>";

@@ -2,12 +2,16 @@
 
 #include <sstream>
 
+#include <charconv>
+#include <set>
+
 #include "nemesis/fault_registry.h"
 #include "registry.h"
 
 namespace locklab::harness {
 
-FaultEnv fault_env(const RunOptions& options) {
+FaultEnv fault_env(const RunOptions& given) {
+  const RunOptions options = normalized(given);
   FaultEnv env;
   env.clients = options.clients;
   env.thread_clients = options.mode == ClientMode::thread;
@@ -15,9 +19,93 @@ FaultEnv fault_env(const RunOptions& options) {
   env.wait_ms = options.wait_ms;
   env.seed = options.seed;
   env.lock = options.lock;
+  if (auto locks = run_locks(options)) env.capabilities = run_capabilities(*locks);
   env.nodes = options.nodes;
   env.wait_replicas = options.wait_replicas;
   return env;
+}
+
+namespace {
+
+// 'text', for messages (built by append: GCC 12 misreads "'" + std::string(...) under -Wrestrict).
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  out.append(text);
+  out.push_back('\'');
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<FleetMember>> parse_fleet(std::string_view text, std::string* why) {
+  auto refuse = [why](std::string problem) -> std::optional<std::vector<FleetMember>> {
+    if (why != nullptr) *why = std::move(problem) + " (expected LOCK:N[,LOCK:N]..., e.g. lua-safe-delete:4,ext:redis-py:2)";
+    return std::nullopt;
+  };
+  std::vector<FleetMember> fleet;
+  std::set<std::string> seen;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const auto colon = item.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return refuse(quoted(item) + " is not LOCK:N");
+    int clients = 0;
+    const std::string_view count = item.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), clients);
+    if (ec != std::errc{} || end != count.data() + count.size() || clients < 1)
+      return refuse(quoted(item) + ": N must be a number of clients >= 1");
+    const std::string lock(item.substr(0, colon));
+    if (!seen.insert(lock).second) return refuse(lock + " appears twice");
+    fleet.push_back({lock, clients});
+    if (comma == std::string_view::npos) break;
+    if (text.empty()) return refuse("a trailing comma");
+  }
+  if (fleet.empty()) return refuse("no lock");
+  return fleet;
+}
+
+std::string fleet_text(const std::vector<FleetMember>& fleet) {
+  std::string text;
+  for (const auto& member : fleet)
+    text += (text.empty() ? "" : ",") + member.lock + ":" + std::to_string(member.clients);
+  return text;
+}
+
+RunOptions normalized(RunOptions options) {
+  if (options.fleet.empty()) return options;
+  options.lock = fleet_text(options.fleet);
+  options.clients = 0;
+  for (const auto& member : options.fleet) options.clients += member.clients;
+  return options;
+}
+
+Result<std::vector<RunLock>> run_locks(const RunOptions& given) {
+  const RunOptions options = normalized(given);
+  std::vector<FleetMember> members = options.fleet;
+  if (members.empty()) members.push_back({options.lock, options.clients});
+  const char* flag = options.fleet.empty() ? "--lock" : "--fleet";
+  std::vector<RunLock> locks;
+  int first = 0;
+  for (const auto& member : members) {
+    auto lock = find_lock(member.lock, options.adapter);
+    if (!lock) {
+      const std::string& why = lock.error().message;
+      return Error{ErrorKind::usage, why.rfind("--", 0) == 0 ? why : option_problem(flag, why)};
+    }
+    locks.push_back({std::move(lock).value(), first, member.clients});
+    first += member.clients;
+  }
+  return locks;
+}
+
+Capabilities run_capabilities(const std::vector<RunLock>& locks) {
+  Capabilities can = locks.empty() ? Capabilities{} : locks.front().lock.capabilities;
+  for (const auto& member : locks) {
+    can.uses_redis = can.uses_redis || member.lock.capabilities.uses_redis;
+    can.multi_node = can.multi_node || member.lock.capabilities.multi_node;
+  }
+  return can;
 }
 
 Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options) {
@@ -56,8 +144,9 @@ std::optional<std::string> out_of_bounds(const Bound& bound, double value) {
 }
 
 std::optional<std::string> unknown_lock(const std::string& lock) {
-  if (find_generation(lock) != nullptr) return std::nullopt;
-  return "unknown lock '" + lock + "' (see: locklab list)";
+  auto found = find_lock(lock);
+  if (found) return std::nullopt;
+  return found.error().message;
 }
 
 std::optional<std::string> key_problem(std::string_view key) {
@@ -80,9 +169,9 @@ std::optional<ClientMode> parse_mode(std::string_view name) {
 namespace {
 
 // What --cluster cannot be combined with (the faults are checked with the others).
-std::optional<std::string> cluster_problem(const RunOptions& options, const Generation& generation) {
+std::optional<std::string> cluster_problem(const RunOptions& options, const Capabilities& can) {
   if (!options.cluster) return std::nullopt;
-  if (generation.capabilities.multi_node)
+  if (can.multi_node)
     return "--cluster stores each key on one master; " + options.lock + " needs independent masters (--redis or --nodes)";
   if (!options.sentinels.empty()) return "--cluster and --sentinel exclude each other";
   return std::nullopt;
@@ -111,11 +200,44 @@ std::optional<std::string> faults_problem(const RunOptions& options) {
   return std::nullopt;
 }
 
+// The adapters of the run: process clients only (an adapter is a process of
+// its client's group), and --adapter only for a lock that is not shipped.
+std::optional<std::string> adapter_problem(const RunOptions& options, const std::vector<RunLock>& locks) {
+  bool unshipped = false;
+  for (const auto& member : locks) {
+    if (!member.lock.is_adapter()) continue;
+    unshipped = unshipped || !member.lock.from_catalog;
+    if (options.mode == ClientMode::thread)
+      return "--mode thread: " + member.lock.name + " starts an adapter process in each client; use --mode process";
+  }
+  if (!options.adapter.empty() && !unshipped)
+    return "--adapter needs --lock ext:LABEL (or a fleet member ext:LABEL) that the catalog does not ship";
+  return std::nullopt;
+}
+
+// --wait-replicas: every lock of the run must implement the guard.
+std::optional<std::string> wait_replicas_problem(const RunOptions& options, const std::vector<RunLock>& locks) {
+  if (options.wait_replicas == 0) return std::nullopt;
+  for (const auto& member : locks) {
+    if (member.lock.capabilities.honours_wait_replicas) continue;
+    std::string guarded;
+    for (const auto& candidate : generations())
+      if (candidate.capabilities.honours_wait_replicas) guarded += (guarded.empty() ? "" : ", ") + candidate.name;
+    return "--wait-replicas applies to " + guarded + ", not " + member.lock.name;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<std::string> validate(const RunOptions& options) {
-  if (auto problem = unknown_lock(options.lock)) return option_problem("--lock", *problem);
-  const Generation& generation = *find_generation(options.lock);
+std::optional<std::string> validate(const RunOptions& given) {
+  const RunOptions options = normalized(given);
+  if (given.fleet.empty() && options.lock.empty()) return "--lock or --fleet is required";
+  auto locks = run_locks(options);
+  if (!locks) return locks.error().message;
+  const Capabilities can = run_capabilities(*locks);
+  if (!given.fleet.empty() && out_of_bounds(bounds::clients, options.clients))
+    return "--fleet: " + std::to_string(options.clients) + " clients in all; " + bound_rule(bounds::clients);
   // --ops and --duration exclude each other: only the one in force is checked.
   std::vector<std::pair<Bound, double>> numbers = {{bounds::clients, options.clients}};
   if (options.ops)
@@ -141,9 +263,9 @@ std::optional<std::string> validate(const RunOptions& options) {
     if (endpoint.port <= 0 || endpoint.port > 65535) return "--redis: bad port in " + endpoint.to_string();
   // With servers of its own locklab keeps the counter on a server apart already.
   if (options.counter_redis && !lock_servers_not_ours(options)) return "--counter-redis needs --redis, --sentinel or --cluster";
-  if (auto problem = cluster_problem(options, generation)) return problem;
+  if (auto problem = cluster_problem(options, can)) return problem;
   if (!options.sentinels.empty() && !options.redis.empty()) return "--sentinel and --redis exclude each other";
-  if (!options.sentinels.empty() && generation.capabilities.multi_node)
+  if (!options.sentinels.empty() && can.multi_node)
     return "--sentinel names one master; " + options.lock + " needs several (--redis)";
   if (options.own_oracle && options.oracle) return "--oracle: either the run's own (no value) or HOST:PORT, not both";
   if (options.own_oracle && !options.run_id.empty())
@@ -163,14 +285,9 @@ std::optional<std::string> validate(const RunOptions& options) {
     if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
       return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
   }
+  if (auto problem = adapter_problem(options, *locks)) return problem;
   if (auto problem = faults_problem(options)) return problem;
-  if (options.wait_replicas > 0 && !generation.capabilities.honours_wait_replicas) {
-    std::string guarded;
-    for (const auto& candidate : generations())
-      if (candidate.capabilities.honours_wait_replicas) guarded += (guarded.empty() ? "" : ", ") + candidate.name;
-    return "--wait-replicas applies to " + guarded + ", not " + options.lock;
-  }
-  return std::nullopt;
+  return wait_replicas_problem(options, *locks);
 }
 
 }  // namespace locklab::harness

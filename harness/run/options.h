@@ -20,13 +20,26 @@
 #include "nemesis/nemesis.h"
 #include "redis/connection.h"
 #include "redis/result.h"
+#include "workload/lock_catalog.h"
 #include "workload/workload.h"
 
 namespace locklab::harness {
 
-struct RunOptions {
+// One lock of a mixed fleet and how many clients run it (`--fleet LOCK:N,...`).
+struct FleetMember {
   std::string lock;
-  int clients = 8;
+  int clients = 0;
+};
+
+struct RunOptions {
+  std::string lock;  // with a fleet: its spec, "lua-safe-delete:4,ext:redis-py:2" (normalized())
+  int clients = 8;   // with a fleet: the members' sum (normalized())
+  // `--adapter 'CMD ARGS'`: the command of the run's ext: lock the catalog
+  // does not ship (workload/lock_catalog.h); its capabilities come from its init_ok.
+  std::string adapter;
+  // `--fleet`: different locks on one key and one counter, clients numbered in
+  // member order. Empty: every client runs `lock`.
+  std::vector<FleetMember> fleet;
   std::optional<std::int64_t> ops;  // nullopt: run for duration_s
   double duration_s = 3.0;
   int hold_ms = 1;
@@ -116,11 +129,33 @@ std::optional<std::string> key_problem(std::string_view key);      // "must not 
 // measure() refuses invalid options with exactly this message (ErrorKind::usage).
 std::optional<std::string> validate(const RunOptions& options);
 
+// "NAME:N[,NAME:N]..." (NAME may hold ':', as ext:redis-py does; N >= 1), or
+// nullopt and *why. Names are checked later, against the catalog.
+std::optional<std::vector<FleetMember>> parse_fleet(std::string_view text, std::string* why);
+// The fleet's spec, as `lock` records it: "lua-safe-delete:4,ext:redis-py:2".
+std::string fleet_text(const std::vector<FleetMember>& fleet);
+// With a fleet, `lock` and `clients` as the fleet makes them; else unchanged.
+RunOptions normalized(RunOptions options);
+
+// One lock of the run: its description and the clients that run it.
+struct RunLock {
+  LockDescription lock;
+  int first_client = 0;
+  int clients = 0;
+};
+// The run's locks (the fleet's members, or `lock` for every client), each
+// described by the lock catalog; a usage Error names the first unknown one.
+Result<std::vector<RunLock>> run_locks(const RunOptions& options);
+// What the run's servers must serve: the first lock's capabilities, with
+// uses_redis and multi_node if any member's says so.
+Capabilities run_capabilities(const std::vector<RunLock>& locks);
+
 // The stall threshold in force: --stall, or 3 x ttl when it is 0.
 int effective_stall_ms(const RunOptions& options);
 
 // The part of the options a fault may see (nemesis/fault_env.h), and the fault
 // registry's factories (nemesis/fault_registry.h) called with the whole options.
+// The lock's capabilities come from the catalog (none for an unknown lock).
 FaultEnv fault_env(const RunOptions& options);
 Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const RunOptions& options);
 Result<std::unique_ptr<FaultSet>> make_faults(const RunOptions& options);  // every --fault

@@ -12,7 +12,7 @@
 #include "run/multihost.h"
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
-#include "registry.h"
+#include "run/fleet.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
 #include "servers/lock_topology.h"
@@ -47,36 +47,36 @@ struct Servers {
 
 // --cluster: the lock is reached through the cluster's seed, routed by slot;
 // the counter too unless --counter-redis (cluster_servers.h).
-Result<Servers> provide_cluster_servers(const RunOptions& options, const Generation& generation) {
+Result<Servers> provide_cluster_servers(const RunOptions& options, const Capabilities& can) {
   auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
   if (!cluster) return cluster.error();
   Servers servers;
-  if (generation.capabilities.uses_redis) servers.lock.push_back(cluster->seed);
+  if (can.uses_redis) servers.lock.push_back(cluster->seed);
   static const WorkloadConfig defaults;  // the counter's key is the workload's
   const std::string& counter_key = defaults.counter_key;
   servers.counter = options.counter_redis ? coordinator_options(*options.counter_redis) : cluster->seed;
   // The cluster is the lock servers: its command count then includes the counter's GET/SET.
-  servers.counter_shared = !options.counter_redis && generation.capabilities.uses_redis;
+  servers.counter_shared = !options.counter_redis && can.uses_redis;
   servers.cluster_facts = cluster_facts(*cluster, static_cast<std::size_t>(options.wait_replicas), options.key, counter_key,
                                         !options.counter_redis);
   servers.cluster = std::move(cluster).value();
   return servers;
 }
 
-Result<Servers> provide_servers(const RunOptions& options, const Generation& generation, const FaultNeeds& needs) {
-  if (options.cluster) return provide_cluster_servers(options, generation);
+Result<Servers> provide_servers(const RunOptions& options, const Capabilities& can, const FaultNeeds& needs) {
+  if (options.cluster) return provide_cluster_servers(options, can);
   Servers servers;
   if (!options.redis.empty()) {
     auto given = provide_lock_servers(options.redis, 0, coordinator_options);
     if (!given) return given.error();
     servers.lock = std::move(given->lock);
-    if (!generation.capabilities.uses_redis) servers.lock.clear();
+    if (!can.uses_redis) servers.lock.clear();
     servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
     for (const auto& lock : servers.lock)
       if (lock.endpoint.to_string() == servers.counter.endpoint.to_string()) servers.counter_shared = true;
     return servers;
   }
-  const std::size_t lock_count = !generation.capabilities.uses_redis ? 0 : generation.capabilities.multi_node ? options.nodes : 1;
+  const std::size_t lock_count = !can.uses_redis ? 0 : can.multi_node ? options.nodes : 1;
   if (lock_count > 0) {
     // With the failover guard on, the lock server gets replicas to WAIT for
     // (through the replication proxy when a failover will lose a write).
@@ -111,9 +111,18 @@ ServerFacts server_facts(const Servers& servers) {
   return facts;
 }
 
-WorkloadConfig workload_config(const RunOptions& options, const Servers& servers) {
+// Adapters start in every client at once before the barrier: an interpreter
+// each (node's takes ~0.3 s of CPU), on a machine that may have 2 cores.
+milliseconds adapter_setup_bound(const std::vector<RunLock>& locks) {
+  int adapters = 0;
+  for (const auto& member : locks) adapters += member.lock.is_adapter() ? member.clients : 0;
+  return adapters == 0 ? milliseconds{0} : milliseconds{10'000 + 500 * adapters};
+}
+
+WorkloadConfig workload_config(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks) {
   WorkloadConfig workload;
   workload.lock_name = options.lock;
+  workload.make_lock = client_lock_maker(locks);
   workload.lock.key = options.key;
   workload.lock.ttl = milliseconds{options.ttl_ms};
   workload.lock.retry_interval = milliseconds{options.retry_ms};
@@ -143,6 +152,7 @@ WorkloadConfig workload_config(const RunOptions& options, const Servers& servers
   workload.hold = milliseconds{options.hold_ms};
   workload.wait = milliseconds{options.wait_ms};
   workload.progress = options.progress;
+  workload.setup_timeout = std::max(workload.setup_timeout, adapter_setup_bound(locks));
   return workload;
 }
 
@@ -191,7 +201,7 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
 // Why the run could not measure (empty = it could).
 std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcome& outcome,
                                             const Result<long long>& counter_final) {
-  std::vector<std::string> errors;
+  std::vector<std::string> errors = outcome.failures;  // "client N: <why>", e.g. an adapter that broke
   if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
   if (t.acquired == 0 && t.errors + t.unknown > 0)
     errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
@@ -199,9 +209,11 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   if (outcome.killed_clients > 0)
     errors.push_back(std::to_string(outcome.killed_clients) +
                      " client(s) did not finish by the hard deadline (processes are killed, threads waited for)");
+  const bool all_said = outcome.failures.size() >= static_cast<std::size_t>(outcome.failed_clients);
   if (outcome.failed_clients > 0)
-    errors.push_back(std::to_string(outcome.failed_clients) +
-                     " client(s) failed during the run (an error or exception, see stderr): their sections are missing");
+    errors.push_back(std::to_string(outcome.failed_clients) + " client(s) failed during the run (" +
+                     (all_said ? "why: above" : "an error or exception, see stderr") +
+                     "): their sections are missing");
   return errors;
 }
 
@@ -274,9 +286,9 @@ Result<RunOptions> resolve_sentinel_master(RunOptions options) {
 namespace {
 
 // The servers of the run (provide_servers), each answering before anything starts.
-Result<Servers> provide_reachable_servers(const RunOptions& options, const Generation& generation,
+Result<Servers> provide_reachable_servers(const RunOptions& options, const Capabilities& can,
                                           const FaultNeeds& needs) {
-  auto servers = provide_servers(options, generation, needs);
+  auto servers = provide_servers(options, can, needs);
   if (!servers) return servers.error();
   for (const auto& server : servers->lock)
     if (auto ok = reachable(server); !ok) return ok.error();
@@ -326,9 +338,10 @@ struct ClientsRun {
   Status started_together = Done{};
 };
 
-Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const SharedHistory& history,
-                               FaultSet& nemeses, const StepNemesis& steps, NemesisContext& context,
-                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle) {
+Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks,
+                               const SharedHistory& history, FaultSet& nemeses, const StepNemesis& steps,
+                               NemesisContext& context, std::optional<HostCoordinator>& coordinator,
+                               const std::optional<OracleSide>& oracle) {
   ClientsRun run;
   // Server commands are counted from the moment every client is set up.
   auto snapshot = [&] {
@@ -336,7 +349,7 @@ Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers
       run.started_together = coordinator->start_barrier(milliseconds{options.barrier_timeout_ms});
     run.commands_before = commands_served(servers.lock);
   };
-  WorkloadConfig workload = workload_config(options, servers);
+  WorkloadConfig workload = workload_config(options, servers, locks);
   workload.fault_allowance = nemeses.allowance(context.ttl) + steps.allowance(context.ttl);
   if (oracle) workload.section_oracles = std::make_shared<RedisSectionOracles>(oracle->config);
   auto outcome = run_workload(workload, history, nemeses, context, snapshot);
@@ -370,7 +383,7 @@ RunEnd read_run_end(const RunOptions& options, const Servers& servers, const Sha
   return end;
 }
 
-Safety check_run_safety(const RunOptions& options, const Generation& generation, const Servers& servers,
+Safety check_run_safety(const RunOptions& options, const Capabilities& can, const Servers& servers,
                         const SharedHistory& history, const WorkloadOutcome& outcome, const RunEnd& end,
                         bool several_hosts) {
   SafetyInput input;
@@ -383,7 +396,7 @@ Safety check_run_safety(const RunOptions& options, const Generation& generation,
   input.counter_growth = end.counter_final ? *end.counter_final : end.confirmed;
   // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
   if (several_hosts) input.counter_growth = end.confirmed;
-  input.lock_has_keys = generation.capabilities.uses_redis;
+  input.lock_has_keys = can.uses_redis;
   const auto left = keys_left(servers.lock, options.key);
   input.keys_left = {left.keys, left.without_ttl};
   input.stale_writes_rejected = end.tally.stale;
@@ -491,19 +504,103 @@ Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
 
 }  // namespace
 
+namespace {
+
+// The adapters' probe, before any client starts: the coordinator's own
+// connections to the lock servers, the run's key and lease.
+AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const Servers& servers,
+                                 const Capabilities& laid_out) {
+  LockConfig config;
+  config.key = options.key;
+  config.ttl = milliseconds{options.ttl_ms};
+  config.servers = servers.lock;
+  return probe_adapters(locks, config, laid_out);
+}
+
+// The clients' run; none when an adapter failed its probe (the run is then error).
+Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& options, const Servers& servers,
+                               const std::vector<RunLock>& locks, const SharedHistory& history, FaultSet& nemeses,
+                               const StepNemesis& steps, NemesisContext& context,
+                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle) {
+  if (probes.failure.empty())
+    return run_clients(options, servers, locks, history, nemeses, steps, context, coordinator, oracle);
+  ClientsRun skipped;
+  skipped.outcome.go_ns = skipped.outcome.end_ns = monotonic_ns();
+  return skipped;
+}
+
+// Everything measure() set up and ran, for the verdict and the document.
+struct MeasuredRun {
+  const RunOptions& options;
+  std::vector<RunLock>& locks;
+  const Servers& servers;
+  const SharedHistory& history;
+  const FaultSet& nemeses;
+  const ClientsRun& run;
+  const AdapterProbes& probes;
+  std::optional<HostCoordinator>& coordinator;
+  CounterResource& counter;
+  bool faults_injected = false;  // --fault, --step or the caller's nemesis
+};
+
+// The oracles' and the locks' judgment of a run, and its document.
+nlohmann::json judge_and_record(const MeasuredRun& m) {
+  const RunOptions& options = m.options;
+  const WorkloadOutcome& outcome = m.run.outcome;
+  const RunEnd end = read_run_end(options, m.servers, m.history, outcome, m.counter, m.coordinator);
+  const Capabilities can = run_capabilities(m.locks);
+  const Safety safety = check_run_safety(options, can, m.servers, m.history, outcome, end, options.hosts > 1);
+  Verdict verdict = judge_run(safety, outcome, end);
+  Result<OracleReading> reading = Error{ErrorKind::io, "no oracle"};
+  Agreement agreement;
+  const std::int64_t failed_oracle_commands = oracle_errors(m.history);
+  if (m.coordinator) {
+    reading = m.coordinator->reading();
+    judge_across_hosts(verdict, reading, m.run, end, failed_oracle_commands);
+    agreement = check_agreement(verdict, safety, reading, options.hosts);
+  }
+  judge_faults_acted(verdict, m.nemeses);
+  judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
+  if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
+    verdict.verdict = "error";
+    verdict.reasons.insert(verdict.reasons.begin(), m.probes.failure);
+  }
+  const Metrics metrics = run_metrics(outcome, end);
+
+  std::optional<std::int64_t> final_value, served;
+  if (end.counter_final) final_value = *end.counter_final;
+  if (end.commands_after && m.run.commands_before) served = *end.commands_after - *m.run.commands_before;
+  const ServerFacts facts = server_facts(m.servers);
+  const LockDescription description = run_description(m.locks);
+  Findings findings{description,      facts,       outcome,     end.tally,
+                    end.records,      safety,      verdict,     metrics,
+                    end.confirmed,    final_value, served,      m.nemeses.name(),
+                    m.nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
+  findings.adapters = m.probes.record;
+  findings.fleet = fleet_json(m.locks, options, m.history);
+  auto document = run_document(options, findings);
+  if (m.coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
+  if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
+  return document;
+}
+
+}  // namespace
+
 Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (auto problem = validate(given)) return Error{ErrorKind::usage, *problem};
-  auto resolved = resolve_sentinel_master(given);
+  auto resolved = resolve_sentinel_master(normalized(given));
   if (!resolved) return resolved.error();
   const RunOptions& options = *resolved;
-  const Generation& generation = *find_generation(options.lock);
+  auto locks = run_locks(options);
+  if (!locks) return locks.error();
+  const Capabilities laid_out = run_capabilities(*locks);
 
   // Every nemesis of the run in one set: the --fault specs, the --step
   // actions, and the caller's own (scenarios, tests). Built first: the
   // servers are laid out as the faults need them.
   auto faults = make_faults(options);
   if (!faults) return faults.error();
-  auto servers = provide_reachable_servers(options, generation, (*faults)->needs());
+  auto servers = provide_reachable_servers(options, laid_out, (*faults)->needs());
   if (!servers) return servers.error();
   auto oracle = provide_oracle(options);
   if (!oracle) return oracle.error();
@@ -512,6 +609,7 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   std::optional<HostCoordinator>& coordinator = *joined;
   CounterResource counter(servers->counter);
   if (auto clean = start_from_clean_slate(options, *servers, counter, coordinator); !clean) return clean.error();
+  const AdapterProbes probes = probe_run_adapters(*locks, options, *servers, laid_out);
 
   std::string why;
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
@@ -521,37 +619,11 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (!options.steps.empty()) nemeses.also(steps);
   if (nemesis != nullptr) nemeses.also(*nemesis);
   NemesisContext context = nemesis_context(options, *servers, *history);
-  auto run = run_clients(options, *servers, *history, nemeses, steps, context, coordinator, *oracle);
+  auto run = run_or_skip(probes, options, *servers, *locks, *history, nemeses, steps, context, coordinator, *oracle);
   if (!run) return run.error();
-  const WorkloadOutcome& outcome = run->outcome;
-
-  const RunEnd end = read_run_end(options, *servers, *history, outcome, counter, coordinator);
-  const Safety safety =
-      check_run_safety(options, generation, *servers, *history, outcome, end, options.hosts > 1);
-  Verdict verdict = judge_run(safety, outcome, end);
-  Result<OracleReading> reading = Error{ErrorKind::io, "no oracle"};
-  Agreement agreement;
-  const std::int64_t failed_oracle_commands = oracle_errors(*history);
-  if (coordinator) {
-    reading = coordinator->reading();
-    judge_across_hosts(verdict, reading, *run, end, failed_oracle_commands);
-    agreement = check_agreement(verdict, safety, reading, options.hosts);
-  }
-  judge_faults_acted(verdict, nemeses);
-  const Metrics metrics = run_metrics(outcome, end);
-
-  std::optional<std::int64_t> final_value, served;
-  if (end.counter_final) final_value = *end.counter_final;
-  if (end.commands_after && run->commands_before) served = *end.commands_after - *run->commands_before;
-  const ServerFacts facts = server_facts(*servers);
-  Findings findings{generation,    facts,       outcome,     end.tally,
-                    end.records,   safety,      verdict,     metrics,
-                    end.confirmed, final_value, served,      nemeses.name(),
-                    nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
-  auto document = run_document(options, findings);
-  if (coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
-  if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
-  return document;
+  const bool faults_injected = !options.faults.empty() || !options.steps.empty() || nemesis != nullptr;
+  return judge_and_record(
+      {options, *locks, *servers, *history, nemeses, *run, probes, coordinator, counter, faults_injected});
 }
 
 }  // namespace locklab::harness

@@ -28,10 +28,12 @@ json quantiles_json(const Quantiles& q) {
   return {{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}, {"max", q.max}, {"count", q.count}};
 }
 
-json config_json(const RunOptions& options, const Generation& generation) {
+json config_json(const RunOptions& options, const LockDescription& lock) {
   json endpoints = json::array();
   for (const auto& endpoint : options.redis) endpoints.push_back(endpoint.to_string());
   return {{"lock", options.lock},
+          {"adapter", options.adapter.empty() ? json(nullptr) : json(options.adapter)},
+          {"fleet", options.fleet.empty() ? json(nullptr) : json(fleet_text(options.fleet))},
           {"clients", options.clients},
           {"ops", options.ops ? json(*options.ops) : json(nullptr)},
           {"duration_s", options.ops ? json(nullptr) : json(options.duration_s)},
@@ -44,8 +46,8 @@ json config_json(const RunOptions& options, const Generation& generation) {
           {"topology", options.cluster ? "cluster" : options.sentinels.empty() ? "standalone" : "sentinel"},
           {"redis", endpoints},
           {"counter_redis", options.counter_redis ? json(options.counter_redis->to_string()) : json(nullptr)},
-          {"nodes", generation.capabilities.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
-                                          : (generation.capabilities.uses_redis ? 1 : 0)},
+          {"nodes", lock.capabilities.multi_node ? (options.redis.empty() ? options.nodes : static_cast<int>(options.redis.size()))
+                                          : (lock.capabilities.uses_redis ? 1 : 0)},
           {"wait_replicas", options.wait_replicas},
           {"wait_replicas_timeout_ms", options.wait_replicas_timeout_ms},
           {"key", options.key},
@@ -174,13 +176,15 @@ json node_tally_json(const Tally& t) {
 }  // namespace
 
 json run_document(const RunOptions& options, const Findings& f) {
-  const auto& capabilities = f.generation.capabilities;
+  const auto& capabilities = f.lock.capabilities;
   return {
       {"schema", kRunSchema},
       {"lock", options.lock},
-      {"generation", {{"number", f.generation.number}, {"summary", f.generation.summary}, {"race", f.generation.race},
+      {"generation", {{"number", f.lock.number}, {"summary", f.lock.summary}, {"race", f.lock.race},
                       {"uses_redis", capabilities.uses_redis}, {"multi_node", capabilities.multi_node}}},
-      {"config", config_json(options, f.generation)},
+      {"adapters", f.adapters},
+      {"fleet", f.fleet},
+      {"config", config_json(options, f.lock)},
       {"redis", redis_json(options, f)},
       {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
       {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},

@@ -14,8 +14,8 @@
 #include "support/files.h"
 #include "history/metrics.h"
 #include "run/options.h"
-#include "registry.h"
 #include "redis/result.h"
+#include "workload/lock_catalog.h"
 #include "workload/workload.h"
 
 namespace locklab::harness {
@@ -53,7 +53,7 @@ Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& cra
 
 // What one run saw, gathered by measure() for the document.
 struct Findings {
-  const Generation& generation;
+  const LockDescription& lock;  // the run's lock, or its fleet (run/fleet.h: run_description)
   const ServerFacts& servers;
   const WorkloadOutcome& outcome;
   const Tally& tally;
@@ -67,6 +67,8 @@ struct Findings {
   std::string nemesis;
   nlohmann::json faults = nlohmann::json::array();  // one record per --fault (fault.h)
   Unavailability unavailability;
+  nlohmann::json adapters = nlohmann::json::object();  // lock name -> its adapter's probe (run/fleet.h)
+  nlohmann::json fleet = nullptr;                      // --fleet: per lock, its clients' counts
 };
 
 // The run's locklab.run/1 document.

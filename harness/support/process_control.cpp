@@ -1,48 +1,141 @@
 #include "support/process_control.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "support/conditions.h"
 
 namespace locklab::harness {
+namespace {
 
-bool process_stopped(pid_t pid) {
+// The fields of /proc/<pid>/stat we need.
+struct ProcStat {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+};
+
+std::optional<ProcStat> proc_stat(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(stat, line)) return false;
-  // "pid (comm) S ...": comm may hold spaces and parentheses; the state follows the last ')'.
+  if (!std::getline(stat, line)) return std::nullopt;
+  // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses; the state follows the last ')'.
   const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'T';
+  if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
+  ProcStat parsed;
+  parsed.state = line[close + 2];
+  char* next = nullptr;
+  parsed.ppid = static_cast<pid_t>(std::strtol(line.c_str() + close + 3, &next, 10));
+  parsed.pgrp = static_cast<pid_t>(std::strtol(next, nullptr, 10));
+  return parsed;
+}
+
+bool dead(char state) { return state == 'Z' || state == 'X'; }
+
+// Every process in /proc whose group is `pgid`, with its stat.
+std::vector<std::pair<pid_t, ProcStat>> group_members(pid_t pgid) {
+  std::vector<std::pair<pid_t, ProcStat>> members;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return members;
+  while (const dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (auto stat = proc_stat(static_cast<pid_t>(pid)); stat && stat->pgrp == pgid)
+      members.emplace_back(static_cast<pid_t>(pid), *stat);
+  }
+  ::closedir(proc);
+  return members;
+}
+
+// Reaps the members of `pgid` that died as our children, the leader excepted.
+void reap_dead_members(pid_t pgid) {
+  for (const auto& [pid, stat] : group_members(pgid))
+    if (pid != pgid && dead(stat.state) && stat.ppid == ::getpid()) ::waitpid(pid, nullptr, WNOHANG);
+}
+
+}  // namespace
+
+bool process_stopped(pid_t pid) {
+  const auto stat = proc_stat(pid);
+  return stat && stat->state == 'T';
+}
+
+bool leads_group(pid_t pid) { return pid > 0 && ::getpgid(pid) == pid; }
+
+std::vector<pid_t> live_group_members(pid_t pgid) {
+  std::vector<pid_t> live;
+  for (const auto& [pid, stat] : group_members(pgid))
+    if (!dead(stat.state)) live.push_back(pid);
+  return live;
+}
+
+bool group_stopped(pid_t pgid) {
+  bool any = false;
+  for (const auto& [pid, stat] : group_members(pgid)) {
+    if (dead(stat.state)) continue;
+    if (stat.state != 'T') return false;
+    any = true;
+  }
+  return any;
+}
+
+bool kill_group(pid_t pgid, std::chrono::milliseconds within) {
+  if (pgid <= 1) return false;
+  ::kill(-pgid, SIGKILL);
+  return wait_until([pgid] {
+    reap_dead_members(pgid);
+    return live_group_members(pgid).empty();
+  }, within);
+}
+
+void exit_with_group(int code) {
+  // No /proc scan here: the crash must be as abrupt as before (a watchdog
+  // thread of ours must not get to renew anything on the way out).
+  siginfo_t info{};
+  const bool has_children = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+  if (has_children && ::getpgrp() == ::getpid()) ::kill(0, SIGKILL);  // the group, us included, at once
+  ::_exit(code);
 }
 
 Result<PausedProcess> PausedProcess::pause(pid_t pid, std::chrono::milliseconds confirm_within) {
   if (pid <= 0) return Error{ErrorKind::usage, "cannot pause pid " + std::to_string(pid)};
-  if (::kill(pid, SIGSTOP) != 0)
+  const bool group = leads_group(pid);
+  if (::kill(group ? -pid : pid, SIGSTOP) != 0)
     return Error{ErrorKind::io, "SIGSTOP " + std::to_string(pid) + ": " + std::strerror(errno)};
-  PausedProcess guard(pid);  // from here on, any early return resumes it
-  if (!wait_until([pid] { return process_stopped(pid); }, confirm_within, std::chrono::milliseconds{1}))
-    return Error{ErrorKind::timeout, "process " + std::to_string(pid) + " did not stop"};
+  PausedProcess guard(pid, group);  // from here on, any early return resumes it
+  auto stopped = [pid, group] { return group ? group_stopped(pid) : process_stopped(pid); };
+  if (!wait_until(stopped, confirm_within, std::chrono::milliseconds{1}))
+    return Error{ErrorKind::timeout, (group ? "process group " : "process ") + std::to_string(pid) + " did not stop"};
+  if (group) guard.members_ = live_group_members(pid).size();
   return guard;
 }
 
-PausedProcess::PausedProcess(PausedProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+PausedProcess::PausedProcess(PausedProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), group_(other.group_), members_(other.members_) {}
 
 PausedProcess& PausedProcess::operator=(PausedProcess&& other) noexcept {
   if (this != &other) {
     resume();
     pid_ = std::exchange(other.pid_, -1);
+    group_ = other.group_;
+    members_ = other.members_;
   }
   return *this;
 }
 
 void PausedProcess::resume() {
-  if (pid_ > 0) ::kill(pid_, SIGCONT);
+  if (pid_ > 0) ::kill(group_ ? -pid_ : pid_, SIGCONT);
   pid_ = -1;
 }
 

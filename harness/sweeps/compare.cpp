@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "registry.h"
+#include "workload/lock_catalog.h"
 #include "report/report.h"
 #include "run/run_document.h"
 #include "support/text.h"
@@ -30,8 +31,8 @@ Result<CompareSummary> compare(const CompareOptions& options) {
   auto options_for = [&options](const std::string& lock) {
     RunOptions run = options.base;
     run.lock = lock;
-    const Generation* generation = find_generation(lock);
-    if (generation != nullptr && !generation->capabilities.honours_wait_replicas) run.wait_replicas = 0;
+    const auto described = find_lock(lock);
+    if (described && !described->capabilities.honours_wait_replicas) run.wait_replicas = 0;
     return run;
   };
   {

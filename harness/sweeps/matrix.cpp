@@ -29,7 +29,7 @@ using nlohmann::json;
 // holder lost its lease to scheduling alone, load average 15 on 2 cores).
 constexpr int kTtlMs = 500;
 
-RunOptions cell_workload(const Generation& generation, bool quick) {
+RunOptions cell_workload(const LockDescription& generation, bool quick) {
   RunOptions options;
   options.lock = generation.name;
   options.clients = 3;
@@ -49,7 +49,7 @@ RunOptions cell_workload(const Generation& generation, bool quick) {
   return options;
 }
 
-std::string not_applicable(const Generation& generation, const FaultColumn& column) {
+std::string not_applicable(const LockDescription& generation, const FaultColumn& column) {
   const Capabilities& can = generation.capabilities;
   if (!can.uses_redis) return "no Redis lock to fault";
   if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
@@ -63,27 +63,27 @@ std::string not_applicable(const Generation& generation, const FaultColumn& colu
 // One plan per column: the cell's faults, and what its workload changes so
 // that the fault meets a contender. Each gets the base workload (after the
 // topology columns' switch to a duration) and the generation.
-using PlanColumn = void (*)(CellPlan& plan, const Generation& generation, bool quick);
+using PlanColumn = void (*)(CellPlan& plan, const LockDescription& generation, bool quick);
 
-void plan_holder_crash(CellPlan& plan, const Generation&, bool) {
+void plan_holder_crash(CellPlan& plan, const LockDescription&, bool) {
   RunOptions& o = plan.options;
   // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
   o.stall_ms = o.ttl_ms / 2;
   plan.faults = {"holder-crash"};
 }
 
-void plan_holder_pause(CellPlan& plan, const Generation&, bool) {
+void plan_holder_pause(CellPlan& plan, const LockDescription&, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
   // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
   plan.faults = {"holder-pause:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
 }
 
-void plan_slow_holder(CellPlan& plan, const Generation&, bool) {
+void plan_slow_holder(CellPlan& plan, const LockDescription&, bool) {
   plan.faults = {"slow-holder:ms=" + std::to_string(3 * plan.options.ttl_ms)};
 }
 
-void plan_release_race(CellPlan& plan, const Generation& generation, bool quick) {
+void plan_release_race(CellPlan& plan, const LockDescription& generation, bool quick) {
   RunOptions& o = plan.options;
   // Two clients. The first to reach the release window stops there; its key
   // lapses after ttl and the other client gets in (polling every 5 ms) for
@@ -100,7 +100,7 @@ void plan_release_race(CellPlan& plan, const Generation& generation, bool quick)
                  std::to_string(o.ttl_ms - o.hold_ms / 2)};
 }
 
-void plan_expire_gap(CellPlan& plan, const Generation& generation, bool quick) {
+void plan_expire_gap(CellPlan& plan, const LockDescription& generation, bool quick) {
   RunOptions& o = plan.options;
   // The survivors wait behind a key that never expires: a few attempts of
   // one lease each show it (a stall of half a lease is already one).
@@ -110,29 +110,29 @@ void plan_expire_gap(CellPlan& plan, const Generation& generation, bool quick) {
   plan.faults = {"holder-crash:at=" + std::string(generation.capabilities.acquire_gap)};
 }
 
-void plan_clock_skew(CellPlan& plan, const Generation&, bool) {
+void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
   plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
 }
 
-void plan_failover(CellPlan& plan, const Generation&, bool) {
+void plan_failover(CellPlan& plan, const LockDescription&, bool) {
   plan.options.hold_ms = 100;
   plan.faults = {"failover:after=acquire"};
 }
 
-void plan_node_minority(CellPlan& plan, const Generation&, bool) {
+void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
   plan.faults = {"node-crash:nodes=2:when=start"};
 }
 
-void plan_node_restart(CellPlan& plan, const Generation& generation, bool) {
+void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
 }
 
-void plan_clock_jump(CellPlan& plan, const Generation& generation, bool) {
+void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 100;
   // The jump expires the key under its holder. A waiter asleep on the PTTL
@@ -148,7 +148,7 @@ void plan_clock_jump(CellPlan& plan, const Generation& generation, bool) {
   plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
 }
 
-void plan_net_cut(CellPlan& plan, const Generation&, bool quick) {
+void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {
   RunOptions& o = plan.options;
   o.clients = 2;
   o.ops = quick ? 4 : 12;
@@ -156,7 +156,7 @@ void plan_net_cut(CellPlan& plan, const Generation&, bool quick) {
   plan.faults = {"net:mode=cut:target=holder:at=held"};
 }
 
-void plan_unavailable_release(CellPlan& plan, const Generation&, bool) {
+void plan_unavailable_release(CellPlan& plan, const LockDescription&, bool) {
   plan.options.stall_ms = plan.options.ttl_ms / 2;
   plan.faults = {"unavailable:at=release:mode=refuse"};
 }
@@ -180,7 +180,7 @@ PlanColumn find_plan(std::string_view column) {
 // A column with no plan of its own keeps the base workload and injects nothing.
 PlanColumn column_plan(std::string_view column) {
   const PlanColumn plan = find_plan(column);
-  return plan != nullptr ? plan : [](CellPlan&, const Generation&, bool) {};
+  return plan != nullptr ? plan : [](CellPlan&, const LockDescription&, bool) {};
 }
 
 std::string duration_text(double seconds) {
@@ -221,7 +221,7 @@ Cell expected_of(Cell cell) {
 }
 
 // Measures one cell (or records why it is N/A) and writes its file.
-Cell measure_cell(const std::string& dir, const Generation& generation, const FaultColumn& column, bool quick) {
+Cell measure_cell(const std::string& dir, const LockDescription& generation, const FaultColumn& column, bool quick) {
   Cell cell;
   cell.lock = generation.name;
   cell.fault = column.name;
@@ -278,7 +278,7 @@ void announce(const Cell& cell, std::size_t index, std::size_t total) {
 }
 
 struct Job {
-  const Generation* generation;
+  LockDescription generation;  // a generation, or a library through its adapter (workload/lock_catalog.h)
   const FaultColumn* column;
 };
 
@@ -287,7 +287,7 @@ struct Job {
 void run_worker(const std::string& dir, const std::vector<Job>& jobs, int worker, int workers, bool quick,
                 bool progress) {
   for (std::size_t i = static_cast<std::size_t>(worker); i < jobs.size(); i += static_cast<std::size_t>(workers)) {
-    const Cell cell = measure_cell(dir, *jobs[i].generation, *jobs[i].column, quick);
+    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, quick);
     if (progress) announce(cell, i, jobs.size());
   }
 }
@@ -366,7 +366,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
 std::vector<Job> jobs_of(const MatrixResult& result) {
   std::vector<Job> jobs;
   for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) jobs.push_back({find_generation(lock), find_column(fault)});
+    for (const auto& fault : result.faults) jobs.push_back({find_lock(lock).value(), find_column(fault)});
   return jobs;
 }
 
@@ -413,7 +413,7 @@ Cell cell_from_file(const std::string& dir, const std::string& lock, const std::
 // Every cell from its file: one path for one worker or several.
 std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs) {
   std::vector<Cell> cells;
-  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation->name, job.column->name));
+  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation.name, job.column->name));
   return cells;
 }
 
@@ -444,7 +444,7 @@ bool exposed(const json& run) {
 
 bool has_plan(std::string_view column) { return find_plan(column) != nullptr; }
 
-CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick) {
+CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column, bool quick) {
   CellPlan plan;
   plan.options = cell_workload(generation, quick);
   plan.not_applicable = not_applicable(generation, column);

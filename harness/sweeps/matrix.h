@@ -21,6 +21,7 @@
 #include "registry.h"
 #include "redis/result.h"
 #include "run/run.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::harness {
 
@@ -49,7 +50,7 @@ struct CellPlan {
 
 // The cell's workload and faults: a small ttl, 2-3 process clients, a bounded
 // number of attempts. `quick` = the CI size.
-CellPlan plan_cell(const Generation& generation, const FaultColumn& column, bool quick);
+CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column, bool quick);
 // Whether sweeps/matrix.cpp has a plan for the column (report/matrix_cells.cpp
 // lists the columns; a column without a plan would inject nothing).
 bool has_plan(std::string_view column);

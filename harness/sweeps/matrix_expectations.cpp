@@ -4,6 +4,7 @@
 #include <span>
 
 #include "registry.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::harness {
 namespace {
@@ -271,10 +272,10 @@ std::optional<Expectation> find_row(std::span<const Row> table, std::string_view
 
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault) {
   // Capabilities decide the cells that make no sense, for every generation alike.
-  if (const Generation* generation = find_generation(lock)) {
-    if (!generation->capabilities.uses_redis)
+  if (const auto described = find_lock(lock)) {
+    if (!described->capabilities.uses_redis)
       return Expectation{C::not_applicable, "no Redis lock to fault; it violates with no fault at all (see the comparison)"};
-    if (fault == "node-minority" && !generation->capabilities.multi_node)
+    if (fault == "node-minority" && !described->capabilities.multi_node)
       return Expectation{C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"};
   }
   if (auto generation_cell = find_row(kCells, lock, fault)) return generation_cell;

@@ -16,6 +16,7 @@
 #include "servers/redis_server.h"
 #include "report/report.h"
 #include "registry.h"
+#include "workload/lock_catalog.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
 
@@ -100,7 +101,7 @@ Result<double> median_round_trip_us(const redis::ConnectionOptions& server) {
   return samples[kSamples / 2];
 }
 
-ScalePoint run_point(const ScaleOptions& options, const Servers& servers, const Generation& generation, int clients,
+ScalePoint run_point(const ScaleOptions& options, const Servers& servers, const LockDescription& generation, int clients,
                      Result<json>* document) {
   RunOptions run = options.base;
   run.lock = generation.name;
@@ -151,7 +152,7 @@ std::optional<std::vector<int>> parse_client_counts(const std::string& text, std
 Result<ScaleSummary> scale(const ScaleOptions& options) {
   const auto locks = options.locks.empty() ? default_locks() : options.locks;
   for (const auto& lock : locks)
-    if (find_generation(lock) == nullptr) return Error{ErrorKind::usage, "--lock: unknown lock '" + lock + "'"};
+    if (!find_lock(lock)) return Error{ErrorKind::usage, "--lock: unknown lock '" + lock + "'"};
   if (options.clients.empty()) return Error{ErrorKind::usage, "--clients: expected client counts such as 1,2,4,8"};
   for (int clients : options.clients) {
     RunOptions probe = options.base;
@@ -174,7 +175,7 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
   summary.sweep.limit = {*round_trip, static_cast<double>(options.base.hold_ms)};
   const std::filesystem::path dir(summary.dir);
   for (const auto& lock : locks) {
-    const Generation& generation = *find_generation(lock);
+    const LockDescription generation = find_lock(lock).value();
     for (int clients : options.clients) {
       Result<json> document = Error{ErrorKind::io, "not run"};
       ScalePoint point = run_point(options, *servers, generation, clients, &document);

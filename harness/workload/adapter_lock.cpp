@@ -84,7 +84,8 @@ std::optional<Release> release_word(const std::string& word) {
 
 // ---- AdapterProcess ----
 
-Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& argv, milliseconds exit_grace) {
+Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& argv, const std::string& name,
+                                             milliseconds exit_grace) {
   if (argv.empty() || argv[0].empty()) return Error{ErrorKind::usage, "adapter: empty command"};
   std::vector<char*> args;
   for (const auto& word : argv) args.push_back(const_cast<char*>(word.c_str()));
@@ -92,12 +93,12 @@ Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& arg
   int pair[2];
   int status[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Error{ErrorKind::io, "adapter " + argv[0] + ": socketpair: " + std::strerror(errno)};
+    return Error{ErrorKind::io, "adapter " + name + ": socketpair: " + std::strerror(errno)};
   }
   if (::pipe2(status, O_CLOEXEC) != 0) {
     ::close(pair[0]);
     ::close(pair[1]);
-    return Error{ErrorKind::io, "adapter " + argv[0] + ": pipe: " + std::strerror(errno)};
+    return Error{ErrorKind::io, "adapter " + name + ": pipe: " + std::strerror(errno)};
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -109,7 +110,7 @@ Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& arg
   const int exec_error = pid > 0 ? exec_errno(status[0]) : fork_errno;
   ::close(status[0]);
   if (exec_error != 0) {
-    return Error{ErrorKind::io, "adapter " + argv[0] + ": could not start: " + std::strerror(exec_error)};
+    return Error{ErrorKind::io, "adapter " + name + ": could not start: " + std::strerror(exec_error)};
   }
   return process;
 }
@@ -189,11 +190,13 @@ std::string AdapterProcess::exit_description() {
 // ---- AdapterLock ----
 
 Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string> argv, const LockConfig& config,
-                                                         int client, AdapterTimeouts timeouts) {
+                                                         int client, AdapterTimeouts timeouts, std::string label) {
   if (auto problem = invalid_config(config)) return Error{ErrorKind::usage, *problem};
-  auto process = AdapterProcess::spawn(argv, timeouts.exit_grace);
+  if (argv.empty() || argv[0].empty()) return Error{ErrorKind::usage, "adapter: empty command"};
+  std::string name = label.empty() ? argv.at(0) : std::move(label);
+  auto process = AdapterProcess::spawn(argv, name, timeouts.exit_grace);
   if (!process) return process.error();
-  std::unique_ptr<AdapterLock> lock(new AdapterLock(std::move(process).value(), argv[0], config.ttl, timeouts));
+  std::unique_ptr<AdapterLock> lock(new AdapterLock(std::move(process).value(), std::move(name), config.ttl, timeouts));
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& server : config.servers) {
     servers.push_back({{"host", server.endpoint.host}, {"port", server.endpoint.port}});

@@ -47,7 +47,9 @@ struct AdapterIdentity {
 // a write to an adapter that is gone fails with EPIPE instead of raising SIGPIPE).
 class AdapterProcess {
  public:
-  static Result<AdapterProcess> spawn(const std::vector<std::string>& argv, std::chrono::milliseconds exit_grace);
+  // `name` names it in the errors of the spawn ("adapter NAME: could not start: ...").
+  static Result<AdapterProcess> spawn(const std::vector<std::string>& argv, const std::string& name,
+                                      std::chrono::milliseconds exit_grace);
 
   AdapterProcess(AdapterProcess&& other) noexcept;
   AdapterProcess& operator=(AdapterProcess&& other) = delete;
@@ -78,9 +80,11 @@ class AdapterProcess {
 class AdapterLock final : public DistributedLock {
  public:
   // Spawns `argv` (argv[0] is run through PATH), sends init with the config's
-  // servers, key and ttl and the client number, and checks init_ok.
+  // servers, key and ttl and the client number, and checks init_ok. `label`
+  // names the adapter in every error line ("ext:redis-py"); empty: argv[0].
   static Result<std::unique_ptr<AdapterLock>> create(std::vector<std::string> argv, const LockConfig& config,
-                                                     int client, AdapterTimeouts timeouts = {});
+                                                     int client, AdapterTimeouts timeouts = {},
+                                                     std::string label = {});
 
   Acquire try_acquire(std::chrono::milliseconds wait) override;
   Release release() override;
@@ -89,6 +93,8 @@ class AdapterLock final : public DistributedLock {
 
   std::uint64_t leases_lost() const override { return leases_lost_.load(); }  // unasked `event: lost` lines
   const AdapterIdentity& identity() const { return identity_; }
+  // The one line that says how the adapter broke ("" while it behaves).
+  const std::string& broken() const { return broken_; }
   pid_t pid() const { return process_.pid(); }
 
  private:

@@ -9,8 +9,9 @@
 #include <cstring>
 #include <thread>
 
+#include "support/process_control.h"
+#include "workload/adapter_lock.h"
 #include "workload/counter_resource.h"
-#include "registry.h"
 
 namespace locklab::harness {
 namespace {
@@ -39,13 +40,14 @@ class Client {
     if (clock_) lock_config.clock = clock_;  // a skewed client (the clock-skew fault)
     lock_config.owner.clear();  // a fresh identity per client
     if (config_.client_servers) lock_config.servers = config_.client_servers(index_);
-    auto lock = make_lock(config_.lock_name, lock_config);
+    auto lock = config_.make_lock(lock_config, index_);
     if (!lock) {
       history_.set_error(index_, "client " + std::to_string(index_) + ": " + lock.error().message);
       history_.header().failed.fetch_add(1);
       return 1;
     }
     lock_ = std::move(lock).value();
+    adapter_ = dynamic_cast<AdapterLock*>(lock_.get());
     counter_.emplace(config_.counter, config_.counter_key);
     if (config_.section_oracles) {
       auto oracle = config_.section_oracles->connect(index_);
@@ -66,7 +68,7 @@ class Client {
     slot_.started_ns.store(monotonic_ns());
     loop();
     finish(before, report_traffic);
-    return 0;
+    return end_adapter();
   }
 
  private:
@@ -76,8 +78,23 @@ class Client {
     return true;
   }
 
+  // An adapter that broke answers every later call with the same error: the
+  // client stops and says why (its exit status makes it a failed client).
+  bool adapter_broke() const { return adapter_ != nullptr && !adapter_->broken().empty(); }
+
+  // Ends the adapter here (its stdin closed, then reaped), not by the kernel
+  // after our _exit; 1 when it broke during the run.
+  int end_adapter() {
+    if (adapter_ == nullptr) return 0;
+    const bool broke = adapter_broke();
+    if (broke) history_.set_error(index_, adapter_->broken());
+    adapter_ = nullptr;
+    lock_.reset();
+    return broke ? 1 : 0;
+  }
+
   void loop() {
-    while (keep_going()) {
+    while (!adapter_broke() && keep_going()) {
       if (want_ns_ == 0) want_ns_ = monotonic_ns();
       const std::int64_t invoke = monotonic_ns();
       const Acquire outcome = lock_->try_acquire(config_.wait);
@@ -246,14 +263,17 @@ class Client {
   StepHook hook_;
   std::shared_ptr<const WallClock> clock_;
   std::unique_ptr<DistributedLock> lock_;
+  AdapterLock* adapter_ = nullptr;  // lock_, when it is an adapter
   std::optional<CounterResource> counter_;
   std::unique_ptr<SectionOracle> oracle_;
   std::int64_t want_ns_ = 0;
 };
 
 // In the child right after fork(): it must not run the parent's signal guard
-// (that would SIGKILL the servers) and must die with the parent.
+// (that would SIGKILL the servers) and must die with the parent. It leads a
+// process group of its own: its adapter joins it, and faults act on both.
 void become_client_process(pid_t parent) {
+  ::setpgid(0, 0);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -418,16 +438,21 @@ class ProcessPool final : public ClientPool {
       : config_(config), history_(history), context_(context), out_(out), parent_(::getpid()) {
     std::fflush(stdout);
     std::fflush(stderr);
+    // An adapter whose client died before it (SIGKILL, a hard deadline) is
+    // re-parented to us, not to an init that may never reap it: kill_group()
+    // reaps it as a member of its client's group.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   }
 
   Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
     const pid_t pid = ::fork();
     if (pid < 0) {
-      for (pid_t child : running_) ::kill(child, SIGKILL);
-      for (pid_t child : running_) ::waitpid(child, nullptr, 0);
-      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(errno)};
+      const int fork_errno = errno;
+      for (pid_t child : running_) end_client(child);
+      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(fork_errno)};
     }
     if (pid == 0) client_body(index, std::move(hook), std::move(clock));
+    ::setpgid(pid, pid);  // as the child does itself: a fault may act on its group before it ran
     running_.push_back(pid);
     return Done{};
   }
@@ -442,14 +467,14 @@ class ProcessPool final : public ClientPool {
     bool all = true;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       if (reaped_[i]) continue;
-      int status = 0;
-      if (::waitpid(running_[i], &status, WNOHANG) == running_[i]) {
-        reaped_[i] = true;
-        gone(static_cast<int>(i));
-        count_exit(static_cast<int>(i), status);
-      } else {
+      if (!exited(running_[i])) {
         all = false;
+        continue;
       }
+      const auto status = end_client(running_[i]);
+      reaped_[i] = true;
+      gone(static_cast<int>(i));
+      count_exit(static_cast<int>(i), status);
     }
     return all;
   }
@@ -490,24 +515,55 @@ class ProcessPool final : public ClientPool {
     history_.forget_dead(client);
   }
 
-  void count_exit(int client, int status) {
+  // The client has exited (or died) and is not reaped yet: its group id stays
+  // its own until we reap it, so the group can still be ended safely.
+  static bool exited(pid_t pid) {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+  }
+
+  // What ended a client: its wait status, and whether every other member of
+  // its process group (its adapter) is gone too.
+  struct Ended {
+    int status = 0;
+    bool group_gone = true;
+  };
+
+  // SIGKILLs the client's whole group, confirms from /proc that nobody in it
+  // lives on, then reaps the client itself.
+  static Ended end_client(pid_t pid) {
+    Ended ended;
+    ended.group_gone = kill_group(pid);
+    while (::waitpid(pid, &ended.status, 0) < 0 && errno == EINTR) {
+    }
+    return ended;
+  }
+
+  void count_exit(int client, const Ended& ended) {
+    const int status = ended.status;
     const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
     if (crashed) {
       ++out_.crashed_clients;
       out_.crashed_ns.push_back(history_.slot(client).died_ns.load());
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++out_.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
+      const char* why = history_.slot(client).last_error;
+      if (why[0] != '\0') out_.failures.push_back("client " + std::to_string(client) + ": " + why);
+    }
+    if (!ended.group_gone) {
+      ++out_.failed_clients;
+      out_.failures.push_back("client " + std::to_string(client) + ": a process of its group outlived SIGKILL");
     }
   }
 
   void kill_all() {
     for (std::size_t i = 0; i < running_.size(); ++i)
       if (!reaped_[i]) {
-        ::kill(running_[i], SIGKILL);
-        ::waitpid(running_[i], nullptr, 0);
+        const auto ended = end_client(running_[i]);
         gone(static_cast<int>(i));
         reaped_[i] = true;
         ++out_.killed_clients;
+        if (!ended.group_gone) out_.failures.push_back("client " + std::to_string(i) + ": a process of its group outlived SIGKILL");
       }
   }
 

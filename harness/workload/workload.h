@@ -8,6 +8,10 @@
 //
 // Clients are separate processes by default (fork; each builds its own lock
 // and connections after the fork, like the seeds' separate JVMs) or threads.
+// A client process leads a process group of its own, with whatever its lock
+// starts (an adapter, docs/adapters.md): the faults pause and kill the group,
+// and the coordinator ends every client's group, confirmed from /proc, as it
+// reaps the client, so no adapter outlives the run.
 // Everything they observe goes into a SharedHistory the coordinator created
 // before forking.
 #pragma once
@@ -34,7 +38,11 @@ enum class ClientMode { process, thread };
 // Filled from RunOptions (options.h), the one source of the run's defaults: the
 // values below are only "not set yet", never defaults a run relies on.
 struct WorkloadConfig {
-  std::string lock_name;
+  std::string lock_name;             // for the progress line (a fleet: its spec)
+  // Client i's lock, made in client i (its own process in process mode: an
+  // adapter is then spawned in it, in its process group). The run's lock
+  // description's make (workload/lock_catalog.h); a fleet's member for i.
+  std::function<LockResult(const LockConfig&, int client)> make_lock;
   LockConfig lock;                   // key, ttl, retry, servers... (owner left empty: one per client)
   // Where client i reaches the lock servers instead of lock.servers (its own
   // proxies, so a fault can act on one client's links). Empty = lock.servers.
@@ -62,6 +70,7 @@ struct WorkloadOutcome {
   int crashed_clients = 0;  // died at a step point or by a signal (a fault, not an error)
   int killed_clients = 0;   // did not finish in time; the coordinator killed them
   int failed_clients = 0;   // exited with an error or threw: its share of the run is missing (verdict error)
+  std::vector<std::string> failures;  // process mode: "client N: <its last error>" per failed client
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client die (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;

@@ -1,0 +1,146 @@
+#include "run/fleet.h"
+
+#include "workload/adapter_probe.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+// What one run lock's clients counted, summed over their slots.
+struct MemberCounts {
+  std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
+  std::string last_error;
+};
+
+MemberCounts member_counts(const RunLock& member, const SharedHistory& history) {
+  MemberCounts counts;
+  for (int i = member.first_client; i < member.first_client + member.clients && i < history.clients(); ++i) {
+    const ClientSlot& slot = history.slot(i);
+    counts.attempts += slot.attempts.load();
+    counts.acquired += slot.acquired.load();
+    counts.timeouts += slot.timeouts.load();
+    counts.errors += slot.errors.load();
+    counts.unknown += slot.unknown.load();
+    counts.release_errors += slot.release_errors.load();
+    if (slot.last_error[0] != '\0') counts.last_error = slot.last_error;
+  }
+  return counts;
+}
+
+json probe_json(const RunLock& member, const AdapterProbe& probe) {
+  json claimed = json::array();
+  for (const auto& word : probe.claimed) claimed.push_back(word);
+  return {{"command", member.lock.adapter},
+          {"library", probe.identity.library},
+          {"version", probe.identity.version},
+          {"language", probe.identity.language},
+          {"capabilities", claimed},
+          {"noop_us", {{"p50", probe.noop_us.p50}, {"p90", probe.noop_us.p90}, {"p99", probe.noop_us.p99},
+                       {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}}};
+}
+
+// An adapter the catalog does not ship is described by its init_ok; its
+// servers were laid out before anyone knew what it would claim.
+std::string adopt_claims(RunLock& member, const AdapterProbe& probe, const Capabilities& laid_out) {
+  if (member.lock.from_catalog) return "";
+  member.lock = with_claims(std::move(member.lock), probe.claimed);
+  if (member.lock.capabilities.multi_node && !laid_out.multi_node)
+    return "adapter " + member.lock.label + ": its init_ok claims multi_node, but the run's servers were laid out "
+           "for one node (an adapter that is not shipped runs on one; ship it in " + peers_dir() + "/catalog.json)";
+  return "";
+}
+
+}  // namespace
+
+std::function<LockResult(const LockConfig&, int client)> client_lock_maker(const std::vector<RunLock>& locks) {
+  return [locks](const LockConfig& config, int client) -> LockResult {
+    for (const auto& member : locks)
+      if (client >= member.first_client && client < member.first_client + member.clients)
+        return member.lock.make(config, client);
+    return Error{ErrorKind::usage, "client " + std::to_string(client) + " has no lock in the fleet"};
+  };
+}
+
+LockDescription run_description(const std::vector<RunLock>& locks) {
+  if (locks.size() == 1) return locks.front().lock;
+  LockDescription fleet;
+  fleet.number = "fleet";
+  fleet.summary = "a mixed fleet on one key:";
+  for (const auto& member : locks) {
+    fleet.name += (fleet.name.empty() ? "" : ",") + member.lock.name + ":" + std::to_string(member.clients);
+    fleet.summary += " " + member.lock.name + " x" + std::to_string(member.clients);
+  }
+  fleet.capabilities = run_capabilities(locks);
+  return fleet;
+}
+
+AdapterProbes probe_adapters(std::vector<RunLock>& locks, const LockConfig& config, const Capabilities& laid_out) {
+  AdapterProbes probes;
+  for (auto& member : locks) {
+    if (!member.lock.is_adapter()) continue;
+    auto probe = probe_adapter(member.lock, config, member.first_client);
+    std::string failure = probe ? adopt_claims(member, *probe, laid_out) : probe.error().message;
+    probes.record[member.lock.name] = probe ? probe_json(member, *probe) : json{{"command", member.lock.adapter}};
+    if (failure.empty()) continue;
+    probes.record[member.lock.name]["error"] = failure;
+    if (probes.failure.empty()) probes.failure = failure;
+  }
+  return probes;
+}
+
+json fleet_json(const std::vector<RunLock>& locks, const RunOptions& options, const SharedHistory& history) {
+  if (options.fleet.empty()) return nullptr;
+  json fleet = json::array();
+  for (const auto& member : locks) {
+    const MemberCounts counts = member_counts(member, history);
+    fleet.push_back({{"lock", member.lock.name},
+                     {"number", member.lock.number},
+                     {"clients", {member.first_client, member.first_client + member.clients - 1}},
+                     {"attempts", counts.attempts},
+                     {"acquired", counts.acquired},
+                     {"timeouts", counts.timeouts},
+                     {"errors", counts.errors},
+                     {"unknown", counts.unknown},
+                     {"release_errors", counts.release_errors},
+                     {"last_error", counts.last_error.empty() ? json(nullptr) : json(counts.last_error)}});
+  }
+  return fleet;
+}
+
+namespace {
+
+// A violating fleet that mixes a multi-node lock with single-node ones: the
+// reason the checker's figures cannot say.
+void explain_mixed_nodes(Verdict& verdict, const std::vector<RunLock>& locks) {
+  const RunLock* many = nullptr;
+  const RunLock* one = nullptr;
+  for (const auto& member : locks) (member.lock.capabilities.multi_node ? many : one) = &member;
+  if (verdict.verdict != "violation" || many == nullptr || one == nullptr) return;
+  verdict.reasons.push_back("fleet: " + many->lock.name + " takes a majority of the lock servers, " + one->lock.name +
+                            " only the first: a majority without the first admits both at once");
+}
+
+}  // namespace
+
+void judge_fleet(Verdict& verdict, const std::vector<RunLock>& locks, const RunOptions& options,
+                 const SharedHistory& history, bool faults_injected) {
+  if (options.fleet.empty()) return;
+  explain_mixed_nodes(verdict, locks);
+  if (faults_injected) return;
+  std::vector<std::string> reasons;
+  for (const auto& member : locks) {
+    const MemberCounts counts = member_counts(member, history);
+    const std::int64_t failed = counts.errors + counts.unknown + counts.release_errors;
+    if (failed == 0) continue;
+    reasons.push_back("fleet: " + member.lock.name + " failed " + std::to_string(counts.errors + counts.unknown) +
+                      " of " + std::to_string(counts.attempts) + " acquires and " +
+                      std::to_string(counts.release_errors) + " releases on the shared key with no fault injected (" +
+                      counts.last_error + "): it cannot share the key with the others");
+  }
+  if (reasons.empty()) return;
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
+}
+
+}  // namespace locklab::harness

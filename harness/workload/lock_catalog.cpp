@@ -1,0 +1,220 @@
+#include "workload/lock_catalog.h"
+
+#include <wordexp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "workload/adapter_lock.h"
+
+#ifndef LOCKLAB_PEERS_DIR
+#error "LOCKLAB_PEERS_DIR must name the source tree's scripts/peers (harness/workload/CMakeLists.txt)"
+#endif
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+
+// The registry's capability words, each with its field.
+struct Word {
+  const char* name;
+  bool Capabilities::*field;
+};
+constexpr Word kWords[] = {
+    {"expires", &Capabilities::expires},
+    {"owner_checked_release", &Capabilities::owner_checked_release},
+    {"reentrant", &Capabilities::reentrant},
+    {"fencing", &Capabilities::fencing},
+    {"multi_node", &Capabilities::multi_node},
+    {"notifies_waiters", &Capabilities::notifies_waiters},
+    {"honours_wait_replicas", &Capabilities::honours_wait_replicas},
+    {"auto_extends", &Capabilities::auto_extends},
+};
+
+// What an adapter can: a Redis lock across processes, plus the words it claims.
+Capabilities capabilities_of(const std::set<std::string>& words) {
+  Capabilities can;
+  for (const auto& word : kWords) can.*word.field = words.count(word.name) > 0;
+  return can;
+}
+
+// A single-node lock is given the first server only (a fleet's multi-node
+// member needs them all, the others must not see more than theirs).
+LockConfig servers_for(LockConfig config, const Capabilities& can) {
+  if (!can.multi_node && config.servers.size() > 1) config.servers.resize(1);
+  return config;
+}
+
+LockDescription adapter_description(std::string name, std::vector<std::string> argv, std::string label) {
+  LockDescription lock;
+  lock.name = std::move(name);
+  lock.number = "ext";
+  lock.adapter = std::move(argv);
+  lock.label = std::move(label);
+  lock.summary = "an adapter: " + lock.label + " (docs/adapters.md)";
+  lock.capabilities = capabilities_of({});
+  return lock;
+}
+
+// The make of an adapter: AdapterLock::create, told the client number.
+void give_make(LockDescription& lock) {
+  lock.make = [argv = lock.adapter, label = lock.label, can = lock.capabilities](const LockConfig& config,
+                                                                                  int client) -> LockResult {
+    auto made = AdapterLock::create(argv, servers_for(config, can), client, AdapterTimeouts{}, label);
+    if (!made) return made.error();
+    return std::unique_ptr<DistributedLock>(std::move(made).value());
+  };
+}
+
+// An adapter's argv from the catalog: relative paths are the peers folder's.
+std::vector<std::string> resolved_argv(const json& words, const std::string& dir) {
+  std::vector<std::string> argv;
+  for (const auto& word : words) {
+    std::string text = word.get<std::string>();
+    if (text.find('/') != std::string::npos && text.front() != '/') text = dir + "/" + text;
+    argv.push_back(std::move(text));
+  }
+  return argv;
+}
+
+// One "peers" entry, or why it is not one.
+Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, std::size_t index) {
+  const std::string where = dir + "/catalog.json: peer " + std::to_string(index + 1);
+  if (!entry.is_object() || !entry.value("name", json()).is_string() || entry["name"].get<std::string>().empty())
+    return Error{ErrorKind::usage, where + ": no name"};
+  const json argv = entry.value("adapter", json());
+  if (!argv.is_array() || argv.empty()) return Error{ErrorKind::usage, where + ": no adapter command"};
+  for (const auto& word : argv)
+    if (!word.is_string() || word.get<std::string>().empty())
+      return Error{ErrorKind::usage, where + ": the adapter command must be non-empty strings"};
+  const std::string name = std::string(kAdapterPrefix) + entry["name"].get<std::string>();
+  LockDescription lock = adapter_description(name, resolved_argv(argv, dir), name);
+  lock.library = entry.value("library", entry["name"].get<std::string>());
+  lock.language = entry.value("language", "");
+  lock.summary = lock.library + " (" + lock.language + "), through its adapter";
+  const json capabilities = entry.value("capabilities", json::object());
+  for (const auto& [word, value] : capabilities.items())
+    if (value.is_boolean() && value.get<bool>()) lock.claimed.insert(word);
+  lock.capabilities = capabilities_of(lock.claimed);
+  lock.from_catalog = true;
+  give_make(lock);
+  return lock;
+}
+
+struct Catalog {
+  std::vector<LockDescription> peers;
+  std::string problem;  // why it could not be read ("" = it was)
+};
+
+Catalog load_catalog(const std::string& dir) {
+  Catalog catalog;
+  const std::string path = dir + "/catalog.json";
+  std::ifstream in(path);
+  if (!in) return {{}, "cannot read " + path + " (LOCKLAB_PEERS_DIR)"};
+  const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.value("peers", json()).is_array())
+    return {{}, path + " is not a catalog of adapters (no \"peers\" array)"};
+  for (std::size_t i = 0; i < document["peers"].size(); ++i) {
+    auto entry = catalog_entry(document["peers"][i], dir, i);
+    if (!entry) return {{}, entry.error().message};
+    catalog.peers.push_back(std::move(entry).value());
+  }
+  return catalog;
+}
+
+// Read once per process: the catalog does not change under a run.
+const Catalog& catalog() {
+  static const Catalog loaded = load_catalog(peers_dir());
+  return loaded;
+}
+
+std::string shipped_names() {
+  std::string names;
+  for (const auto& peer : catalog().peers) names += (names.empty() ? "" : ", ") + peer.name;
+  return names.empty() ? "none" : names;
+}
+
+// `--adapter 'CMD ARGS'` split as a shell would, without running anything.
+Result<std::vector<std::string>> split_command(std::string_view command) {
+  wordexp_t words{};
+  const int failed = ::wordexp(std::string(command).c_str(), &words, WRDE_NOCMD);
+  if (failed != 0) {
+    if (failed == WRDE_NOSPACE) ::wordfree(&words);
+    return Error{ErrorKind::usage, "--adapter: cannot split '" + std::string(command) +
+                                       "' into words (an unbalanced quote, or $(...) which is not run)"};
+  }
+  std::vector<std::string> argv(words.we_wordv, words.we_wordv + words.we_wordc);
+  ::wordfree(&words);
+  if (argv.empty()) return Error{ErrorKind::usage, "--adapter: empty command"};
+  return argv;
+}
+
+}  // namespace
+
+LockDescription::LockDescription(const Generation& generation)
+    : name(generation.name),
+      number(generation.number),
+      summary(generation.summary),
+      race(generation.race),
+      capabilities(generation.capabilities),
+      make([make = generation.make, can = generation.capabilities](const LockConfig& config, int) {
+        return make(servers_for(config, can));
+      }) {}
+
+std::string peers_dir() {
+  if (const char* dir = std::getenv("LOCKLAB_PEERS_DIR"); dir != nullptr && *dir != '\0') return dir;
+  return LOCKLAB_PEERS_DIR;
+}
+
+std::vector<LockDescription> catalog_peers() { return catalog().peers; }
+
+Result<LockDescription> find_lock(std::string_view name) {
+  if (const Generation* generation = find_generation(name)) return LockDescription(*generation);
+  const std::string unknown = "unknown lock '" + std::string(name) + "'";
+  if (!name.starts_with(kAdapterPrefix)) return Error{ErrorKind::usage, unknown + " (see: locklab list)"};
+  if (!catalog().problem.empty()) return Error{ErrorKind::usage, unknown + ": " + catalog().problem};
+  for (const auto& peer : catalog().peers)
+    if (peer.name == name) return peer;
+  return Error{ErrorKind::usage, unknown + " (shipped adapters: " + shipped_names() +
+                                     "; an adapter of your own: --adapter 'CMD ARGS')"};
+}
+
+Result<LockDescription> find_lock(std::string_view name, std::string_view adapter_command) {
+  if (adapter_command.empty() || !name.starts_with(kAdapterPrefix)) return find_lock(name);
+  if (name.size() == kAdapterPrefix.size()) return Error{ErrorKind::usage, "--lock: ext: needs a label (ext:LABEL)"};
+  for (const auto& peer : catalog().peers)
+    if (peer.name == name)
+      return Error{ErrorKind::usage, "--adapter: " + std::string(name) + " is a shipped adapter (" + peers_dir() +
+                                         "/catalog.json); give yours another label"};
+  auto argv = split_command(adapter_command);
+  if (!argv) return argv.error();
+  LockDescription lock = adapter_description(std::string(name), std::move(argv).value(),
+                                             std::string(name) + " (" + std::string(adapter_command) + ")");
+  give_make(lock);
+  return lock;
+}
+
+std::set<std::string> capability_words(const Capabilities& capabilities) {
+  std::set<std::string> words;
+  for (const auto& word : kWords)
+    if (capabilities.*word.field) words.insert(word.name);
+  return words;
+}
+
+std::string words_text(const std::set<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
+  return "{" + text + "}";
+}
+
+LockDescription with_claims(LockDescription lock, const std::set<std::string>& words) {
+  lock.claimed = words;
+  lock.capabilities = capabilities_of(words);
+  give_make(lock);
+  return lock;
+}
+
+}  // namespace locklab::harness

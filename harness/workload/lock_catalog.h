@@ -1,0 +1,70 @@
+// One way to find a lock by the name `--lock` gives it: a generation of the
+// registry (impls/registry.h), or a lock library behind an adapter
+// (docs/adapters.md), "ext:NAME", either shipped (scripts/peers/catalog.json)
+// or given as a command (`--adapter 'CMD ARGS'`). Every harness caller that
+// needs a lock's description (the run's options and servers, its document,
+// the sweeps) asks here; the nemesis is handed the capabilities.
+//
+// The catalog is found in LOCKLAB_PEERS_DIR: the environment variable when
+// set, else the source tree's scripts/peers (a compile definition). Its
+// adapters' relative paths (those with a '/') are relative to that folder.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lock.h"
+#include "registry.h"
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+inline constexpr std::string_view kAdapterPrefix = "ext:";
+
+// A lock as a run needs to know it: what a Generation says, and for an
+// adapter its command and what it claims.
+struct LockDescription {
+  std::string name;     // as --lock spells it: "lua-safe-delete", "ext:redis-py"
+  std::string number;   // the generation's ("4"); "ext" for an adapter
+  std::string summary;  // one line: how it locks
+  std::string race;     // one line: what breaks it ("" for a library: the matrix finds out)
+  Capabilities capabilities;
+  // Adapters only (empty for a generation).
+  std::vector<std::string> adapter;    // argv, paths resolved
+  std::string label;                   // names the adapter in every error line: "ext:redis-py"
+  std::string library, language;       // as the catalog says ("" for --adapter until its init_ok)
+  std::set<std::string> claimed;       // capability words the catalog says are true
+  bool from_catalog = false;           // its init_ok must claim exactly `claimed`
+  // Client `client`'s lock (an adapter is spawned in the calling process and
+  // told the client number). A single-node lock gets only the first server.
+  std::function<LockResult(const LockConfig&, int client)> make;
+
+  LockDescription() = default;
+  LockDescription(const Generation& generation);  // NOLINT: a generation is a lock description
+  bool is_adapter() const { return !adapter.empty(); }
+};
+
+// A generation, or a catalog peer ("ext:NAME"); an Error (usage) names what is
+// unknown or what is wrong with the catalog.
+Result<LockDescription> find_lock(std::string_view name);
+// `--lock ext:LABEL --adapter 'CMD ARGS'`: an adapter that is not shipped; its
+// capabilities are unknown until its init_ok (with_claims). Without a command,
+// or for a name that is not ext:, find_lock(name); a shipped name is refused.
+Result<LockDescription> find_lock(std::string_view name, std::string_view adapter_command);
+
+// The shipped adapters, in the catalog's order (empty when it cannot be read).
+std::vector<LockDescription> catalog_peers();
+// The folder the catalog is read from.
+std::string peers_dir();
+
+// The registry's capability words ("expires", "auto_extends", ...) that are true.
+std::set<std::string> capability_words(const Capabilities& capabilities);
+// "{expires, owner_checked_release}", for messages.
+std::string words_text(const std::set<std::string>& words);
+// An adapter's description with the capabilities its init_ok claimed (--adapter).
+LockDescription with_claims(LockDescription lock, const std::set<std::string>& words);
+
+}  // namespace locklab::harness

@@ -1,0 +1,299 @@
+// Any adapter as the lock of a run (issue 18 §1, §6, §7): `locklab run --lock
+// ext:NAME` and `--adapter 'CMD ARGS'` through the real binary, and measure()
+// where a test must watch the client processes. Each broken adapter of
+// tests/adapters/ makes the run `error` with one line naming it and what it
+// did, within its bound, and leaves no process; a lying one is a violation.
+// Needs Debian's python3 (and python3-redis for the redis-py runs; skipped
+// with a message without it).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fixtures/locklab_binary.h"
+#include "run/run.h"
+#include "run/run_document.h"
+#include "support/process_control.h"
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::run_locklab;
+
+constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-redis lives
+const std::string kAdapters = LOCKLAB_TEST_ADAPTERS_DIR;
+const std::string kRedisPy = std::string(LOCKLAB_PEERS_DIR) + "/adapters/redis_py.py";
+
+bool python_redis_installed() {
+  return std::system((std::string(kPython) + " -c 'import redis' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// A word no other process carries: the adapters ignore extra arguments, so it
+// marks this test's adapter processes in /proc.
+std::string fresh_marker() {
+  static int count = 0;
+  return "locklab-adapter-run-test-" + std::to_string(::getpid()) + "-" + std::to_string(++count);
+}
+
+// The live processes whose command line holds `marker` (a zombie's is empty).
+std::vector<pid_t> processes_with(const std::string& marker) {
+  std::vector<pid_t> found;
+  std::error_code error;  // processes come and go while we read: never throw
+  for (fs::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const fs::directory_entry& entry = *it;
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string line = testing::slurp(entry.path().string() + "/cmdline");
+    for (char& c : line)
+      if (c == '\0') c = ' ';
+    if (line.find(marker) != std::string::npos) found.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return found;
+}
+
+class AdapterRun : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+
+  json result(const std::string& name) const {
+    auto loaded = load_run(path(name));
+    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
+    return loaded ? *loaded : json::object();
+  }
+
+  // `locklab run --lock ext:bad --adapter 'python3 ADAPTER ARGS MARKER' EXTRA`:
+  // its document, after checking the exit code, the bound and that no process
+  // of the adapter is left.
+  json run_bad(const std::string& adapter_args, int want_exit, const std::string& extra,
+               std::chrono::seconds bound = std::chrono::seconds{30}) {
+    const std::string marker = fresh_marker();
+    const auto started = std::chrono::steady_clock::now();
+    const auto run = run_locklab("run --lock ext:bad --adapter '" + std::string(kPython) + " " + kAdapters + "/" +
+                                 adapter_args + " " + marker + "' " + extra + " --json " + path("bad.json"));
+    EXPECT_LT(std::chrono::steady_clock::now() - started, bound) << "a broken adapter must not hang the run";
+    EXPECT_EQ(run.exit_code, want_exit) << run.out << run.err;
+    EXPECT_TRUE(processes_with(marker).empty()) << "an adapter process outlived the run";
+    last_out_ = run.out;
+    return result("bad.json");
+  }
+
+  // The first verdict reason is the one line; the summary printed it too, once.
+  void expect_one_line(const json& d, const std::string& names, const std::string& did) {
+    ASSERT_EQ(d["verdict"], "error") << d["verdict_reasons"];
+    ASSERT_FALSE(d["verdict_reasons"].empty());
+    const std::string line = d["verdict_reasons"][0];
+    EXPECT_NE(line.find("adapter " + names), std::string::npos) << line;
+    EXPECT_NE(line.find(did), std::string::npos) << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    EXPECT_NE(last_out_.find("  - " + line + "\n"), std::string::npos) << last_out_;
+  }
+
+  testing::ScratchDir scratch_{"locklab-adapter-run"};
+  std::string last_out_;
+};
+
+// ---- a shipped adapter and one that is not ------------------------------------
+
+TEST_F(AdapterRun, RedisPyIsALockOfARunAndItsRoundTripIsRecorded) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const auto run = run_locklab("run --lock ext:redis-py --clients 4 --ops 200 --json " + path("r.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("r.json");
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["counter"]["expected"], d["counter"]["actual"]);
+  EXPECT_EQ(d["totals"]["acquired"], 200);
+  EXPECT_EQ(d["generation"]["number"], "ext");
+  const json& adapter = d["adapters"]["ext:redis-py"];
+  EXPECT_EQ(adapter["library"], "redis-py");
+  EXPECT_EQ(adapter["language"], "python");
+  EXPECT_FALSE(adapter["version"].get<std::string>().empty());
+  EXPECT_EQ(adapter["capabilities"], json({"expires", "owner_checked_release"})) << "the catalog's words";
+  EXPECT_EQ(adapter["noop_us"]["count"], 300);
+  EXPECT_GT(adapter["noop_us"]["p50"].get<long long>(), 0);
+  EXPECT_GE(adapter["noop_us"]["p99"], adapter["noop_us"]["p50"]);
+
+  const auto report = run_locklab("report " + path("r.json") + " --out " + path("report"));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string md = testing::slurp(path("report/report.md"));
+  EXPECT_NE(md.find("| adapter round trip p50/p99 µs |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" " + std::to_string(adapter["noop_us"]["p50"].get<long long>()) + " / " +
+                    std::to_string(adapter["noop_us"]["p99"].get<long long>()) + " |"),
+            std::string::npos)
+      << md;
+}
+
+TEST_F(AdapterRun, AnUnshippedAdapterIsDescribedByItsInitOk) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const auto run = run_locklab("run --lock ext:mine --adapter '" + std::string(kPython) + " " + kRedisPy + " " +
+                               marker + "' --clients 3 --ops 60 --json " + path("mine.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("mine.json");
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["config"]["adapter"], std::string(kPython) + " " + kRedisPy + " " + marker);
+  EXPECT_EQ(d["adapters"]["ext:mine"]["library"], "redis-py");
+  EXPECT_EQ(d["adapters"]["ext:mine"]["capabilities"], json({"expires", "owner_checked_release"}));
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// A shipped adapter must claim in its init_ok what the catalog says of it.
+TEST_F(AdapterRun, ACatalogEntryThatDisagreesWithInitOkIsAnError) {
+  const std::string marker = fresh_marker();
+  const json catalog = {{"schema", "locklab.peers/1"},
+                        {"peers", {{{"name", "redis-py"},
+                                    {"library", "redis-py"},
+                                    {"language", "python"},
+                                    {"adapter", {kPython, kRedisPy, marker}},
+                                    {"capabilities", {{"expires", true}, {"owner_checked_release", true},
+                                                      {"auto_extends", true}}}}}}};
+  std::ofstream(path("catalog.json")) << catalog.dump();
+  ::setenv("LOCKLAB_PEERS_DIR", scratch_.str().c_str(), 1);
+  const auto run = run_locklab("run --lock ext:redis-py --clients 2 --ops 20 --json " + path("c.json"));
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("c.json");
+  ASSERT_EQ(d["verdict"], "error");
+  const std::string line = d["verdict_reasons"][0];
+  EXPECT_NE(line.find("adapter ext:redis-py: its init_ok claims capabilities {expires, owner_checked_release}, " +
+                      scratch_.str() + "/catalog.json says {auto_extends, expires, owner_checked_release}"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(d["totals"]["attempts"], 0) << "no client runs with an adapter that misdescribes itself";
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// ---- broken adapters: error, one line, bounded, no process left -----------------
+
+TEST_F(AdapterRun, GarbageAtInitIsAnError) {
+  const json d = run_bad("garbage.py not-json", 1, "--clients 2 --ops 20");
+  expect_one_line(d, "ext:bad (", "printed a line that is not JSON: hello, I am not JSON");
+  EXPECT_EQ(d["totals"]["attempts"], 0);
+  EXPECT_FALSE(d["adapters"]["ext:bad"]["error"].get<std::string>().empty());
+}
+
+TEST_F(AdapterRun, AnAdapterThatExitsAtStartIsAnError) {
+  const json d = run_bad("exits_at_start.py", 1, "--clients 2 --ops 20");
+  expect_one_line(d, "ext:bad (", "exited with status 3 before answering init");
+}
+
+class BrokenMidRun : public AdapterRun, public ::testing::WithParamInterface<std::pair<const char*, const char*>> {};
+
+// Client 0's adapter passes the probe, then breaks at its first acquire of the
+// run; the other clients run on: the run is error all the same, the one line first.
+TEST_P(BrokenMidRun, MakesTheRunAnErrorWithOneLine) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const auto [mode, did] = GetParam();
+  // A duration, so client 0 surely asks (an --ops budget could be spent by the others first).
+  // silent: bounded by --wait 200 + the 2000 ms margin, then the adapter is SIGKILLed.
+  const json d = run_bad(std::string("breaks_mid_run.py ") + mode, 1, "--clients 3 --duration 0.5 --wait 200");
+  expect_one_line(d, "ext:bad (", did);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("client 0: adapter ext:bad (", 0), 0u)
+      << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["failed_clients"], 1);
+  EXPECT_GT(d["totals"]["acquired"].get<long long>(), 0) << "the others ran";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Adapters, BrokenMidRun,
+    ::testing::Values(std::pair{"not-json", "printed a line that is not JSON: hello, I am not JSON"},
+                      std::pair{"shape", "answered acquire with {\"id\":"},
+                      std::pair{"exit", "exited with status 4 before answering acquire"},
+                      std::pair{"silent", "did not answer acquire within 2200 ms"}),
+    [](const auto& info) { return std::string(info.param.first == std::string("not-json") ? "not_json" : info.param.first); });
+
+// An adapter that says `acquired` without asking Redis, while lua-safe-delete
+// clients hold the same key: a finding about the adapter, caught by the oracle.
+TEST_F(AdapterRun, ALiarIsAViolationNotAnError) {
+  const std::string marker = fresh_marker();
+  const auto run = run_locklab("run --fleet lua-safe-delete:2,ext:liar:1 --adapter '" + std::string(kPython) + " " +
+                               kAdapters + "/liar.py " + marker + "' --ops 120 --hold 2 --json " + path("liar.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("liar.json");
+  EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_GT(d["safety"]["overlaps"].get<long long>(), 0);
+  EXPECT_EQ(d["adapters"]["ext:liar"]["library"], "liar");
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// ---- a crash or a pause acts on the adapter and its client together --------------
+
+// From the coordinator, at the barrier and every tick: each client's process group (it leads
+// one; its adapter is in it), and whether a stopped client's adapter is stopped too.
+class GroupWatch : public Nemesis {
+ public:
+  std::string name() const override { return "group-watch"; }
+  // Every client is set up (its adapter spawned and initialised) before the barrier opens.
+  void before_run(NemesisContext& context) override { tick(context); }
+  void tick(NemesisContext& context) override {
+    for (const pid_t client : context.client_pids) {
+      const auto members = live_group_members(client);
+      for (const pid_t member : members)
+        if (member != client) adapters.insert(member);
+      if (members.size() < 2 || !process_stopped(client)) continue;
+      bool all = true;
+      for (const pid_t member : members) all = all && process_stopped(member);
+      (all ? stopped_together : stopped_alone) += 1;
+    }
+  }
+  std::set<pid_t> adapters;
+  int stopped_together = 0;  // ticks that saw a stopped client whose adapter was stopped too
+  int stopped_alone = 0;     // ... whose adapter ran on
+};
+
+bool gone(pid_t pid) {
+  return !fs::exists("/proc/" + std::to_string(pid)) ||
+         testing::slurp("/proc/" + std::to_string(pid) + "/cmdline").find("redis_py.py") == std::string::npos;
+}
+
+RunOptions redis_py_run(std::vector<std::string> faults) {
+  RunOptions options;
+  options.lock = "ext:redis-py";
+  options.clients = 3;
+  options.ops = 40;
+  options.ttl_ms = 300;
+  options.faults = std::move(faults);
+  return options;
+}
+
+TEST(AdapterProcessGroup, APausedHolderStopsWithItsAdapter) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  GroupWatch watch;
+  auto document = measure(redis_py_run({"holder-pause:until=other-acquired"}), &watch);
+  ASSERT_TRUE(document) << document.error().message;
+  const json& d = *document;
+  EXPECT_EQ(d["verdict"], "violation") << "redis-py's lease lapses under the paused holder: " << d["verdict_reasons"];
+  EXPECT_TRUE(d["faults"][0]["acted"].get<bool>()) << d["faults"];
+  EXPECT_NE(d["faults"][0]["applied"][0]["what"].get<std::string>().find("and 1 more process of its group"),
+            std::string::npos)
+      << d["faults"];
+  EXPECT_GT(watch.stopped_together, 0) << "the paused client's adapter was never seen stopped";
+  EXPECT_EQ(watch.stopped_alone, 0) << "a paused client's adapter ran on";
+  EXPECT_EQ(watch.adapters.size(), 3u) << "one adapter per client, in its group";
+  for (const pid_t adapter : watch.adapters) EXPECT_TRUE(gone(adapter)) << "adapter " << adapter << " outlived the run";
+}
+
+TEST(AdapterProcessGroup, ACrashedHolderTakesItsAdapterAlong) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  GroupWatch watch;
+  auto document = measure(redis_py_run({"holder-crash"}), &watch);
+  ASSERT_TRUE(document) << document.error().message;
+  const json& d = *document;
+  EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["crashed_clients"], 1);
+  EXPECT_EQ(d["totals"]["failed_clients"], 0) << d["verdict_reasons"];
+  EXPECT_EQ(watch.adapters.size(), 3u);
+  for (const pid_t adapter : watch.adapters) EXPECT_TRUE(gone(adapter)) << "adapter " << adapter << " outlived the run";
+}
+
+}  // namespace
+}  // namespace locklab::harness
