@@ -3,6 +3,7 @@
 #
 #   docs_test.sh --build DIR --source DIR [--include-later] LAB.md...   run the runnable blocks
 #   docs_test.sh --build DIR --source DIR --lint LAB.md...              check a lab's shape
+#                                       (a lab under a zh/ folder: its Chinese headings)
 #
 # A runnable block is a fenced block whose info string has the word `runnable`,
 # followed directly by comment lines that say what to check (docs/labs/README.md):
@@ -182,13 +183,18 @@ run_block() {
 
 # A lab's shape (docs/labs/README.md): the sections every lab has, an answers
 # file that exists, at least one runnable block, and only paths this build has.
+# A Chinese lab (docs/labs/zh/) has the same sections under Chinese headings.
 lint_lab() {
   lab=$1 dir=$2
   name=$(basename "$lab" .md)
-  for heading in '## Goal' '## Run' '## Observe' '## Questions'; do
-    grep -q "^$heading" "$lab" || { echo "FAIL $lab: no '$heading' section"; failed=$((failed + 1)); }
+  case "$lab" in
+    */zh/*) headings='目标 运行 观察 问题' predict='先预测再运行' ;;
+    *) headings='Goal Run Observe Questions' predict='predict' ;;
+  esac
+  for heading in $headings; do
+    grep -q "^## $heading" "$lab" || { echo "FAIL $lab: no '## $heading' section"; failed=$((failed + 1)); }
   done
-  grep -qi 'predict' "$lab" || { echo "FAIL $lab: no 'predict before you run' question"; failed=$((failed + 1)); }
+  grep -qi "$predict" "$lab" || { echo "FAIL $lab: no '$predict' (predict before you run) question"; failed=$((failed + 1)); }
   answers="$(dirname "$lab")/answers/$name.md"
   if [ ! -f "$answers" ]; then
     echo "FAIL $lab: no answers file $answers"; failed=$((failed + 1))
