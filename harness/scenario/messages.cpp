@@ -39,8 +39,8 @@ const std::vector<Message> kCatalog = {
     {"its release script answers the holds left, so 1 means still held and 0 released: the reverse of "
      "seed 004 §8's unlock script (and of Redisson's, seed 000 §二.3.1), where 0 means one hold fewer "
      "and 1 released",
-     "它的释放脚本返回剩余的持有次数，所以 1 表示仍持有、0 表示已释放：与 seed 004 §8 的解锁脚本（以及 "
-     "Redisson 的，seed 000 §二.3.1）正好相反，那里 0 表示重入次数减 1、1 表示已释放"},
+     "它的释放脚本返回剩余的持有次数，所以 1 表示仍持有、0 表示已释放：与种子文章 004 §8 的解锁脚本（以及 "
+     "Redisson 的，种子文章 000 §二.3.1）正好相反，那里 0 表示重入次数减 1、1 表示已释放"},
     {"race shown",
      "竞态重现（race shown）"},
     {"fix holds",
@@ -497,13 +497,13 @@ const std::vector<Message> kCatalog = {
     {"token {}",
      "令牌 {}"},
     {"no token",
-     "没有令牌"},
+     "不带令牌"},
     {"the fence counter {} is preset to 32, so that the tokens are 33 and 34 as in Kleppmann's figure",
      "栅栏计数器 {} 预先设为 32，这样令牌就是 33 和 34，与 Kleppmann 的图一致"},
     {"client 1's lease expired",
      "client 1 的租约过期"},
     {"read {} with {}; a GC pause begins",
-     "用{1}读到 {0}；GC 停顿开始"},
+     "读到 {0}（{1}）；GC 停顿开始"},
     {"wakes up, still believing it holds the lock; writes {}",
      "醒来，仍以为自己持有锁；写入 {}"},
     {"the write landed",
@@ -511,7 +511,7 @@ const std::vector<Message> kCatalog = {
     {"the resource refused the write: its token is stale",
      "资源拒绝了这次写入：它的令牌已过时"},
     {"read {}, wrote {} with {}",
-     "用{2}读到 {0}，写入 {1}"},
+     "读到 {0}，写入 {1}（{2}）"},
     {"two increments were made under the lock; the counter reads {}",
      "在锁的保护下做了两次加 1；计数器读数为 {}"},
     {"one increment landed (client 2's), the stale one was refused; the counter reads {}",
