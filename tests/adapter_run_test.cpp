@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/locklab_binary.h"
+#include "fixtures/run_documents.h"
 #include "run/run.h"
 #include "run/run_document.h"
 #include "support/process_control.h"
@@ -60,15 +60,9 @@ std::vector<pid_t> processes_with(const std::string& marker) {
   return found;
 }
 
-class AdapterRun : public ::testing::Test {
+class AdapterRun : public testing::RunDocumentsTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-
-  json result(const std::string& name) const {
-    auto loaded = load_run(path(name));
-    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    return loaded ? *loaded : json::object();
-  }
+  AdapterRun() : RunDocumentsTest("locklab-adapter-run") {}
 
   // `locklab run --lock ext:bad --adapter 'python3 ADAPTER ARGS MARKER' EXTRA`:
   // its document, after checking the exit code, the bound and that no process
@@ -97,7 +91,6 @@ class AdapterRun : public ::testing::Test {
     EXPECT_NE(last_out_.find("  - " + line + "\n"), std::string::npos) << last_out_;
   }
 
-  testing::ScratchDir scratch_{"locklab-adapter-run"};
   std::string last_out_;
 };
 

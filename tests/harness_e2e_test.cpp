@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/run_document.h"
-#include "fixtures/locklab_binary.h"
+#include "fixtures/run_documents.h"
 
 namespace locklab::harness {
 namespace {
@@ -20,15 +20,9 @@ using nlohmann::json;
 using testing::run_locklab;
 using testing::slurp;
 
-class LocklabBinary : public ::testing::Test {
+class LocklabBinary : public testing::RunDocumentsTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-
-  json result(const std::string& name) const {
-    auto loaded = load_run(path(name));
-    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    return loaded ? *loaded : json::object();
-  }
+  LocklabBinary() : RunDocumentsTest("locklab-e2e") {}
 
   static void expect_one_line(const std::string& err) {
     ASSERT_FALSE(err.empty());
@@ -36,7 +30,6 @@ class LocklabBinary : public ::testing::Test {
     EXPECT_EQ(err.rfind("locklab: ", 0), 0u) << err;
   }
 
-  testing::ScratchDir scratch_{"locklab-e2e"};
 };
 
 TEST_F(LocklabBinary, NoLockLosesUpdatesAcrossProcesses) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/redis_fixture.h"
+#include "fixtures/proxy_fixture.h"
 #include "servers/resp_watch.h"
 #include "servers/tcp_proxy.h"
 #include "support/conditions.h"
@@ -256,31 +256,13 @@ class RawClient {
   std::string received_;
 };
 
-class RespWatchProxy : public RedisTest {
+class RespWatchProxy : public ProxiedRedisTest {
  protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    auto started = TcpProxy::start(server().endpoint());
-    ASSERT_TRUE(started) << started.error().message;
-    proxy_ = std::move(started).value();
-  }
-
-  redis::Connection through_proxy(std::chrono::milliseconds command_timeout = 5s) {
-    redis::ConnectionOptions options = server().connection_options();
-    options.endpoint = proxy_->endpoint();
-    options.command_timeout = command_timeout;
-    auto connection = redis::Connection::connect(options);
-    EXPECT_TRUE(connection) << connection.error().message;
-    return std::move(connection).value();
-  }
-
   bool arrived(const std::shared_ptr<ParkGroup>& group) {
     return wait_until([&] { return group->arrival().has_value(); }, 5s);
   }
   std::uint64_t forwarded_requests() const { return proxy_->counters(Direction::client_to_server).forwarded; }
   bool exists(const std::string& key) { return run({"EXISTS", key}).integer() == 1; }
-
-  std::unique_ptr<TcpProxy> proxy_;
 };
 
 TEST_F(RespWatchProxy, ParkThenReleaseTheReplyArrivesAfter) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "support/conditions.h"
-#include "fixtures/redis_fixture.h"
+#include "fixtures/proxy_fixture.h"
 #include "servers/tcp_proxy.h"
 
 namespace locklab::testing {
@@ -17,28 +17,9 @@ using harness::wait_until;
 using harness::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
-class TcpProxyTest : public RedisTest {
+class TcpProxyTest : public ProxiedRedisTest {
  protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    auto started = TcpProxy::start(server().endpoint());
-    ASSERT_TRUE(started) << started.error().message;
-    proxy_ = std::move(started).value();
-  }
-
-  // A client that talks to the server through the proxy.
-  redis::Connection through_proxy(std::chrono::milliseconds command_timeout = 5s) {
-    redis::ConnectionOptions options = server().connection_options();
-    options.endpoint = proxy_->endpoint();
-    options.command_timeout = command_timeout;
-    auto connection = redis::Connection::connect(options);
-    EXPECT_TRUE(connection) << connection.error().message;
-    return std::move(connection).value();
-  }
-
   bool key_is(const std::string& key, const std::string& value) { return run({"GET", key}).string() == value; }
-
-  std::unique_ptr<TcpProxy> proxy_;
 };
 
 TEST_F(TcpProxyTest, PassForwardsBothWays) {
