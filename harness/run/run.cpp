@@ -13,6 +13,7 @@
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
 #include "run/fleet.h"
+#include "workload/adapter_probe.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
 #include "servers/lock_topology.h"
@@ -506,6 +507,12 @@ Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
 
 namespace {
 
+// Every adapter of the run, probed once by the coordinator (workload/adapter_probe.h).
+struct AdapterProbes {
+  nlohmann::json record = nlohmann::json::object();  // the document's `adapters`: lock name -> its probe
+  std::string failure;                               // the first adapter that failed, one line ("" = none)
+};
+
 // The adapters' probe, before any client starts: the coordinator's own
 // connections to the lock servers, the run's key and lease.
 AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const Servers& servers,
@@ -514,7 +521,14 @@ AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& 
   config.key = options.key;
   config.ttl = milliseconds{options.ttl_ms};
   config.servers = servers.lock;
-  return probe_adapters(locks, config, laid_out);
+  AdapterProbes probes;
+  for (auto& member : locks) {
+    if (!member.lock.is_adapter()) continue;
+    ProbedAdapter probed = probe_run_adapter(member.lock, config, member.first_client, laid_out);
+    probes.record[member.lock.name] = std::move(probed.record);
+    if (probes.failure.empty()) probes.failure = probed.failure;
+  }
+  return probes;
 }
 
 // The clients' run; none when an adapter failed its probe (the run is then error).

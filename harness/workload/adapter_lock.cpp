@@ -122,7 +122,7 @@ AdapterProcess::AdapterProcess(AdapterProcess&& other) noexcept
   other.fd_ = -1;
 }
 
-AdapterProcess::~AdapterProcess() {
+void AdapterProcess::end() {
   if (pid_ > 0 && !reaped_) {
     if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);  // the adapter's stdin reaches EOF: its cue to exit
     if (!wait_until([this] { return try_reap(); }, exit_grace_)) {
@@ -133,6 +133,7 @@ AdapterProcess::~AdapterProcess() {
     }
   }
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 bool AdapterProcess::try_reap() {
@@ -223,6 +224,11 @@ Status AdapterLock::check_init(const Reply& reply) {
   return Done{};
 }
 
+void AdapterLock::close() {
+  process_.end();
+  closed_ = true;
+}
+
 Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
   broken_ = "adapter " + name_ + ": " + what_it_did;
   return Error{ErrorKind::protocol, broken_, request_sent};
@@ -230,6 +236,7 @@ Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
 
 Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, milliseconds bound) {
   if (!broken_.empty()) return Error{ErrorKind::closed, broken_, false};
+  if (closed_) return Error{ErrorKind::closed, "adapter " + name_ + ": closed (close())", false};
   const long long id = next_id_++;
   request.json["id"] = id;
   if (auto sent = process_.send_line(request.json.dump() + "\n"); !sent) {

@@ -55,7 +55,10 @@ class AdapterProcess {
   AdapterProcess& operator=(AdapterProcess&& other) = delete;
   AdapterProcess(const AdapterProcess&) = delete;
   AdapterProcess& operator=(const AdapterProcess&) = delete;
-  ~AdapterProcess();
+  ~AdapterProcess() { end(); }
+  // Closes its stdin (its cue to exit), waits `exit_grace`, SIGKILLs and reaps
+  // it; closes our end. Idempotent.
+  void end();
 
   Status send_line(const std::string& line);  // never blocks; fails if the adapter stopped reading
   // The next line without its '\n'; ErrorKind::timeout at `deadline`, closed at EOF.
@@ -94,7 +97,9 @@ class AdapterLock final : public DistributedLock {
   std::uint64_t leases_lost() const override { return leases_lost_.load(); }  // unasked `event: lost` lines
   const AdapterIdentity& identity() const { return identity_; }
   // The one line that says how the adapter broke ("" while it behaves).
-  const std::string& broken() const { return broken_; }
+  std::string broken() const override { return broken_; }
+  // Closes the adapter's stdin and reaps it (SIGKILL after exit_grace); every later call fails.
+  void close() override;
   pid_t pid() const { return process_.pid(); }
 
  private:
@@ -113,6 +118,7 @@ class AdapterLock final : public DistributedLock {
   AdapterIdentity identity_;
   long long next_id_ = 1;
   std::string broken_;  // set once the adapter misbehaved: every later call fails with it
+  bool closed_ = false;  // close() ended it
   std::atomic<std::uint64_t> leases_lost_{0};
 };
 

@@ -20,6 +20,29 @@ Status check_claims(const LockDescription& lock, const std::set<std::string>& cl
                                         words_text(lock.claimed)};
 }
 
+nlohmann::json probe_json(const LockDescription& lock, const AdapterProbe& probe) {
+  nlohmann::json claimed = nlohmann::json::array();
+  for (const auto& word : probe.claimed) claimed.push_back(word);
+  return {{"command", lock.adapter},
+          {"library", probe.identity.library},
+          {"version", probe.identity.version},
+          {"language", probe.identity.language},
+          {"capabilities", claimed},
+          {"noop_us", {{"p50", probe.noop_us.p50}, {"p90", probe.noop_us.p90}, {"p99", probe.noop_us.p99},
+                       {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}}};
+}
+
+// An adapter the catalog does not ship is described by its init_ok; its
+// servers were laid out before anyone knew what it would claim.
+std::string adopt_claims(LockDescription& lock, const AdapterProbe& probe, const Capabilities& laid_out) {
+  if (lock.from_catalog) return "";
+  lock = with_claims(std::move(lock), probe.claimed);
+  if (lock.capabilities.multi_node && !laid_out.multi_node)
+    return "adapter " + lock.label + ": its init_ok claims multi_node, but the run's servers were laid out "
+           "for one node (an adapter that is not shipped runs on one; ship it in " + peers_dir() + "/catalog.json)";
+  return "";
+}
+
 }  // namespace
 
 Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig& config, int client, int noops) {
@@ -40,6 +63,16 @@ Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig
   }
   probe.noop_us = quantiles(round_trips);
   return probe;
+}
+
+ProbedAdapter probe_run_adapter(LockDescription& lock, const LockConfig& config, int client,
+                                const Capabilities& laid_out) {
+  auto probe = probe_adapter(lock, config, client);
+  ProbedAdapter probed;
+  probed.failure = probe ? adopt_claims(lock, *probe, laid_out) : probe.error().message;
+  probed.record = probe ? probe_json(lock, *probe) : nlohmann::json{{"command", lock.adapter}};
+  if (!probed.failure.empty()) probed.record["error"] = probed.failure;
+  return probed;
 }
 
 }  // namespace locklab::harness

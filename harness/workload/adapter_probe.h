@@ -1,10 +1,12 @@
 // The adapter's own cost, measured once per run before its clients start
 // (docs/adapters.md, "In a run"): the coordinator spawns the adapter once,
 // checks its init_ok (a shipped adapter must claim exactly the capabilities
-// its catalog entry declares), and times a few hundred noop round trips. The
-// run document and the comparison report show it beside the lock; it is
-// subtracted from nothing.
+// its catalog entry declares; one that is not shipped is then described by
+// it), and times a few hundred noop round trips. The run document and the
+// comparison report show it beside the lock; it is subtracted from nothing.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <set>
 #include <string>
@@ -30,5 +32,18 @@ struct AdapterProbe {
 // naming the adapter and what it did (or what it claimed against the catalog).
 Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig& config, int client,
                                    int noops = kProbeNoops);
+
+// One adapter of a run, probed: the run document's record of it
+// (`adapters[NAME]`: command, identity, capabilities, noop_us; "error" when it
+// failed) and the one line that makes the run `error` ("" = none).
+struct ProbedAdapter {
+  nlohmann::json record;
+  std::string failure;
+};
+// probe_adapter() for a run's lock as client `client`. An adapter the catalog
+// does not ship takes the capabilities its init_ok claims (with_claims);
+// `laid_out` is what the run's servers were started for.
+ProbedAdapter probe_run_adapter(LockDescription& lock, const LockConfig& config, int client,
+                                const Capabilities& laid_out);
 
 }  // namespace locklab::harness
