@@ -122,6 +122,41 @@ TEST(FaultSet, NeedsAreTheUnionOfItsMembers) {
   EXPECT_EQ((*faults)->record().size(), 2u) << "one record per fault";
 }
 
+// Which faults read the lock's key (refused for a lock whose key is unknown: review #1).
+TEST(FaultSet, TheFaultsThatReadTheLockKeySaySo) {
+  RunOptions options;
+  options.lock = "redlock";
+  options.clients = 3;
+  for (const auto& [spec, reads] : std::vector<std::pair<std::string, bool>>{
+           {"holder-pause:until=expired", true},
+           {"holder-pause:until=other-acquired", false},
+           {"holder-pause:ms=100", false},
+           {"holder-pause:at=resp:EVALSHA:until=expired", true},
+           {"holder-crash", false},
+           {"net:mode=cut:at=acquire", true},
+           {"net:mode=cut", false},
+           {"node-crash", true},
+           {"node-crash:when=start", false},
+           {"clock-jump", true}}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    ASSERT_TRUE(faults) << spec << ": " << faults.error().message;
+    EXPECT_EQ((*faults)->needs().lock_key, reads) << spec;
+  }
+}
+
+// Each client's lock key (a fleet's members may lock different keys), and every known key once.
+TEST(NemesisContext, EachClientsLockKeyAndEveryKeyOnce) {
+  NemesisContext context;
+  context.key = "k";
+  EXPECT_EQ(lock_key_of(context, 2), "k") << "no client keys: every lock holds the run's key";
+  EXPECT_EQ(lock_keys(context), std::vector<std::string>{"k"});
+  context.client_keys = {"k", "mutex:k", "mutex:k", ""};
+  EXPECT_EQ(lock_key_of(context, 1), "mutex:k");
+  EXPECT_EQ(lock_key_of(context, 3), "") << "unknown";
+  EXPECT_EQ(lock_keys(context), (std::vector<std::string>{"k", "mutex:k"}));
+}
+
 TEST(FaultRegistry, RandomScheduleIsAFunctionOfTheSeed) {
   RunOptions options;
   options.clients = 6;

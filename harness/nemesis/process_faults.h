@@ -83,6 +83,7 @@ class ClientParking {
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
+  bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
  private:
@@ -96,7 +97,7 @@ class ClientParking {
 
   void stop(const NemesisContext& context, int client);
   std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
-  bool key_expired(const NemesisContext& context);
+  bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
   void resume(int client, const std::string& why);

@@ -211,6 +211,11 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     parking_->before_continue([this](int stopped) { let_go(stopped, "its pause is over"); });
   }
   std::string name() const override { return "holder-pause"; }
+  FaultNeeds needs() const override {
+    FaultNeeds needs = ProtocolPointFault::needs();
+    needs.lock_key = parking_->reads_lock_key();
+    return needs;
+  }
   void tick(NemesisContext& context) override {
     ProtocolPointFault::tick(context);
     parking_->tick(context);

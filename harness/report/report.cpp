@@ -78,7 +78,10 @@ const std::vector<Column>& base_columns() {
       {"stale refused", [](const json& r) { return integer(number_at(r, "/safety/stale_writes_rejected")); }},
       {"wrong-owner rel.", [](const json& r) { return integer(number_at(r, "/safety/wrong_owner_releases")); }},
       {"stalls", [](const json& r) { return integer(number_at(r, "/safety/stalls")); }},
-      {"keys left", [](const json& r) { return integer(number_at(r, "/safety/keys_left")); }},
+      {"keys left", [](const json& r) {  // null: the lock's key is unknown, nothing was looked for
+         return r.value("/safety/keys_left"_json_pointer, json()).is_null() ? std::string("—")
+                                                                             : integer(number_at(r, "/safety/keys_left"));
+       }},
       {"counter exp/act", [](const json& r) {
          return integer(number_at(r, "/counter/expected")) + " / " + integer(number_at(r, "/counter/actual"));
        }},

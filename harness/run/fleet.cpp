@@ -37,6 +37,13 @@ std::function<LockResult(const LockConfig&, int client)> client_lock_maker(const
   };
 }
 
+std::vector<std::string> client_keys(const std::vector<RunLock>& locks, const std::string& key) {
+  std::vector<std::string> keys;
+  for (const auto& member : locks)
+    for (int i = 0; i < member.clients; ++i) keys.push_back(locked_key(member.lock, key));
+  return keys;
+}
+
 LockDescription run_description(const std::vector<RunLock>& locks) {
   if (locks.size() == 1) return locks.front().lock;
   LockDescription fleet;

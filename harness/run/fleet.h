@@ -20,6 +20,10 @@ namespace locklab::harness {
 // Client i's lock: the make of the run lock whose clients include i.
 std::function<LockResult(const LockConfig&, int client)> client_lock_maker(const std::vector<RunLock>& locks);
 
+// The Redis key client i's lock holds for the run's key (locked_key(): a
+// library may lock "mutex:K"), by client; "" where nobody named it.
+std::vector<std::string> client_keys(const std::vector<RunLock>& locks, const std::string& key);
+
 // The description the document names: the one lock, or a fleet's ("fleet",
 // its members in the summary, run_capabilities()).
 LockDescription run_description(const std::vector<RunLock>& locks);

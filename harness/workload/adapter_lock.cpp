@@ -215,7 +215,7 @@ Status AdapterLock::check_init(const Reply& reply) {
   if (text_at(j, "/type") != "init_ok" || text_at(j, "/library").empty()) {
     return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
   }
-  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}};
+  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key")};
   if (j.contains("capabilities") && j["capabilities"].is_object()) {
     for (const auto& [name, value] : j["capabilities"].items()) {
       if (value.is_boolean()) identity_.capabilities[name] = value.get<bool>();

@@ -41,6 +41,7 @@ struct AdapterIdentity {
   std::string version;
   std::string language;
   std::map<std::string, bool> capabilities;
+  std::string key;  // the Redis key it says it locks for init's key ("" = it did not say)
 };
 
 // The adapter's process and our end of its stdin/stdout (one socket pair, so
