@@ -151,9 +151,9 @@ class RawAdapter {
   json ask(json request) {
     request["id"] = next_id_++;
     if (!process_.send_line(request.dump() + "\n")) return json();
-    const auto deadline = Clock::now() + 5s;
+    harness::AwakeBound bound(5s);
     for (;;) {
-      auto line = process_.read_line(deadline);
+      auto line = process_.read_line(bound);
       if (!line) return json();
       json reply = json::parse(*line, nullptr, false);
       if (reply.value("type", "") != "event") return reply;

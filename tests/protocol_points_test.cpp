@@ -7,6 +7,8 @@
 // lock's code: this is how a library behind an adapter gets the same columns.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "fixtures/locklab_binary.h"
 #include "registry.h"
 #include "run/run.h"
+#include "workload/lock_catalog.h"
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
 
@@ -99,6 +102,55 @@ TEST(ProtocolPoints, SetnxExpiresCrashAtTheParkedExpireIsADeadlock) {
   expect_cell("setnx-expire", "expire-gap", "SETNX>EXPIRE",
               {"'s EXPIRE locklab:matrix 1 parked on its link to lock server 0 (resp:SETNX>EXPIRE)",
                "killed (SIGKILL, pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
+}
+
+// ---- a library behind an adapter at a protocol step point (review #14, #2) ---------
+
+bool python_redis_installed() {
+  return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0;
+}
+
+// An adapter run whose holder's release script parks for `ms` (when=holder: an
+// acquire's own scripts cannot match) and is let through after the pause.
+harness::RunOptions parked_release(const std::string& lock, int ttl_ms, int ms) {
+  harness::RunOptions options;
+  options.lock = lock;
+  options.clients = 3;
+  options.ops = 30;
+  options.ttl_ms = ttl_ms;
+  options.faults = {"holder-pause:at=resp:EVALSHA|EVAL:when=holder:ms=" + std::to_string(ms)};
+  return options;
+}
+
+void expect_safe_release_after_pause(const json& d) {
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"] << "\n" << fault_record(d).dump();
+  EXPECT_EQ(fault_record(d)["acted"], true) << fault_record(d).dump();
+  EXPECT_TRUE(record_says(fault_record(d), "let through: its pause is over")) << fault_record(d).dump();
+  EXPECT_EQ(d["totals"]["release_errors"], 0) << "a release answered after the pause is not an error: "
+                                              << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["failed_clients"], 0) << d["verdict_reasons"];
+}
+
+// redis-py's release script parked past its ttl: the compare-and-delete finds
+// another token (safe), and a pause longer than AdapterLock's 2 s margin is
+// not "did not answer release within 2000 ms": its bound counts no time the
+// client and its adapter were stopped (support/awake_time.h).
+TEST(ProtocolPoints, RedisPysReleaseParkedLongerThanTheMarginIsSafe) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto document = harness::measure(parked_release("ext:redis-py", 1000, 2500));
+  ASSERT_TRUE(document) << document.error().message;
+  expect_safe_release_after_pause(*document);
+}
+
+// A Node adapter's own bound on a release (protocol.js's ANSWER_MS, 1.5 s)
+// counts no stopped time either: a 1.7 s pause inside the lease is a release
+// that succeeded, not an error.
+TEST(ProtocolPoints, WarlocksReleaseParkedLongerThanItsAdaptersBoundIsAnswered) {
+  ASSERT_TRUE(std::filesystem::is_directory(harness::peers_dir() + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  auto document = harness::measure(parked_release("ext:node-redis-warlock", 3000, 1700));
+  ASSERT_TRUE(document) << document.error().message;
+  expect_safe_release_after_pause(*document);
 }
 
 // A pattern no request matches: the fault did not act, the run is error.

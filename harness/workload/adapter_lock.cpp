@@ -158,7 +158,7 @@ Status AdapterProcess::send_line(const std::string& line) {
   return Done{};
 }
 
-Result<std::string> AdapterProcess::read_line(steady_clock::time_point deadline) {
+Result<std::string> AdapterProcess::read_line(AwakeBound& bound) {
   for (;;) {
     if (const auto end = buffer_.find('\n'); end != std::string::npos) {
       std::string line = buffer_.substr(0, end);
@@ -166,10 +166,14 @@ Result<std::string> AdapterProcess::read_line(steady_clock::time_point deadline)
       return line;
     }
     if (buffer_.size() > kMaxLine) return Error{ErrorKind::protocol, "printed a line longer than 1 MiB"};
-    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+    // In steps: a step the process spent stopped counts as one step. Once the
+    // bound is spent, one last look that does not block (a reply that came
+    // while the process was stopped is in the socket already).
+    const milliseconds wait = bound.next_wait();
     pollfd ready{fd_, POLLIN, 0};
-    const int polled = left > 0 ? ::poll(&ready, 1, static_cast<int>(left)) : 0;
+    const int polled = ::poll(&ready, 1, static_cast<int>(wait.count()));
     if (polled < 0 && errno == EINTR) continue;
+    if (polled == 0 && !bound.spent()) continue;
     if (polled == 0) return Error{ErrorKind::timeout, "no answer"};
     char chunk[4096];
     const ssize_t n = polled > 0 ? ::read(fd_, chunk, sizeof chunk) : -1;
@@ -249,9 +253,9 @@ Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, mil
 
 // Reads until the reply to `id`, counting unasked events on the way.
 Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* what, milliseconds bound) {
-  const auto deadline = steady_clock::now() + bound;
+  AwakeBound awake(bound);
   for (;;) {
-    auto line = process_.read_line(deadline);
+    auto line = process_.read_line(awake);
     if (!line && line.error().kind == ErrorKind::timeout) {
       return broke(std::string("did not answer ") + what + " within " + std::to_string(bound.count()) + " ms", true);
     }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "lock.h"
+#include "support/awake_time.h"
 
 namespace locklab::harness {
 
@@ -62,8 +63,14 @@ class AdapterProcess {
   void end();
 
   Status send_line(const std::string& line);  // never blocks; fails if the adapter stopped reading
-  // The next line without its '\n'; ErrorKind::timeout at `deadline`, closed at EOF.
-  Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
+  // The next line without its '\n'; ErrorKind::timeout once `bound` is spent
+  // (a line already there is read first), closed at EOF. The bound counts no
+  // time the process was stopped (support/awake_time.h: a holder-pause).
+  Result<std::string> read_line(AwakeBound& bound);
+  Result<std::string> read_line(std::chrono::milliseconds bound) {
+    AwakeBound awake(bound);
+    return read_line(awake);
+  }
   // After EOF: "exited with status 3", "was killed by signal 9", or "closed its stdout".
   std::string exit_description();
   pid_t pid() const { return pid_; }  // kept after the child is reaped
