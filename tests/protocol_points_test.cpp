@@ -96,6 +96,31 @@ TEST(ProtocolPoints, RedlocksReleaseParkedOnEveryNodeIsSafe) {
               ":when=holder");
 }
 
+// A crash on a multi-node lock (review #14, the race of #3): Redlock's holder
+// dies as its release script parks on one node; its other links hold from
+// then, and all of them are dropped and reset once it is dead, so the release
+// reaches no node and its keys block everyone for a lease: the holder-crash
+// cell's class (liveness), as for a crash inside the section.
+TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) {
+  const Generation* redlock = find_generation("redlock");
+  ASSERT_NE(redlock, nullptr);
+  CellPlan plan = harness::plan_cell(*redlock, *harness::find_column("holder-crash"), /*quick=*/true);
+  plan.faults = {"holder-crash:at=resp:EVALSHA|EVAL:when=holder"};
+  plan.options.faults = plan.faults;
+  auto document = harness::measure(plan.options);
+  ASSERT_TRUE(document) << document.error().message;
+  const json& record = fault_record(*document);
+  EXPECT_EQ(record.at("acted"), true) << record.dump();
+  for (const auto& words : {"parked on its link to lock server ", "killed (SIGKILL, pid ", "dropped, its links reset"})
+    EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
+  EXPECT_FALSE(record_says(record, "not seen")) << record.dump();
+  EXPECT_EQ((*document)["totals"]["crashed_clients"], 1) << (*document)["totals"];
+  const auto expected = harness::expected_cell("redlock", "holder-crash");
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(harness::classify(*document), expected->expected)
+      << (*document)["verdict"] << " " << (*document)["verdict_reasons"] << "\n" << record.dump();
+}
+
 // The SETNX/EXPIRE gap: the EXPIRE parks, the client dies, the EXPIRE is
 // dropped: a key without a TTL that nobody ever frees.
 TEST(ProtocolPoints, SetnxExpiresCrashAtTheParkedExpireIsADeadlock) {
