@@ -111,7 +111,7 @@ TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) 
   ASSERT_TRUE(document) << document.error().message;
   const json& record = fault_record(*document);
   EXPECT_EQ(record.at("acted"), true) << record.dump();
-  for (const auto& words : {"parked on its link to lock server ", "killed (SIGKILL, pid ", "dropped, its links reset"})
+  for (const auto& words : {"parked on its link to lock server ", ": SIGKILL (pid ", "dropped, its links reset"})
     EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
   EXPECT_FALSE(record_says(record, "not seen")) << record.dump();
   EXPECT_EQ((*document)["totals"]["crashed_clients"], 1) << (*document)["totals"];
@@ -126,7 +126,7 @@ TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) 
 TEST(ProtocolPoints, SetnxExpiresCrashAtTheParkedExpireIsADeadlock) {
   expect_cell("setnx-expire", "expire-gap", "SETNX>EXPIRE",
               {"'s EXPIRE locklab:matrix 1 parked on its link to lock server 0 (resp:SETNX>EXPIRE)",
-               "killed (SIGKILL, pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
+               ": SIGKILL (pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
 }
 
 // ---- a library behind an adapter at a protocol step point (review #14, #2) ---------
