@@ -34,6 +34,16 @@ TEST(FaultSpec, KeysInAnyOrderAndTheWorkloadsOwnPoints) {
   EXPECT_EQ(spec->params.at("at"), "locklab:cs-exit") << "the ':' inside the point is rejoined";
   EXPECT_EQ(spec->text, "holder-pause:client=2:until=other-acquired:at=locklab:cs-exit");
   EXPECT_TRUE(parse_fault_spec("holder-crash"));
+  // A protocol step point's argument test may hold a ':' (resp_watch.h): rejoined too.
+  auto resp = parse_fault_spec("holder-pause:at=resp:EVAL~redis:call:ms=10");
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->params.at("at"), "resp:EVAL~redis:call");
+  EXPECT_EQ(resp->params.at("ms"), "10");
+  EXPECT_FALSE(fault_spec_problem("holder-pause:at=resp:EVAL~redis:call:ms=10"));
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.faults = {"holder-pause:at=resp:EVAL~redis:call:ms=10"};
+  EXPECT_TRUE(make_faults(options)) << "the pattern EVAL~redis:call parses";
 }
 
 TEST(FaultSpec, MalformedSpecsAreOneLineUsageErrors) {

@@ -1,5 +1,6 @@
 // The faults that act on client processes (docs/faults.md, "Process and client faults"):
-//   holder-crash  the holder dies (_exit, like SIGKILL: watchdog and all) at a step point
+//   holder-crash  the holder dies at a step point, like SIGKILL: its whole process group at
+//                 once (exit_with_group: watchdog, adapter and all), no release, no destructors
 //   holder-pause  the holder's whole process is SIGSTOPped by the coordinator, then SIGCONTed
 //                 after MS or once a condition holds (the GC pause)
 //   slow-holder   one critical section lasts MS, the process alive (its watchdog keeps renewing)
