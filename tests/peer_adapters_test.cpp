@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fixtures/masters_fixture.h"
+#include "servers/tcp_proxy.h"
 #include "support/conditions.h"
 #include "workload/adapter_lock.h"
 
@@ -456,6 +457,34 @@ TEST_F(RedisLockLateTest, TimedOutAcquiresLeaveOneLockCallNotOneEach) {
                         << calls("del") - dels_before - 2 << " more DELs";
   EXPECT_EQ(b->try_acquire(2000ms), Acquire::acquired) << b->last_error();
   EXPECT_EQ(b->release(), Release::released) << b->last_error();
+}
+
+// simple-redis-mutex's failAfter cannot stop an attempt already sent: when that
+// attempt wins after failAfter fired, the library drops its release function and
+// the lock stays for a ttl, held by nobody, after an answer of timed_out
+// (review #5). The replies reach b half a second late (a proxy), so an attempt
+// it sends once the holder's key expired wins after b's wait ran out.
+TEST_F(PeerFixture, SimpleRedisMutexGivesBackALockThatCameAfterItsWait) {
+  const Peer& mutex = peer_named("simple-redis-mutex");
+  require_installed(mutex);
+  if (HasFatalFailure()) return;
+  auto proxy = harness::TcpProxy::start(server(0).endpoint());
+  ASSERT_TRUE(proxy) << proxy.error().message;
+  LockConfig slow = config(10'000ms);
+  slow.servers = {server(0).connection_options()};
+  slow.servers[0].endpoint = (*proxy)->endpoint();
+  auto made = AdapterLock::create(mutex.argv, slow, 2);
+  ASSERT_TRUE(made) << made.error().message;
+  auto b = std::move(made).value();
+  // Once, at full speed: its connections, its subscriber and its release script are set up.
+  ASSERT_EQ(b->try_acquire(2000ms), Acquire::acquired) << b->last_error();
+  ASSERT_EQ(b->release(), Release::released) << b->last_error();
+  (*proxy)->set_mode(harness::Direction::server_to_client, harness::ProxyMode::delayed(500ms));
+  ASSERT_TRUE(admins_[0].command({"SET", lock_key(mutex.name), "someone", "PX", "50"}));
+  ASSERT_EQ(b->try_acquire(300ms), Acquire::timed_out) << b->last_error();
+  // b's late win must be given back: the key goes long before its 10 s lease.
+  EXPECT_TRUE(wait_until([&] { return !key_on_any_server(mutex); }, 6000ms, 10ms))
+      << "a lock taken after timed_out was left for its ttl (PTTL " << pttl(mutex) << " ms)";
 }
 
 // The catalog lists exactly the shipped adapters, each file small, executable
