@@ -207,6 +207,13 @@ TEST(ProtocolPoints, BadSpecsAreUsageErrors) {
       {"--mode thread --fault 'holder-crash:at=resp:DEL'", "needs --mode process"},
       {"--fault 'holder-crash:at=resp:DEL:when=later'", "when must be one of start|holder"},
       {"--fault 'holder-crash:at=locklab:cs-exit:when=holder'", "when= goes with at=resp:PATTERN"},
+      // One watch per link (review #8): a second protocol step point on the same client's links.
+      {"--fault 'holder-pause:at=resp:DEL:ms=10' --fault 'holder-crash:at=resp:GET'",
+       "holder-crash:at=resp:GET': a second protocol step point on every client's links"},
+      {"--fault 'holder-pause:at=resp:DEL:ms=10:client=1' --fault 'holder-crash:at=resp:GET:client=1'",
+       "holder-crash:at=resp:GET:client=1': a second protocol step point on client 1's links"},
+      {"--fault 'holder-pause:at=resp:DEL:ms=10' --fault 'holder-crash:at=resp:GET:client=0'",
+       "holder-crash:at=resp:GET:client=0': a second protocol step point on client 0's links"},
   };
   for (const auto& [args, words] : cases) {
     const Outcome outcome = run_locklab(run + args);
@@ -214,6 +221,9 @@ TEST(ProtocolPoints, BadSpecsAreUsageErrors) {
     EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << args << ": " << outcome.err;
     EXPECT_NE(outcome.err.find(words), std::string::npos) << args << ": " << outcome.err;
   }
+  const Outcome apart = run_locklab(run + "--fault 'holder-pause:at=resp:DEL:ms=10:client=0' "
+                                           "--fault 'holder-crash:at=resp:DEL:client=1'");
+  EXPECT_NE(apart.exit_code, 2) << "two clients' links, one watch each: " << apart.err;
   const Outcome local = run_locklab("run --lock local-mutex --fault 'holder-crash:at=resp:DEL'");
   EXPECT_EQ(local.exit_code, 2) << local.err;
   EXPECT_NE(local.err.find("needs a lock that uses Redis"), std::string::npos) << local.err;
