@@ -245,7 +245,9 @@ def self_test():
     with tempfile.TemporaryDirectory(prefix="locklab-fake-chromium-") as work:
         fake, pid_file = os.path.join(work, "chromium"), os.path.join(work, "pid")
         with open(fake, "w") as script:
-            script.write('#!/bin/sh\necho $$ > "%s"\nexec 4>&-\nexec sleep 60\n' % pid_file)
+            script.write('#!/bin/sh\necho $$ > "%s"\n'
+                         'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done\n'
+                         'exec sleep 60\n' % pid_file)
         os.chmod(fake, 0o755)
         profiles = set(pathlib.Path(tempfile.gettempdir()).glob("locklab-chromium-*"))
         try:
