@@ -440,6 +440,9 @@ class ProcessPool final : public ClientPool {
     // reaps it as a member of its client's group.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   }
+  // Only for this run: a matrix sweep or a test binary lives on, and an orphan
+  // of anything else must not become its unreaped zombie.
+  ~ProcessPool() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
   Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
     const pid_t pid = ::fork();
