@@ -145,6 +145,11 @@ TEST_F(AdapterLockTest, NotJsonAtInit) {
 
 TEST_F(AdapterLockTest, ExitsAtStart) { expect_create_fails({kBroken + "exits_at_start.py"}, "exited with status 3"); }
 
+// setsid() would take the adapter out of reach of a pause or a crash of its client.
+TEST_F(AdapterLockTest, LeavesTheClientsGroup) {
+  expect_create_fails({kBroken + "leaves_group.py"}, "left its client's process group");
+}
+
 TEST_F(AdapterLockTest, MissingProgram) { expect_create_fails({kBroken + "no_such_adapter"}, "could not start"); }
 
 // An adapter that fails after init: the call that sent the request returns

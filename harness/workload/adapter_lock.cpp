@@ -219,6 +219,11 @@ Status AdapterLock::check_init(const Reply& reply) {
   if (text_at(j, "/type") != "init_ok" || text_at(j, "/library").empty()) {
     return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
   }
+  // A pause or a crash acts on the client's process group: an adapter that left
+  // it (setsid) would keep running, and extending, through both.
+  if (const pid_t adapter = process_.pid(); adapter > 0 && ::getpgid(adapter) != ::getpgrp()) {
+    return broke("left its client's process group (setsid?): a pause or a crash would not reach it", true);
+  }
   identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key")};
   if (j.contains("capabilities") && j["capabilities"].is_object()) {
     for (const auto& [name, value] : j["capabilities"].items()) {
