@@ -108,6 +108,14 @@ class DistributedLock {
   // How many times a renewal found the lock gone while we believed we held it.
   virtual std::uint64_t leases_lost() const { return 0; }
   virtual std::optional<NodeTally> node_tally() const { return std::nullopt; }
+  // A lock whose client is beyond repair (a lock served by another process
+  // that misbehaved: an adapter, docs/adapters.md) says why in one line, and
+  // every later call fails at once; empty while it works. None of ours breaks.
+  virtual std::string broken() const { return {}; }
+  // Ends what the lock runs outside the calling process (an adapter: its
+  // stdin closed, then reaped), so nothing of it outlives its client; the lock
+  // answers nothing after. Ours run nothing outside: nothing to do.
+  virtual void close() {}
 
  protected:
   Acquire fail(Acquire outcome, std::string why) {

@@ -12,13 +12,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixtures/redis_fixture.h"
 #include "support/conditions.h"
+#include "support/process_control.h"
 #include "workload/adapter_lock.h"
 
 namespace locklab::testing {
@@ -142,6 +145,11 @@ TEST_F(AdapterLockTest, NotJsonAtInit) {
 
 TEST_F(AdapterLockTest, ExitsAtStart) { expect_create_fails({kBroken + "exits_at_start.py"}, "exited with status 3"); }
 
+// setsid() would take the adapter out of reach of a pause or a crash of its client.
+TEST_F(AdapterLockTest, LeavesTheClientsGroup) {
+  expect_create_fails({kBroken + "leaves_group.py"}, "left its client's process group");
+}
+
 TEST_F(AdapterLockTest, MissingProgram) { expect_create_fails({kBroken + "no_such_adapter"}, "could not start"); }
 
 // An adapter that fails after init: the call that sent the request returns
@@ -207,6 +215,56 @@ TEST_F(AdapterLockTest, CrashedClientTakesItsAdapter) {
   ::waitpid(client, nullptr, 0);
   EXPECT_TRUE(harness::wait_until([adapter] { return dead(adapter); }, 5000ms))
       << "adapter " << adapter << " outlived its client";
+}
+
+// The bound AdapterLock waits under: a gap longer than two steps (a stop)
+// counts as two steps; the bound is spent in steps of at most one, then says 0.
+TEST(AwakeBound, AGapCountsAsTwoStepsAndTheLastWaitIsZero) {
+  harness::AwakeBound bound(300ms);
+  EXPECT_LE(bound.next_wait(), harness::kAwakeStep);
+  std::this_thread::sleep_for(500ms);  // the gap under test, as a stopped process sees it
+  EXPECT_GT(bound.next_wait(), 0ms) << "a 500 ms gap spent a 300 ms bound";
+  EXPECT_FALSE(bound.spent());
+  EXPECT_TRUE(harness::wait_until([&] { return bound.next_wait() == 0ms; }, 5'000ms, 10ms));
+  EXPECT_TRUE(bound.spent());
+}
+
+// A SIGSTOP does not spend the client's bound (review #2): the client and its
+// adapter are stopped (a holder-pause stops its whole group) for longer than
+// the margin while a release is out, and the adapter answers only after both
+// are continued. Before support/awake_time.h the client's deadline ran out
+// during the stop and it reported "did not answer release" at once.
+TEST_F(AdapterLockTest, AStopLongerThanTheMarginDoesNotSpendTheBound) {
+  const std::string cue = ::testing::TempDir() + "locklab-cue-" + std::to_string(::getpid());
+  std::remove((cue + ".got").c_str());
+  std::remove((cue + ".go").c_str());
+  const pid_t client = ::fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) {  // a client process leading its group, its adapter in it (as the workload's)
+    ::setpgid(0, 0);
+    auto made = AdapterLock::create({kBroken + "answers_on_cue.py", cue}, config(), 1);  // margin 2 s
+    if (!made || (*made)->try_acquire(0ms) != Acquire::acquired) ::_exit(3);
+    ::_exit((*made)->release() == Release::released ? 0 : 1);
+  }
+  ::setpgid(client, client);
+  auto exists = [](const std::string& path) { return std::ifstream(path).good(); };
+  ASSERT_TRUE(harness::wait_until([&] { return exists(cue + ".got"); }, 10'000ms)) << "the release never arrived";
+  {
+    auto paused = harness::PausedProcess::pause(client);
+    ASSERT_TRUE(paused) << paused.error().message;
+    EXPECT_TRUE(paused->group());
+    const auto until = std::chrono::steady_clock::now() + 2'500ms;  // the stop: longer than the 2 s margin
+    harness::wait_until([&] { return std::chrono::steady_clock::now() >= until; }, 3'000ms, 10ms);
+  }  // SIGCONT to the group
+  // The answer comes 200 ms after the continue: the client must still be waiting for it.
+  harness::wait_until([] { return false; }, 200ms, 10ms);
+  std::ofstream(cue + ".go").put('\n');
+  int status = 0;
+  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  std::remove((cue + ".got").c_str());
+  std::remove((cue + ".go").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the release was not `released` (the bound ran out during the stop)";
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include "fixtures/run_documents.h"
 #include "run/run.h"
 #include "run/run_document.h"
+#include "redis/connection.h"
+#include "servers/redis_server.h"
 #include "support/process_control.h"
 
 namespace locklab::harness {
@@ -215,6 +217,122 @@ TEST_F(AdapterRun, ALiarIsAViolationNotAnError) {
   EXPECT_EQ(d["verdict"], "violation") << d["verdict_reasons"];
   EXPECT_GT(d["safety"]["overlaps"].get<long long>(), 0);
   EXPECT_EQ(d["adapters"]["ext:liar"]["library"], "liar");
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// ---- the key a library locks (review #1) ------------------------------------------
+// Four libraries lock another key than the run's K (docs/peers.md's table,
+// scripts/peers/catalog.json's `key`): what the harness reads, deletes and
+// watches must be theirs.
+
+void require_node_peers() {
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+}
+
+// The milliseconds from the SIGSTOP of a pause to its SIGCONT, and the SIGCONT's line.
+std::pair<double, std::string> pause_length(const json& fault) {
+  double stopped = -1;
+  for (const auto& event : fault["applied"]) {
+    const std::string what = event["what"];
+    if (what.rfind("SIGSTOP", 0) == 0 && stopped < 0) stopped = event["t_ms"];
+    if (what.rfind("SIGCONT", 0) == 0 && stopped >= 0) return {event["t_ms"].get<double>() - stopped, what};
+  }
+  return {-1, ""};
+}
+
+class LibraryKey : public AdapterRun, public ::testing::WithParamInterface<const char*> {};
+
+// until=expired waits for the library's key: the pause lasts (about) the
+// lease, not the few ms after which the run's K -- which nobody sets -- is
+// "gone" (it was 14 ms for redis-semaphore before the catalog's key).
+TEST_P(LibraryKey, UntilExpiredWaitsForTheKeyTheLibraryLocks) {
+  require_node_peers();
+  const std::string lock = std::string("ext:") + GetParam();
+  const auto run = run_locklab("run --lock " + lock + " --ttl 500 --clients 3 --ops 30 --fault holder-pause:until=expired"
+                               " --json " + path("k.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("k.json");
+  const auto [ms, line] = pause_length(d["faults"][0]);
+  EXPECT_NE(line.find("the key expired"), std::string::npos) << d["faults"];
+  EXPECT_GE(ms, 250) << "the pause ended before the library's key (ttl 500 ms) could expire: " << d["faults"];
+}
+
+INSTANTIATE_TEST_SUITE_P(Adapters, LibraryKey,
+                         ::testing::Values("redis-semaphore", "redis-lock", "node-redis-warlock", "simple-redis-mutex"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+// The clean slate deletes the library's key, and the keys left are counted
+// on it: a stale mutex:K without expiry on a --redis server would otherwise
+// block every acquisition, and a crashed holder's mutex:K would not be seen.
+TEST_F(AdapterRun, TheCleanSlateAndTheKeysLeftAreTheLibrarysKey) {
+  require_node_peers();
+  auto server = RedisServer::start();
+  ASSERT_TRUE(server) << server.error().message;
+  auto admin = redis::Connection::connect((*server)->connection_options());
+  ASSERT_TRUE(admin) << admin.error().message;
+  ASSERT_TRUE(admin->command({"SET", "mutex:k", "stale, no expiry"}));
+  const std::string redis = " --redis " + (*server)->connection_options().endpoint.to_string() + " --key k";
+  const auto clean = run_locklab("run --lock ext:redis-semaphore --clients 2 --ops 10 --wait 300" + redis +
+                                 " --json " + path("clean.json"));
+  ASSERT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_EQ(result("clean.json")["totals"]["acquired"], 10) << "the stale mutex:k was not deleted first";
+
+  // The holder dies holding mutex:k (ttl 20 s) and the run ends after 1 s: the key is left.
+  const auto crashed = run_locklab("run --lock ext:redis-semaphore --clients 2 --duration 1 --ttl 20000 --wait 200"
+                                   " --fault holder-crash" + redis + " --json " + path("crash.json"));
+  ASSERT_NE(crashed.exit_code, 2) << crashed.out << crashed.err;
+  const json d = result("crash.json");
+  EXPECT_EQ(d["safety"]["keys_left"], 1) << "the crashed holder's mutex:k was not counted";
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 0);
+}
+
+// An adapter that is not shipped says its key in init_ok (redis_py.py does),
+// or the faults that read the key are refused before any client starts.
+TEST_F(AdapterRun, AFaultThatReadsTheKeyNeedsAnAdapterThatNamesIt) {
+  const std::string marker = fresh_marker();
+  const auto refused = run_locklab("run --lock ext:liar --adapter '" + std::string(kPython) + " " + kAdapters +
+                                   "/liar.py " + marker + "' --ops 20 --fault holder-pause:until=expired");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_EQ(refused.err, "locklab: --fault holder-pause:until=expired: reads the lock's key on its servers, and "
+                         "ext:liar (" + std::string(kPython) + " " + kAdapters + "/liar.py " + marker +
+                         ") names none (an adapter says the key it locks in its init_ok's \"key\": "
+                         "docs/adapters.md)\n");
+  EXPECT_TRUE(processes_with(marker).empty());
+
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const auto named = run_locklab("run --lock ext:mine --adapter '" + std::string(kPython) + " " + kRedisPy + " " +
+                                 marker + "' --clients 3 --ops 30 --ttl 400 --fault holder-pause:until=expired"
+                                 " --json " + path("named.json"));
+  ASSERT_EQ(named.exit_code, 0) << named.out << named.err;
+  const auto [ms, line] = pause_length(result("named.json")["faults"][0]);
+  EXPECT_NE(line.find("the key expired"), std::string::npos) << line;
+  EXPECT_GE(ms, 200) << line;
+}
+
+// A shipped adapter whose init_ok names another key than its catalog entry: error, one line.
+TEST_F(AdapterRun, AKeyInInitOkThatDisagreesWithTheCatalogIsAnError) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const json catalog = {{"schema", "locklab.peers/1"},
+                        {"peers", {{{"name", "redis-py"},
+                                    {"key", "mutex:{key}"},
+                                    {"adapter", {kPython, kRedisPy, marker}},
+                                    {"capabilities", {{"expires", true}, {"owner_checked_release", true}}}}}}};
+  std::ofstream(path("catalog.json")) << catalog.dump();
+  ::setenv("LOCKLAB_PEERS_DIR", scratch_.str().c_str(), 1);
+  const auto run = run_locklab("run --lock ext:redis-py --clients 2 --ops 20 --json " + path("c.json"));
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("c.json");
+  ASSERT_EQ(d["verdict"], "error");
+  EXPECT_EQ(d["verdict_reasons"][0], "adapter ext:redis-py: its init_ok says it locks 'locklab:lock', " +
+                                         scratch_.str() + "/catalog.json says 'mutex:{key}' ('mutex:locklab:lock')");
+  EXPECT_EQ(d["totals"]["attempts"], 0);
   EXPECT_TRUE(processes_with(marker).empty());
 }
 

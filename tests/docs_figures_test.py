@@ -198,6 +198,9 @@ def main():
         print(line, file=sys.stderr)
     if problems:
         return 1
+    if marks == 0:  # a renamed mark or a lost file must not pass as "nothing to check"
+        print("docs figures: no marked figure found in the docs", file=sys.stderr)
+        return 1
     print("docs figures: %d marked figures agree with results/" % marks)
     return 0
 

@@ -34,6 +34,16 @@ TEST(FaultSpec, KeysInAnyOrderAndTheWorkloadsOwnPoints) {
   EXPECT_EQ(spec->params.at("at"), "locklab:cs-exit") << "the ':' inside the point is rejoined";
   EXPECT_EQ(spec->text, "holder-pause:client=2:until=other-acquired:at=locklab:cs-exit");
   EXPECT_TRUE(parse_fault_spec("holder-crash"));
+  // A protocol step point's argument test may hold a ':' (resp_watch.h): rejoined too.
+  auto resp = parse_fault_spec("holder-pause:at=resp:EVAL~redis:call:ms=10");
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->params.at("at"), "resp:EVAL~redis:call");
+  EXPECT_EQ(resp->params.at("ms"), "10");
+  EXPECT_FALSE(fault_spec_problem("holder-pause:at=resp:EVAL~redis:call:ms=10"));
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.faults = {"holder-pause:at=resp:EVAL~redis:call:ms=10"};
+  EXPECT_TRUE(make_faults(options)) << "the pattern EVAL~redis:call parses";
 }
 
 TEST(FaultSpec, MalformedSpecsAreOneLineUsageErrors) {
@@ -120,6 +130,41 @@ TEST(FaultSet, NeedsAreTheUnionOfItsMembers) {
   (*faults)->add(std::make_unique<NeedsOwnServers>());
   EXPECT_TRUE((*faults)->needs().own_servers);
   EXPECT_EQ((*faults)->record().size(), 2u) << "one record per fault";
+}
+
+// Which faults read the lock's key (refused for a lock whose key is unknown: review #1).
+TEST(FaultSet, TheFaultsThatReadTheLockKeySaySo) {
+  RunOptions options;
+  options.lock = "redlock";
+  options.clients = 3;
+  for (const auto& [spec, reads] : std::vector<std::pair<std::string, bool>>{
+           {"holder-pause:until=expired", true},
+           {"holder-pause:until=other-acquired", false},
+           {"holder-pause:ms=100", false},
+           {"holder-pause:at=resp:EVALSHA:until=expired", true},
+           {"holder-crash", false},
+           {"net:mode=cut:at=acquire", true},
+           {"net:mode=cut", false},
+           {"node-crash", true},
+           {"node-crash:when=start", false},
+           {"clock-jump", true}}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    ASSERT_TRUE(faults) << spec << ": " << faults.error().message;
+    EXPECT_EQ((*faults)->needs().lock_key, reads) << spec;
+  }
+}
+
+// Each client's lock key (a fleet's members may lock different keys), and every known key once.
+TEST(NemesisContext, EachClientsLockKeyAndEveryKeyOnce) {
+  NemesisContext context;
+  context.key = "k";
+  EXPECT_EQ(lock_key_of(context, 2), "k") << "no client keys: every lock holds the run's key";
+  EXPECT_EQ(lock_keys(context), std::vector<std::string>{"k"});
+  context.client_keys = {"k", "mutex:k", "mutex:k", ""};
+  EXPECT_EQ(lock_key_of(context, 1), "mutex:k");
+  EXPECT_EQ(lock_key_of(context, 3), "") << "unknown";
+  EXPECT_EQ(lock_keys(context), (std::vector<std::string>{"k", "mutex:k"}));
 }
 
 TEST(FaultRegistry, RandomScheduleIsAFunctionOfTheSeed) {

@@ -148,6 +148,33 @@ TEST(Report, TheReasonsHeadingOnlyAboveReasons) {
   EXPECT_NE(with.find("- **no-lock**: 1 overlapping", heading), std::string::npos) << with;
 }
 
+// An adapter's lock commands go from the adapter's process, which the client's
+// counters do not see (review #6): its row's client round trips would be the
+// counter's GET/SET alone, so RT/acq says "—"; srv cmds/acq (the servers' own
+// count) stays, and the legends say so.
+TEST(Report, AnAdaptersRowHasNoClientRoundTrips) {
+  json generation = complete_document("lua-safe-delete");
+  generation["cost"]["round_trips_per_acquisition"] = 5.7;
+  generation["cost"]["server_commands_per_acquisition"] = 5.7;
+  json adapter = complete_document("ext:redis-py");
+  adapter["cost"]["round_trips_per_acquisition"] = 2.0;
+  adapter["cost"]["server_commands_per_acquisition"] = 4.9;
+  adapter["adapters"]["ext:redis-py"] = {{"noop_us", {{"p50", 20}, {"p99", 90}}}};
+  const std::string markdown = markdown_report({generation, adapter});
+  const auto row = markdown.find("| ext:redis-py | violation |");
+  ASSERT_NE(row, std::string::npos) << markdown;
+  const std::string line = markdown.substr(row, markdown.find('\n', row) - row);
+  EXPECT_EQ(line.find(" 2.0 |"), std::string::npos) << "the harness's own GET/SET shown as the lock's round trips: "
+                                                     << line;
+  EXPECT_NE(line.find(" — | 4.9 |"), std::string::npos) << line;
+  EXPECT_NE(markdown.find("| lua-safe-delete | violation |"), std::string::npos);
+  EXPECT_NE(markdown.find(" 5.7 | 5.7 |"), std::string::npos) << "a generation's row keeps its round trips";
+  EXPECT_EQ(markdown.find("included in every figure"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("RT/acq is — for a lock behind an adapter"), std::string::npos) << markdown;
+  const std::string html = html_report({generation, adapter});
+  EXPECT_NE(html.find("RT/acq is — for a lock behind an adapter"), std::string::npos);
+}
+
 TEST(Report, EscapesNamesInHtml) {
   const std::string html = html_report({complete_document("<script>")});
   EXPECT_EQ(html.find("<script>"), std::string::npos);

@@ -7,6 +7,8 @@
 // lock's code: this is how a library behind an adapter gets the same columns.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "fixtures/locklab_binary.h"
 #include "registry.h"
 #include "run/run.h"
+#include "workload/lock_catalog.h"
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
 
@@ -93,12 +96,86 @@ TEST(ProtocolPoints, RedlocksReleaseParkedOnEveryNodeIsSafe) {
               ":when=holder");
 }
 
+// A crash on a multi-node lock (review #14, the race of #3): Redlock's holder
+// dies as its release script parks on one node; its other links hold from
+// then, and all of them are dropped and reset once it is dead, so the release
+// reaches no node and its keys block everyone for a lease: the holder-crash
+// cell's class (liveness), as for a crash inside the section.
+TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) {
+  const Generation* redlock = find_generation("redlock");
+  ASSERT_NE(redlock, nullptr);
+  CellPlan plan = harness::plan_cell(*redlock, *harness::find_column("holder-crash"), /*quick=*/true);
+  plan.faults = {"holder-crash:at=resp:EVALSHA|EVAL:when=holder"};
+  plan.options.faults = plan.faults;
+  auto document = harness::measure(plan.options);
+  ASSERT_TRUE(document) << document.error().message;
+  const json& record = fault_record(*document);
+  EXPECT_EQ(record.at("acted"), true) << record.dump();
+  for (const auto& words : {"parked on its link to lock server ", ": SIGKILL (pid ", "dropped, its links reset"})
+    EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
+  EXPECT_FALSE(record_says(record, "not seen")) << record.dump();
+  EXPECT_EQ((*document)["totals"]["crashed_clients"], 1) << (*document)["totals"];
+  const auto expected = harness::expected_cell("redlock", "holder-crash");
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(harness::classify(*document), expected->expected)
+      << (*document)["verdict"] << " " << (*document)["verdict_reasons"] << "\n" << record.dump();
+}
+
 // The SETNX/EXPIRE gap: the EXPIRE parks, the client dies, the EXPIRE is
 // dropped: a key without a TTL that nobody ever frees.
 TEST(ProtocolPoints, SetnxExpiresCrashAtTheParkedExpireIsADeadlock) {
   expect_cell("setnx-expire", "expire-gap", "SETNX>EXPIRE",
               {"'s EXPIRE locklab:matrix 1 parked on its link to lock server 0 (resp:SETNX>EXPIRE)",
-               "killed (SIGKILL, pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
+               ": SIGKILL (pid ", "its parked EXPIRE locklab:matrix 1 dropped, its links reset"});
+}
+
+// ---- a library behind an adapter at a protocol step point (review #14, #2) ---------
+
+bool python_redis_installed() {
+  return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0;
+}
+
+// An adapter run whose holder's release script parks for `ms` (when=holder: an
+// acquire's own scripts cannot match) and is let through after the pause.
+harness::RunOptions parked_release(const std::string& lock, int ttl_ms, int ms) {
+  harness::RunOptions options;
+  options.lock = lock;
+  options.clients = 3;
+  options.ops = 30;
+  options.ttl_ms = ttl_ms;
+  options.faults = {"holder-pause:at=resp:EVALSHA|EVAL:when=holder:ms=" + std::to_string(ms)};
+  return options;
+}
+
+void expect_safe_release_after_pause(const json& d) {
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"] << "\n" << fault_record(d).dump();
+  EXPECT_EQ(fault_record(d)["acted"], true) << fault_record(d).dump();
+  EXPECT_TRUE(record_says(fault_record(d), "let through: its pause is over")) << fault_record(d).dump();
+  EXPECT_EQ(d["totals"]["release_errors"], 0) << "a release answered after the pause is not an error: "
+                                              << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["failed_clients"], 0) << d["verdict_reasons"];
+}
+
+// redis-py's release script parked past its ttl: the compare-and-delete finds
+// another token (safe), and a pause longer than AdapterLock's 2 s margin is
+// not "did not answer release within 2000 ms": its bound counts no time the
+// client and its adapter were stopped (support/awake_time.h).
+TEST(ProtocolPoints, RedisPysReleaseParkedLongerThanTheMarginIsSafe) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  auto document = harness::measure(parked_release("ext:redis-py", 1000, 2500));
+  ASSERT_TRUE(document) << document.error().message;
+  expect_safe_release_after_pause(*document);
+}
+
+// A Node adapter's own bound on a release (protocol.js's ANSWER_MS, 1.5 s)
+// counts no stopped time either: a 1.7 s pause inside the lease is a release
+// that succeeded, not an error.
+TEST(ProtocolPoints, WarlocksReleaseParkedLongerThanItsAdaptersBoundIsAnswered) {
+  ASSERT_TRUE(std::filesystem::is_directory(harness::peers_dir() + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  auto document = harness::measure(parked_release("ext:node-redis-warlock", 3000, 1700));
+  ASSERT_TRUE(document) << document.error().message;
+  expect_safe_release_after_pause(*document);
 }
 
 // A pattern no request matches: the fault did not act, the run is error.
@@ -130,6 +207,13 @@ TEST(ProtocolPoints, BadSpecsAreUsageErrors) {
       {"--mode thread --fault 'holder-crash:at=resp:DEL'", "needs --mode process"},
       {"--fault 'holder-crash:at=resp:DEL:when=later'", "when must be one of start|holder"},
       {"--fault 'holder-crash:at=locklab:cs-exit:when=holder'", "when= goes with at=resp:PATTERN"},
+      // One watch per link (review #8): a second protocol step point on the same client's links.
+      {"--fault 'holder-pause:at=resp:DEL:ms=10' --fault 'holder-crash:at=resp:GET'",
+       "holder-crash:at=resp:GET': a second protocol step point on every client's links"},
+      {"--fault 'holder-pause:at=resp:DEL:ms=10:client=1' --fault 'holder-crash:at=resp:GET:client=1'",
+       "holder-crash:at=resp:GET:client=1': a second protocol step point on client 1's links"},
+      {"--fault 'holder-pause:at=resp:DEL:ms=10' --fault 'holder-crash:at=resp:GET:client=0'",
+       "holder-crash:at=resp:GET:client=0': a second protocol step point on client 0's links"},
   };
   for (const auto& [args, words] : cases) {
     const Outcome outcome = run_locklab(run + args);
@@ -137,6 +221,9 @@ TEST(ProtocolPoints, BadSpecsAreUsageErrors) {
     EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << args << ": " << outcome.err;
     EXPECT_NE(outcome.err.find(words), std::string::npos) << args << ": " << outcome.err;
   }
+  const Outcome apart = run_locklab(run + "--fault 'holder-pause:at=resp:DEL:ms=10:client=0' "
+                                           "--fault 'holder-crash:at=resp:DEL:client=1'");
+  EXPECT_NE(apart.exit_code, 2) << "two clients' links, one watch each: " << apart.err;
   const Outcome local = run_locklab("run --lock local-mutex --fault 'holder-crash:at=resp:DEL'");
   EXPECT_EQ(local.exit_code, 2) << local.err;
   EXPECT_NE(local.err.find("needs a lock that uses Redis"), std::string::npos) << local.err;

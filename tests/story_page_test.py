@@ -17,6 +17,7 @@ library), and checks on each page that:
     and threw no script error.
 
     story_page_test.py [--screenshot DIR] PAGE.html...   (or a directory of pages)
+    story_page_test.py --self-test    (a Chromium that breaks at start leaves no process, no profile)
 
 Exit 0 when every page passes, 1 when one fails or Chromium is missing.
 """
@@ -53,28 +54,39 @@ class Browser:
         self.from_browser, from_browser_w = os.pipe()
         # The pipe protocol reads commands on fd 3 and writes on fd 4: the shell puts them there.
         script = 'exec "$0" "$@" 3<&%d 4>&%d' % (to_browser_r, from_browser_w)
-        self.process = subprocess.Popen(
-            ["sh", "-c", script, chromium, *CHROMIUM_FLAGS, "--user-data-dir=" + self.profile, "about:blank"],
-            pass_fds=(to_browser_r, from_browser_w), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.process = subprocess.Popen(
+                ["sh", "-c", script, chromium, *CHROMIUM_FLAGS, "--user-data-dir=" + self.profile, "about:blank"],
+                pass_fds=(to_browser_r, from_browser_w), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except BaseException:
+            for fd in (to_browser_r, from_browser_w, self.to_browser, self.from_browser):
+                os.close(fd)
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
         os.close(to_browser_r)
         os.close(from_browser_w)
         self.buffer = b""
         self.next_id = 0
         self.events = []
-        targets = self.call("Target.getTargets")["targetInfos"]
-        page = next(t for t in targets if t["type"] == "page")
-        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Network"):
-            self.call(domain + ".enable", session=True)
+        try:  # a browser that does not get this far leaves no process and no profile behind
+            targets = self.call("Target.getTargets")["targetInfos"]
+            page = next(t for t in targets if t["type"] == "page")
+            self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+            for domain in ("Page", "Runtime", "Network"):
+                self.call(domain + ".enable", session=True)
+        except BaseException:
+            self.close(graceful=False)
+            raise
 
-    def close(self):
+    def close(self, graceful=True):
+        if graceful:
+            try:
+                self.call("Browser.close")
+            except Exception:
+                pass
         try:
-            self.call("Browser.close")
-        except Exception:
-            pass
-        try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=10 if graceful else 0.5)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -227,11 +239,46 @@ def pages_of(arguments):
     return pages
 
 
+def self_test():
+    """A Chromium that breaks at start -- it closes its DevTools pipe, then lingers --
+    makes Browser() raise, and leaves neither its process nor its profile behind."""
+    with tempfile.TemporaryDirectory(prefix="locklab-fake-chromium-") as work:
+        fake, pid_file = os.path.join(work, "chromium"), os.path.join(work, "pid")
+        with open(fake, "w") as script:
+            script.write('#!/bin/sh\necho $$ > "%s"\n'
+                         'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done\n'
+                         'exec sleep 60\n' % pid_file)
+        os.chmod(fake, 0o755)
+        profiles = set(pathlib.Path(tempfile.gettempdir()).glob("locklab-chromium-*"))
+        try:
+            Browser(fake).close()
+            return "Browser() took a Chromium that closed its DevTools pipe"
+        except Failure:
+            pass
+        pid = int(open(pid_file).read())
+        try:
+            os.kill(pid, 0)
+            os.kill(pid, 9)
+            return "the broken Chromium (pid %d) was left running" % pid
+        except ProcessLookupError:
+            pass
+        left = set(pathlib.Path(tempfile.gettempdir()).glob("locklab-chromium-*")) - profiles
+        if left:
+            return "its profile was left: " + " ".join(str(path) for path in left)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--screenshot", type=pathlib.Path, help="write each page mid-story as DIR/<page>.png")
-    parser.add_argument("pages", nargs="+", help="pages, or directories of pages")
+    parser.add_argument("--self-test", action="store_true", help="a Chromium that breaks at start leaves nothing")
+    parser.add_argument("pages", nargs="*", help="pages, or directories of pages")
     options = parser.parse_args()
+    if options.self_test:
+        problem = self_test()
+        print("story_page_test --self-test: " + (problem or "PASS: nothing left by a Chromium that broke at start"),
+              file=sys.stderr if problem else sys.stdout)
+        return 1 if problem else 0
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         print("story_page_test: chromium is not installed (Debian package `chromium`; scripts/setup installs it)",
@@ -244,7 +291,11 @@ def main():
     if options.screenshot:
         options.screenshot.mkdir(parents=True, exist_ok=True)
     failed = 0
-    browser = Browser(chromium)
+    try:
+        browser = Browser(chromium)
+    except (Failure, OSError) as failure:
+        print("story_page_test: Chromium (%s) did not start: %s" % (chromium, failure), file=sys.stderr)
+        return 1
     try:
         for page in pages:
             try:

@@ -63,6 +63,7 @@ std::int64_t unconfirmed_writes(const std::vector<CsRecord>& records);
 struct KeysLeft {
   int keys = 0;          // servers still holding the lock key
   int without_ttl = 0;   // ... with no expiry (PTTL -1): nothing will ever free it
+  bool looked = true;    // false: the lock's key is unknown (an adapter that named none): not looked for
 };
 
 struct SafetyInput {

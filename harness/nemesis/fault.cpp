@@ -10,6 +10,7 @@ FaultNeeds& FaultNeeds::operator|=(const FaultNeeds& other) {
   client_proxies = client_proxies || other.client_proxies;
   clock_shim = clock_shim || other.clock_shim;
   process_clients = process_clients || other.process_clients;
+  lock_key = lock_key || other.lock_key;
   return *this;
 }
 

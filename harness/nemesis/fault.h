@@ -30,6 +30,9 @@ struct FaultNeeds {
   bool client_proxies = false;      // every client -> every lock server through its own TcpProxy
   bool clock_shim = false;          // lock servers under the clock shim
   bool process_clients = false;     // stops or kills a client: --mode process only
+  // Reads the lock's key on its servers (until=expired, the holder's nodes,
+  // whether an acquire took the lock): refused for a lock whose key is unknown.
+  bool lock_key = false;
 
   FaultNeeds& operator|=(const FaultNeeds& other);
 };

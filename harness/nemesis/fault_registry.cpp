@@ -1,6 +1,7 @@
 #include "nemesis/fault_registry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 #include <random>
 
@@ -246,6 +247,25 @@ std::optional<std::string> name_and_keys_problem(const FaultSpec& spec, const Fa
   return std::nullopt;
 }
 
+// A link has one protocol watch (servers/tcp_proxy.h, arm_watch): a second
+// at=resp: fault on the same client's links would replace the first one's
+// watch, and a release or drop of either would end both. Refused, one line.
+std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watched) {
+  if (!spec.has("at") || !is_protocol_point(spec.params.at("at"))) return std::nullopt;
+  int client = -1;
+  if (spec.has("client")) {
+    const std::string& text = spec.params.at("client");
+    std::from_chars(text.data(), text.data() + text.size(), client);
+  }
+  for (const int other : watched)
+    if (other < 0 || client < 0 || other == client)
+      return fault_error(spec, "a second protocol step point on " +
+                                   (client < 0 ? std::string("every client") : "client " + std::to_string(client)) +
+                                   "'s links (a link has one watch: one at=resp: fault per client)");
+  watched.push_back(client);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> fault_spec_problem(const std::string& text) {
@@ -262,11 +282,13 @@ Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const FaultEnv&
 
 Result<std::unique_ptr<FaultSet>> make_faults(const std::vector<std::string>& specs, const FaultEnv& options) {
   auto set = std::make_unique<FaultSet>();
+  std::vector<int> watched;  // the clients whose links a protocol step point watches (-1: every client)
   for (const auto& text : specs) {
     auto spec = parse_fault_spec(text);
     if (!spec) return spec.error();
     auto fault = make_fault(*spec, options);
     if (!fault) return fault.error();
+    if (auto second = second_watch(*spec, watched)) return *second;  // the client= is checked by now
     set->add(std::move(fault).value());
   }
   return set;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <thread>
@@ -26,6 +27,19 @@ bool parse_int(std::string_view text, int& out) {
 }
 
 }  // namespace
+
+const std::string& lock_key_of(const NemesisContext& context, int client) {
+  const auto index = static_cast<std::size_t>(client);
+  return client >= 0 && index < context.client_keys.size() ? context.client_keys[index] : context.key;
+}
+
+std::vector<std::string> lock_keys(const NemesisContext& context) {
+  if (context.client_keys.empty()) return {context.key};
+  std::vector<std::string> keys;
+  for (const auto& key : context.client_keys)
+    if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  return keys;
+}
 
 std::optional<PauseRule::Until> parse_pause_until(std::string_view word) {
   if (word == "expired") return PauseRule::Until::expired;

@@ -55,10 +55,19 @@ struct NemesisContext {
   std::function<int()> current_holder;              // client index inside its critical section, or -1
   std::chrono::steady_clock::time_point started{};  // the barrier opened
   const SharedHistory* history = nullptr;           // what the clients did so far (conditions on it)
-  std::string key;                                  // the lock key
+  std::string key;                                  // the run's key (--key), as given to the locks
   std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
   Topology* topology = nullptr;                     // own servers: fronts, client links, replica (servers/lock_topology.h)
+  // The Redis key client i's lock holds for `key` (a library may lock
+  // another: "mutex:K"; workload/lock_catalog.h, locked_key()); "" where it
+  // is unknown. Empty: every client's lock holds `key` itself.
+  std::vector<std::string> client_keys;
 };
+
+// The Redis key client `client`'s lock holds (client_keys, else `key`).
+const std::string& lock_key_of(const NemesisContext& context, int client);
+// Every known Redis key the run's locks hold, each once, in client order.
+std::vector<std::string> lock_keys(const NemesisContext& context);
 
 class Nemesis {
  public:

@@ -71,6 +71,7 @@ class NetFault final : public GatedFault {
   FaultNeeds needs() const override {
     FaultNeeds needs;
     needs.client_proxies = true;
+    needs.lock_key = phase_ == Phase::acquire;  // took_server()
     return needs;
   }
   milliseconds allowance(milliseconds ttl) const override { return 2 * long_patience(ttl) + ms_; }
@@ -151,7 +152,7 @@ class NetFault final : public GatedFault {
   // within its node timeout, a window a coordinator tick can miss on a loaded
   // machine.
   bool took_server(NemesisContext& context, std::size_t j) {
-    if (probes_[j].exists(context.key).value_or(false)) return true;
+    if (probes_[j].exists(lock_key_of(context, client_)).value_or(false)) return true;
     const auto calls = set_calls(probes_[j]);
     return calls && set_calls_before_[j] >= 0 && *calls > set_calls_before_[j];
   }

@@ -52,11 +52,13 @@ class Blockers {
     for (std::size_t j = from_; j < context.endpoints.size(); ++j) {
       auto connection = redis::Connection::connect(context.endpoints[j]);
       if (!connection) continue;
-      if (on)
-        (void)connection->command({"SET", context.key, kBlocker});
-      else
-        (void)connection->command({"EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-                                   "1", context.key, kBlocker});
+      for (const auto& key : lock_keys(context)) {  // every lock of a fleet is kept off
+        if (on)
+          (void)connection->command({"SET", key, kBlocker});
+        else
+          (void)connection->command({"EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+                                     "1", key, kBlocker});
+      }
     }
   }
   std::size_t from_;
@@ -64,12 +66,12 @@ class Blockers {
 };
 
 // Lock servers where the holder's key is (present and not a blocker), in node order.
-std::vector<std::size_t> holder_nodes(const NemesisContext& context) {
+std::vector<std::size_t> holder_nodes(const NemesisContext& context, int holder) {
   std::vector<std::size_t> nodes;
   for (std::size_t j = 0; j < context.endpoints.size(); ++j) {
     auto connection = redis::Connection::connect(context.endpoints[j]);
     if (!connection) continue;
-    auto value = connection->command({"GET", context.key});
+    auto value = connection->command({"GET", lock_key_of(context, holder)});
     if (value && value->is_string() && std::string(value->text()) != kBlocker) nodes.push_back(j);
   }
   return nodes;
@@ -157,6 +159,11 @@ class ParkedHolderFault : public GatedFault {
       : GatedFault(std::move(spec), std::string(kCsEnter), -1), ttl_(ttl), blockers_(holder_nodes) {}
 
   milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
+  FaultNeeds needs() const override {
+    FaultNeeds needs;
+    needs.lock_key = true;  // the blockers and the holder's nodes are its lock's key
+    return needs;
+  }
 
  protected:
   // Acts on the servers while `holder` is parked; true: it stays parked while the watch runs.
@@ -210,6 +217,11 @@ class NodeCrashFault final : public ParkedHolderFault {
       : ParkedHolderFault(std::move(spec), holder_nodes, ttl), count_(nodes), restart_(restart), at_start_(at_start) {}
 
   StepHook client_step_hook(int client) override { return at_start_ ? StepHook{} : gate_.hook(client); }
+  FaultNeeds needs() const override {
+    FaultNeeds needs = ParkedHolderFault::needs();
+    needs.lock_key = !at_start_;  // when=start kills the first nodes, whoever holds what
+    return needs;
+  }
 
   void before_run(NemesisContext& context) override {
     if (topology(context) == nullptr) return note(context, "no topology: nothing done");
@@ -229,8 +241,8 @@ class NodeCrashFault final : public ParkedHolderFault {
 
  private:
   // The holder's nodes first, then the others.
-  bool act(NemesisContext& context, int) override {
-    std::vector<std::size_t> victims = holder_nodes(context);
+  bool act(NemesisContext& context, int holder) override {
+    std::vector<std::size_t> victims = holder_nodes(context, holder);
     for (std::size_t j = 0; j < context.endpoints.size(); ++j)
       if (std::find(victims.begin(), victims.end(), j) == victims.end()) victims.push_back(j);
     victims.resize(std::min(victims.size(), count_));
@@ -329,7 +341,7 @@ class ClockJumpFault final : public ParkedHolderFault {
       : ParkedHolderFault(std::move(spec), holder_nodes, ttl), node_(node), offset_(offset) {}
 
   FaultNeeds needs() const override {
-    FaultNeeds needs;
+    FaultNeeds needs = ParkedHolderFault::needs();
     needs.clock_shim = true;
     return needs;
   }
@@ -344,7 +356,7 @@ class ClockJumpFault final : public ParkedHolderFault {
  private:
   bool act(NemesisContext& context, int holder) override {
     jumped_ = true;
-    const auto held = holder_nodes(context);
+    const auto held = holder_nodes(context, holder);
     const bool in_majority = std::find(held.begin(), held.end(), node_) != held.end();
     auto jumped = jump_clock(topology(context)->server(node_), offset_);
     if (!jumped) {

@@ -120,7 +120,7 @@ std::optional<std::string> ClientParking::why_resume(const NemesisContext& conte
       if (waited >= std::chrono::nanoseconds(rule.ms).count()) return "after " + ms_text(waited);
       break;
     case PauseRule::Until::expired:
-      if (key_expired(context)) return "the key expired, after " + ms_text(waited);
+      if (key_expired(context, client)) return "the key expired, after " + ms_text(waited);
       break;
     case PauseRule::Until::other_acquired:
       if (other_acquired(context, client, stopped)) return "another client acquired and wrote, after " + ms_text(waited);
@@ -133,20 +133,28 @@ std::optional<std::string> ClientParking::why_resume(const NemesisContext& conte
   return std::nullopt;
 }
 
-// Expired = the key is gone from a majority of the lock servers (all of one).
-// An unreadable server counts as not expired: a failed read is never a state.
-bool ClientParking::key_expired(const NemesisContext& context) {
+// Expired = the key the client's lock holds (lock_key_of: a library's own,
+// "mutex:K") is gone from a majority of the lock servers (all of one). An
+// unreadable server counts as not expired: a failed read is never a state.
+bool ClientParking::key_expired(const NemesisContext& context, int client) {
   if (probes_.empty())
     for (const auto& endpoint : context.endpoints)
       if (auto probe = RedisProbe::connect(endpoint)) probes_.push_back(std::move(probe).value());
   if (probes_.empty()) return false;
   std::size_t absent = 0;
-  for (auto& probe : probes_) absent += probe.exists(context.key) == std::optional<bool>(false) ? 1 : 0;
+  const std::string& key = lock_key_of(context, client);
+  for (auto& probe : probes_) absent += probe.exists(key) == std::optional<bool>(false) ? 1 : 0;
   return absent >= context.endpoints.size() / 2 + 1;
 }
 
 // Another client entered after this one stopped and finished its write: the
 // stopped holder's work, resumed now, lands after a newer holder's.
+bool ClientParking::reads_lock_key() const {
+  for (const auto& rule : rules_)
+    if (rule.pause.until == PauseRule::Until::expired) return true;
+  return false;
+}
+
 bool ClientParking::other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const {
   if (context.history == nullptr) return false;
   for (int c = 0; c < context.history->clients(); ++c) {
@@ -258,6 +266,7 @@ FaultNeeds PauseHolderFault::needs() const {
   FaultNeeds needs;
   needs.own_servers = false;
   needs.process_clients = true;
+  needs.lock_key = parking_->reads_lock_key();
   return needs;
 }
 

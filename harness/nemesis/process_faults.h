@@ -1,5 +1,6 @@
 // The faults that act on client processes (docs/faults.md, "Process and client faults"):
-//   holder-crash  the holder dies (_exit, like SIGKILL: watchdog and all) at a step point
+//   holder-crash  the holder dies at a step point, like SIGKILL: its whole process group at
+//                 once (exit_with_group: watchdog, adapter and all), no release, no destructors
 //   holder-pause  the holder's whole process is SIGSTOPped by the coordinator, then SIGCONTed
 //                 after MS or once a condition holds (the GC pause)
 //   slow-holder   one critical section lasts MS, the process alive (its watchdog keeps renewing)
@@ -83,6 +84,7 @@ class ClientParking {
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
+  bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
  private:
@@ -96,7 +98,7 @@ class ClientParking {
 
   void stop(const NemesisContext& context, int client);
   std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
-  bool key_expired(const NemesisContext& context);
+  bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
   void resume(int client, const std::string& why);

@@ -211,6 +211,11 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     parking_->before_continue([this](int stopped) { let_go(stopped, "its pause is over"); });
   }
   std::string name() const override { return "holder-pause"; }
+  FaultNeeds needs() const override {
+    FaultNeeds needs = ProtocolPointFault::needs();
+    needs.lock_key = parking_->reads_lock_key();
+    return needs;
+  }
   void tick(NemesisContext& context) override {
     ProtocolPointFault::tick(context);
     parking_->tick(context);
@@ -273,12 +278,17 @@ class ProtocolCrashFault final : public ProtocolPointFault {
       drop(client);
       return note(client_text(client) + " could not be killed (gone already); its parked " + request + " dropped");
     }
-    ++kills_;
-    note(client_text(client) + " killed (SIGKILL, pid " + std::to_string(pid) + ") at " + at_);
-    // The client and every member of its group (its adapter) are gone before the request is dropped.
+    note(client_text(client) + ": SIGKILL (pid " + std::to_string(pid) + ") at " + at_);
+    // The client and every member of its group (its adapter) are gone before
+    // the request is dropped; a crash whose death was never seen did not act
+    // (the run is error): a live client could send the request again on a new
+    // connection. The request is dropped either way, never sent on.
     const bool dead = wait_until([pid] { return process_dead(pid) && live_group_members(pid).empty(); }, 2s, 1ms);
     drop(client);
-    note("its parked " + request + " dropped, its links reset" + (dead ? "" : " (its death not seen within 2 s)"));
+    if (!dead)
+      return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");
+    ++kills_;
+    note(client_text(client) + " is dead; its parked " + request + " dropped, its links reset");
   }
 
  private:

@@ -11,8 +11,8 @@
 //          point, counted from the arrival) the request goes on to the server,
 //          then the process is SIGCONTed
 //   crash  the request parks and the proxy SIGKILLs the client at once; once
-//          it is dead the request is dropped and its links reset: it never
-//          reaches the server
+//          it is dead (it and every member of its group) the request is
+//          dropped and its links reset: it never reaches the server
 // At once: a client whose own request timeout is shorter than a coordinator's
 // tick (Redlock's per-node 5 ms) would otherwise give up on the reply and go on.
 // A client that leads a process group of its own is signalled with its group
@@ -28,9 +28,11 @@
 // that undo must not be taken for the release. when=holder needs a critical
 // section longer than the coordinator's tick (2 ms).
 //
-// Acted: a request parked and the client was stopped (pause) or killed
-// (crash). They need per-client proxies, so lock servers of our own, and
-// client processes.
+// Acted: a request parked and the client was stopped (pause: the stop
+// confirmed from /proc) or killed (crash: its death and its group's seen
+// within 2 s; a SIGKILL whose death was not seen does not count, and the
+// request is dropped all the same). They need per-client proxies, so lock
+// servers of our own, and client processes.
 #pragma once
 
 #include <memory>

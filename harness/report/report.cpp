@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "report/html.h"
@@ -50,11 +51,28 @@ std::string adapter_round_trip(const json& r) {
   return cell;
 }
 
-bool any_adapter(const RunDocuments& runs) {
-  for (const auto& run : runs)
-    if (run.contains("adapters") && run["adapters"].is_object() && !run["adapters"].empty()) return true;
-  return false;
+bool has_adapter(const json& run) {
+  return run.contains("adapters") && run["adapters"].is_object() && !run["adapters"].empty();
 }
+
+bool any_adapter(const RunDocuments& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const json& run) { return has_adapter(run); });
+}
+
+// A lock behind an adapter sends its commands from the adapter's process,
+// which the clients' counters (redis::traffic()) do not see: its round trips
+// per acquisition would be the counter's GET and SET alone. "—"; the servers'
+// own count (srv cmds/acq) has them all.
+std::string round_trips_cell(const json& run) {
+  return has_adapter(run) ? "—" : fixed(number_at(run, "/cost/round_trips_per_acquisition"), 1);
+}
+
+// Said under a table with an adapter's row.
+constexpr const char* kAdapterCostNote =
+    " RT/acq is — for a lock behind an adapter: its lock commands go from the adapter's process, which the "
+    "clients' counters do not see (srv cmds/acq counts them). adapter round trip = the adapter's no-op request "
+    "(p50 / p99 over a few hundred, measured once before the run): its process boundary's cost, in its row's "
+    "latencies and throughput, subtracted from none.";
 
 const std::vector<Column>& base_columns() {
   static const std::vector<Column> all = {
@@ -70,7 +88,7 @@ const std::vector<Column>& base_columns() {
        }},
       {"abandoned", [](const json& r) { return integer(abandoned(r)); }},
       {"handoff p50 µs", [](const json& r) { return integer(number_at(r, "/handoff_us/p50")); }},
-      {"RT/acq", [](const json& r) { return fixed(number_at(r, "/cost/round_trips_per_acquisition"), 1); }},
+      {"RT/acq", round_trips_cell},
       {"srv cmds/acq", [](const json& r) { return fixed(number_at(r, "/cost/server_commands_per_acquisition"), 1); }},
       {"overlaps", [](const json& r) { return integer(number_at(r, "/safety/overlaps")); }},
       {"max holders", [](const json& r) { return integer(number_at(r, "/safety/max_concurrent_holders")); }},
@@ -78,7 +96,10 @@ const std::vector<Column>& base_columns() {
       {"stale refused", [](const json& r) { return integer(number_at(r, "/safety/stale_writes_rejected")); }},
       {"wrong-owner rel.", [](const json& r) { return integer(number_at(r, "/safety/wrong_owner_releases")); }},
       {"stalls", [](const json& r) { return integer(number_at(r, "/safety/stalls")); }},
-      {"keys left", [](const json& r) { return integer(number_at(r, "/safety/keys_left")); }},
+      {"keys left", [](const json& r) {  // null: the lock's key is unknown, nothing was looked for
+         return r.value("/safety/keys_left"_json_pointer, json()).is_null() ? std::string("—")
+                                                                             : integer(number_at(r, "/safety/keys_left"));
+       }},
       {"counter exp/act", [](const json& r) {
          return integer(number_at(r, "/counter/expected")) + " / " + integer(number_at(r, "/counter/actual"));
        }},
@@ -199,8 +220,7 @@ std::vector<CostRow> cost_rows(const RunDocuments& runs) {
 
 std::string cost_cell(const json* run) {
   if (run == nullptr) return "—";
-  return fixed(number_at(*run, "/cost/round_trips_per_acquisition"), 1) + " / " +
-         fixed(number_at(*run, "/cost/server_commands_per_acquisition"), 1);
+  return round_trips_cell(*run) + " / " + fixed(number_at(*run, "/cost/server_commands_per_acquisition"), 1);
 }
 
 std::string contended_title(const CostRow& row) {
@@ -283,10 +303,7 @@ std::string markdown_report(const RunDocuments& runs) {
          "included); srv cmds/acq = commands the lock servers executed (INFO commandstats delta, Lua-called commands "
          "included); wait = first attempt → acquired (p99) and the longest wait (max, including one still open at "
          "the end); abandoned = acquire attempts that gave up (timed out or failed)."
-      << (any_adapter(runs) ? " adapter round trip = the adapter's no-op request (p50 / p99 over a few hundred, "
-                              "measured once before the run): its process boundary's cost, included in every "
-                              "figure of its row and subtracted from none."
-                            : "")
+      << (any_adapter(runs) ? kAdapterCostNote : "")
       << "\n\n"
       << "## Cost per acquisition: uncontended and under contention\n\n"
       << "| lock | 1 client: RT / srv cmds | contended: clients | contended: RT / srv cmds |\n|---|---:|---:|---:|\n";
@@ -356,12 +373,15 @@ std::string comparison_html_body(const RunDocuments& runs) {
          "critical-section GET/SET, pub/sub and release included). srv cmds/acq: commands the lock servers executed "
          "per acquisition (INFO commandstats delta; counts commands a Lua script calls). wait: first attempt → "
          "acquired, p99 and the longest (one still open at the end included). abandoned: acquire attempts that gave "
-         "up (timed out or failed).</p>\n";
+         "up (timed out or failed)."
+      << (any_adapter(runs) ? kAdapterCostNote : "") << "</p>\n";
   out << bar_chart(runs, "Throughput (acquisitions/s)", throughput_of, "#1f77b4", 0);
   out << bar_chart(runs, "Longest acquire wait (ms): a fast lock that starves a client is not fast for that client",
                    max_wait_ms_of, "#8c564b", 1);
   out << violations_chart(runs);
-  out << bar_chart(runs, "Cost: client round trips per acquisition", round_trips_of, "#2ca02c", 1);
+  RunDocuments counted;  // an adapter's client round trips are not its lock's: not drawn
+  std::copy_if(runs.begin(), runs.end(), std::back_inserter(counted), [](const json& r) { return !has_adapter(r); });
+  if (!counted.empty()) out << bar_chart(counted, "Cost: client round trips per acquisition", round_trips_of, "#2ca02c", 1);
   out << "<h2>Cost per acquisition: uncontended and under contention</h2>\n<table><tr><th>lock</th><th>1 client: RT / "
          "srv cmds</th><th>contended: clients</th><th>contended: RT / srv cmds</th></tr>\n";
   for (const auto& row : cost_rows(runs))

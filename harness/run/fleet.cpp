@@ -1,7 +1,5 @@
 #include "run/fleet.h"
 
-#include "workload/adapter_probe.h"
-
 namespace locklab::harness {
 namespace {
 
@@ -28,29 +26,6 @@ MemberCounts member_counts(const RunLock& member, const SharedHistory& history) 
   return counts;
 }
 
-json probe_json(const RunLock& member, const AdapterProbe& probe) {
-  json claimed = json::array();
-  for (const auto& word : probe.claimed) claimed.push_back(word);
-  return {{"command", member.lock.adapter},
-          {"library", probe.identity.library},
-          {"version", probe.identity.version},
-          {"language", probe.identity.language},
-          {"capabilities", claimed},
-          {"noop_us", {{"p50", probe.noop_us.p50}, {"p90", probe.noop_us.p90}, {"p99", probe.noop_us.p99},
-                       {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}}};
-}
-
-// An adapter the catalog does not ship is described by its init_ok; its
-// servers were laid out before anyone knew what it would claim.
-std::string adopt_claims(RunLock& member, const AdapterProbe& probe, const Capabilities& laid_out) {
-  if (member.lock.from_catalog) return "";
-  member.lock = with_claims(std::move(member.lock), probe.claimed);
-  if (member.lock.capabilities.multi_node && !laid_out.multi_node)
-    return "adapter " + member.lock.label + ": its init_ok claims multi_node, but the run's servers were laid out "
-           "for one node (an adapter that is not shipped runs on one; ship it in " + peers_dir() + "/catalog.json)";
-  return "";
-}
-
 }  // namespace
 
 std::function<LockResult(const LockConfig&, int client)> client_lock_maker(const std::vector<RunLock>& locks) {
@@ -60,6 +35,13 @@ std::function<LockResult(const LockConfig&, int client)> client_lock_maker(const
         return member.lock.make(config, client);
     return Error{ErrorKind::usage, "client " + std::to_string(client) + " has no lock in the fleet"};
   };
+}
+
+std::vector<std::string> client_keys(const std::vector<RunLock>& locks, const std::string& key) {
+  std::vector<std::string> keys;
+  for (const auto& member : locks)
+    for (int i = 0; i < member.clients; ++i) keys.push_back(locked_key(member.lock, key));
+  return keys;
 }
 
 LockDescription run_description(const std::vector<RunLock>& locks) {
@@ -73,20 +55,6 @@ LockDescription run_description(const std::vector<RunLock>& locks) {
   }
   fleet.capabilities = run_capabilities(locks);
   return fleet;
-}
-
-AdapterProbes probe_adapters(std::vector<RunLock>& locks, const LockConfig& config, const Capabilities& laid_out) {
-  AdapterProbes probes;
-  for (auto& member : locks) {
-    if (!member.lock.is_adapter()) continue;
-    auto probe = probe_adapter(member.lock, config, member.first_client);
-    std::string failure = probe ? adopt_claims(member, *probe, laid_out) : probe.error().message;
-    probes.record[member.lock.name] = probe ? probe_json(member, *probe) : json{{"command", member.lock.adapter}};
-    if (failure.empty()) continue;
-    probes.record[member.lock.name]["error"] = failure;
-    if (probes.failure.empty()) probes.failure = failure;
-  }
-  return probes;
 }
 
 json fleet_json(const std::vector<RunLock>& locks, const RunOptions& options, const SharedHistory& history) {

@@ -13,6 +13,7 @@
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
 #include "run/fleet.h"
+#include "workload/adapter_probe.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
 #include "servers/lock_topology.h"
@@ -305,30 +306,79 @@ Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, con
   return std::optional<HostCoordinator>{std::move(joined).value()};
 }
 
-// No lock left from an earlier run, the counter from zero. Once per run: with
-// several hosts, the first to arrive does it.
-Status start_from_clean_slate(const RunOptions& options, const Servers& servers, CounterResource& counter,
-                              std::optional<HostCoordinator>& coordinator) {
+// Every adapter of the run, probed once by the coordinator (workload/adapter_probe.h).
+struct AdapterProbes {
+  nlohmann::json record = nlohmann::json::object();  // the document's `adapters`: lock name -> its probe
+  std::string failure;                               // the first adapter that failed, one line ("" = none)
+};
+
+// The adapters' probe, before any client starts: the coordinator's own
+// connections to the lock servers, the run's key and lease.
+AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const Servers& servers,
+                                 const Capabilities& laid_out) {
+  LockConfig config;
+  config.key = options.key;
+  config.ttl = milliseconds{options.ttl_ms};
+  config.servers = servers.lock;
+  AdapterProbes probes;
+  for (auto& member : locks) {
+    if (!member.lock.is_adapter()) continue;
+    ProbedAdapter probed = probe_run_adapter(member.lock, config, member.first_client, laid_out);
+    probes.record[member.lock.name] = std::move(probed.record);
+    if (probes.failure.empty()) probes.failure = probed.failure;
+  }
+  return probes;
+}
+
+// No lock left from an earlier run (the keys the run's locks hold), the
+// counter from zero. Once per run: with several hosts, the first to arrive does it.
+Status start_from_clean_slate(const RunOptions& options, const Servers& servers, const NemesisContext& keys,
+                              CounterResource& counter, std::optional<HostCoordinator>& coordinator) {
   auto clean_slate = [&]() -> Status {
-    for (const auto& server : servers.lock) (void)ask(server, {"DEL", options.key});
+    for (const auto& key : lock_keys(keys))
+      for (const auto& server : servers.lock) (void)ask(server, {"DEL", key});
     if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
     return Done{};
   };
   return coordinator ? coordinator->arrive(clean_slate, milliseconds{options.barrier_timeout_ms}) : clean_slate();
 }
 
-// What the nemeses may act on: the clients' history, the lock key and its servers.
-NemesisContext nemesis_context(const RunOptions& options, const Servers& servers, const SharedHistory& history) {
+// What the nemeses may act on: the lock keys and their servers (the clients'
+// history joins it once it exists: watch_history).
+NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunLock>& locks, const Servers& servers) {
   NemesisContext context;
-  context.history = &history;
   context.key = options.key;
+  context.client_keys = client_keys(locks, options.key);
   context.ttl = milliseconds{options.ttl_ms};
   if (servers.topology != nullptr) context.lock_servers = servers.topology->servers();
   context.topology = servers.topology.get();
   context.endpoints = servers.lock;
   context.counter_server = servers.counter_server;
-  context.current_holder = [&history] { return history.header().holder.load(); };
   return context;
+}
+
+void watch_history(NemesisContext& context, const SharedHistory& history) {
+  context.history = &history;
+  context.current_holder = [&history] { return history.header().holder.load(); };
+}
+
+// A fault or a step that reads the lock's key on its servers cannot act on a
+// lock whose key nobody named (an adapter that is not shipped and whose
+// init_ok has no "key"): refused before any client starts, one line. (An
+// adapter that failed its probe makes the run error: that line comes first.)
+std::optional<std::string> unknown_key_problem(const RunOptions& options, const std::vector<RunLock>& locks,
+                                               const FaultSet& faults, const AdapterProbes& probes) {
+  const auto unknown = std::find_if(locks.begin(), locks.end(), [](const RunLock& m) { return m.lock.key_pattern.empty(); });
+  if (unknown == locks.end() || !probes.failure.empty()) return std::nullopt;
+  std::string reader;
+  for (const auto& fault : faults.faults())
+    if (reader.empty() && fault->needs().lock_key) reader = "--fault " + fault->record().value("spec", fault->name());
+  for (const auto& step : options.steps)
+    if (reader.empty() && step.kind == StepAction::Kind::pause && step.pause.until == PauseRule::Until::expired)
+      reader = "--step " + step.point + ":pause-until=expired";
+  if (reader.empty()) return std::nullopt;
+  return reader + ": reads the lock's key on its servers, and " + unknown->lock.label +
+         " names none (an adapter says the key it locks in its init_ok's \"key\": docs/adapters.md)";
 }
 
 // The clients' run, and what was read when every one of them was set up.
@@ -383,9 +433,23 @@ RunEnd read_run_end(const RunOptions& options, const Servers& servers, const Sha
   return end;
 }
 
+// What the run's locks left on their servers: every key they hold; not
+// looked for when one lock's key is unknown (an adapter that named none).
+KeysLeft lock_keys_left(const Servers& servers, const NemesisContext& context) {
+  KeysLeft left;
+  for (const auto& key : context.client_keys) left.looked = left.looked && !key.empty();
+  for (const auto& key : lock_keys(context)) {
+    const auto on_servers = keys_left(servers.lock, key);
+    left.keys += on_servers.keys;
+    left.without_ttl += on_servers.without_ttl;
+  }
+  if (!left.looked) left = {0, 0, false};
+  return left;
+}
+
 Safety check_run_safety(const RunOptions& options, const Capabilities& can, const Servers& servers,
-                        const SharedHistory& history, const WorkloadOutcome& outcome, const RunEnd& end,
-                        bool several_hosts) {
+                        const NemesisContext& context, const SharedHistory& history, const WorkloadOutcome& outcome,
+                        const RunEnd& end, bool several_hosts) {
   SafetyInput input;
   input.records = end.records;
   input.clients = end.tally.spans;
@@ -397,8 +461,7 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
   // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
   if (several_hosts) input.counter_growth = end.confirmed;
   input.lock_has_keys = can.uses_redis;
-  const auto left = keys_left(servers.lock, options.key);
-  input.keys_left = {left.keys, left.without_ttl};
+  input.keys_left = lock_keys_left(servers, context);
   input.stale_writes_rejected = end.tally.stale;
   input.live_max_occupancy = history.header().max_occupancy.load();
   return check_safety(input);
@@ -506,17 +569,6 @@ Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
 
 namespace {
 
-// The adapters' probe, before any client starts: the coordinator's own
-// connections to the lock servers, the run's key and lease.
-AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const Servers& servers,
-                                 const Capabilities& laid_out) {
-  LockConfig config;
-  config.key = options.key;
-  config.ttl = milliseconds{options.ttl_ms};
-  config.servers = servers.lock;
-  return probe_adapters(locks, config, laid_out);
-}
-
 // The clients' run; none when an adapter failed its probe (the run is then error).
 Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& options, const Servers& servers,
                                const std::vector<RunLock>& locks, const SharedHistory& history, FaultSet& nemeses,
@@ -534,6 +586,7 @@ struct MeasuredRun {
   const RunOptions& options;
   std::vector<RunLock>& locks;
   const Servers& servers;
+  const NemesisContext& context;
   const SharedHistory& history;
   const FaultSet& nemeses;
   const ClientsRun& run;
@@ -549,7 +602,8 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   const WorkloadOutcome& outcome = m.run.outcome;
   const RunEnd end = read_run_end(options, m.servers, m.history, outcome, m.counter, m.coordinator);
   const Capabilities can = run_capabilities(m.locks);
-  const Safety safety = check_run_safety(options, can, m.servers, m.history, outcome, end, options.hosts > 1);
+  const Safety safety =
+      check_run_safety(options, can, m.servers, m.context, m.history, outcome, end, options.hosts > 1);
   Verdict verdict = judge_run(safety, outcome, end);
   Result<OracleReading> reading = Error{ErrorKind::io, "no oracle"};
   Agreement agreement;
@@ -607,9 +661,12 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   auto joined = join_hosts(options, *oracle);
   if (!joined) return joined.error();
   std::optional<HostCoordinator>& coordinator = *joined;
-  CounterResource counter(servers->counter);
-  if (auto clean = start_from_clean_slate(options, *servers, counter, coordinator); !clean) return clean.error();
+  // The adapters first: one that is not shipped may name its key in init_ok.
   const AdapterProbes probes = probe_run_adapters(*locks, options, *servers, laid_out);
+  NemesisContext context = nemesis_context(options, *locks, *servers);
+  if (auto problem = unknown_key_problem(options, *locks, **faults, probes)) return Error{ErrorKind::usage, *problem};
+  CounterResource counter(servers->counter);
+  if (auto clean = start_from_clean_slate(options, *servers, context, counter, coordinator); !clean) return clean.error();
 
   std::string why;
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);
@@ -618,12 +675,12 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   StepNemesis steps(options.steps);
   if (!options.steps.empty()) nemeses.also(steps);
   if (nemesis != nullptr) nemeses.also(*nemesis);
-  NemesisContext context = nemesis_context(options, *servers, *history);
+  watch_history(context, *history);
   auto run = run_or_skip(probes, options, *servers, *locks, *history, nemeses, steps, context, coordinator, *oracle);
   if (!run) return run.error();
   const bool faults_injected = !options.faults.empty() || !options.steps.empty() || nemesis != nullptr;
   return judge_and_record(
-      {options, *locks, *servers, *history, nemeses, *run, probes, coordinator, counter, faults_injected});
+      {options, *locks, *servers, context, *history, nemeses, *run, probes, coordinator, counter, faults_injected});
 }
 
 }  // namespace locklab::harness

@@ -160,8 +160,8 @@ json safety_json(const Findings& f) {
           {"wrong_owner_releases", f.safety.wrong_owner_releases},
           {"stalls", f.safety.stalls.size()},
           {"stall_spans", stalls},
-          {"keys_left", f.safety.keys_left.keys},
-          {"keys_left_without_ttl", f.safety.keys_left.without_ttl},
+          {"keys_left", f.safety.keys_left.looked ? json(f.safety.keys_left.keys) : json(nullptr)},
+          {"keys_left_without_ttl", f.safety.keys_left.looked ? json(f.safety.keys_left.without_ttl) : json(nullptr)},
           {"stale_writes_rejected", f.safety.stale_writes_rejected},
           {"unavailability_ms", f.unavailability.ms ? json(*f.unavailability.ms) : json(nullptr)},
           {"unavailability_open", f.unavailability.open}};

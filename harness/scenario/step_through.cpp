@@ -37,22 +37,28 @@ void StepPrinter::start(Playback playback, std::chrono::milliseconds pace) {
   if (playback_ == Playback::straight) return;
   owner_ = ::getpid();
   std::fflush(stdout);  // the header, printed through stdio, comes before the presenter's writes
+  presenting_ = true;   // before the thread: no other thread runs yet
   presenter_ = std::thread([this] { present(); });
+  presenter_id_ = presenter_.get_id();
 }
 
 void StepPrinter::show(std::string line) {
-  if (!presenter_.joinable()) {
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-    return;
+  {
+    std::lock_guard lock(mutex_);
+    if (presenting_) {
+      queue_.push_back(std::move(line));
+      changed_.notify_all();
+      return;
+    }
   }
-  std::lock_guard lock(mutex_);
-  queue_.push_back(std::move(line));
-  changed_.notify_all();
+  // No presenter (straight), or it has shown everything and left: at once.
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
 }
 
 void StepPrinter::finish() {
-  if (!presenter_.joinable() || owner_ != ::getpid()) {
+  // A forked child holds a copy of this object but not its thread: nothing to wait for.
+  if (presenter_id_ == std::thread::id{} || owner_ != ::getpid()) {
     std::fflush(stdout);
     return;
   }
@@ -62,12 +68,11 @@ void StepPrinter::finish() {
     changed_.notify_all();
     changed_.wait(lock, [this] { return done_; });
   }
-  presenter_.join();
+  join_presenter();
 }
 
 void StepPrinter::flush_now() {
-  // A forked child holds a copy of this object but not its thread: nothing to wait for.
-  if (!presenter_.joinable() || owner_ != ::getpid() || presenter_.get_id() == std::this_thread::get_id()) return;
+  if (presenter_id_ == std::thread::id{} || owner_ != ::getpid() || presenter_id_ == std::this_thread::get_id()) return;
   {
     std::lock_guard lock(mutex_);
     hurry_ = true;
@@ -78,7 +83,12 @@ void StepPrinter::flush_now() {
     const char token = 'x';
     [[maybe_unused]] const ssize_t n = ::write(wake_[1], &token, 1);
   }
-  presenter_.join();
+  join_presenter();
+}
+
+void StepPrinter::join_presenter() {
+  std::lock_guard lock(join_mutex_);
+  if (presenter_.joinable()) presenter_.join();
 }
 
 void StepPrinter::present() {
@@ -107,7 +117,13 @@ void StepPrinter::present() {
   }
   if (!hurry && playback_ == Playback::step_through) wait_for_enter(kVerdictPrompt);
   std::lock_guard lock(mutex_);
+  // A line shown while the verdict prompt waited is still queued: out first.
+  while (!queue_.empty()) {
+    write_out(queue_.front() + "\n");
+    queue_.pop_front();
+  }
   done_ = true;
+  presenting_ = false;  // from now on show() prints at once
   changed_.notify_all();
 }
 

@@ -66,6 +66,7 @@ class StepPrinter {
 
  private:
   void present();                                  // the presenter thread
+  void join_presenter();                           // once, whoever asks first (finish, flush_now)
   bool wait_for_enter(const std::string& prompt);  // false: q, end of input, or flush_now()
   void pause_between_steps();
   void write_out(const std::string& text) const;
@@ -73,6 +74,7 @@ class StepPrinter {
   Playback playback_ = Playback::straight;
   std::chrono::milliseconds pace_{0};
   pid_t owner_ = -1;  // the process whose thread presents: a forked child must never wait for it
+  std::thread::id presenter_id_;  // set by start(), read by flush_now() (never the thread object: it may be joining)
   int wake_[2] = {-1, -1};  // a pipe that ends a wait for Enter early (flush_now)
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -80,6 +82,11 @@ class StepPrinter {
   bool finishing_ = false;  // finish() was called: after the queue, the verdict
   bool hurry_ = false;      // flush_now(), q or end of input: no more waiting
   bool done_ = false;       // the presenter has shown everything and ended
+  // Under mutex_: show() queues while it is true; the presenter clears it as it
+  // ends, after its last write, and from then show() prints at once. Read
+  // instead of presenter_.joinable(), which finish() and flush_now() change.
+  bool presenting_ = false;
+  std::mutex join_mutex_;   // presenter_ is joined once, under it
   std::thread presenter_;
 };
 

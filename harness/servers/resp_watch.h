@@ -21,8 +21,9 @@
 //
 // Names compare case-insensitively with the command's first word. TEXT is a
 // case-insensitive substring any argument after the name must contain; it
-// cannot hold ':', '=', '>', '|', '~' or spaces (the fault grammar and this
-// one need those). Why the argument test exists at all: a library that renews
+// cannot hold '=', '>', '|', '~' or spaces (the fault grammar and this one
+// need those). A ':' is kept: the fault spec rejoins the fields of
+// at=resp:... (nemesis/fault_spec.cpp), so `EVAL~redis:call` works. Why the argument test exists at all: a library that renews
 // its lease runs its extend and its release as scripts alike (EVALSHA), and a
 // name alone would park whichever came first; the release script's SHA (or its
 // source in an EVAL) tells them apart: `EVALSHA~<sha prefix>|EVAL~del`.

@@ -508,7 +508,14 @@ void TcpProxy::release_park() {
 }
 
 void TcpProxy::drop_park() {
-  apply([](State& state) {
+  apply([this](State& state) {
+    // A link of this proxy that has not looked since another link of the
+    // group parked (its poll thread had nothing to read) has no fence yet:
+    // fence it now, before the watch goes, so that what the client wrote before
+    // it died -- queued here or still in the socket -- is discarded and the link
+    // reset like the parked one (a dead Redlock client's script must not reach
+    // the other nodes).
+    hold_for_group();
     state.watch.reset();
     for (auto& link : state.links) {
       link.matcher.reset();

@@ -115,7 +115,10 @@ class TcpProxy {
   // The held bytes go on, in order, and the watch is disarmed (also without a park).
   void release_park();
   // The held bytes are discarded and each connection that held some is reset
-  // once the bytes before them are delivered; the watch is disarmed.
+  // once the bytes before them are delivered; the watch is disarmed. When the
+  // group parked, every connection of this proxy holds from then on (as
+  // hold_for_group() would have fenced it), even one whose poll thread has not
+  // looked since: it is reset too, and nothing it had not forwarded goes on.
   void drop_park();
 
   FlowCounters counters(Direction direction) const;

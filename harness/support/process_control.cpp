@@ -25,8 +25,8 @@ struct ProcStat {
   pid_t pgrp = 0;
 };
 
-std::optional<ProcStat> proc_stat(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+std::optional<ProcStat> proc_stat_at(const std::string& path) {
+  std::ifstream stat(path);
   std::string line;
   if (!std::getline(stat, line)) return std::nullopt;
   // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses; the state follows the last ')'.
@@ -40,7 +40,27 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
   return parsed;
 }
 
+std::optional<ProcStat> proc_stat(pid_t pid) { return proc_stat_at("/proc/" + std::to_string(pid) + "/stat"); }
+
 bool dead(char state) { return state == 'Z' || state == 'X'; }
+
+// True when every live thread of `pid` is stopped. /proc/<pid>/stat shows only
+// the main thread: a Node adapter or a watchdog thread may still be running.
+bool every_thread_stopped(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return false;
+  bool any = false, all = true;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const auto stat = proc_stat_at(tasks + "/" + entry->d_name + "/stat");
+    if (!stat || dead(stat->state)) continue;  // a thread that ended meanwhile
+    any = true;
+    if (stat->state != 'T') all = false;
+  }
+  ::closedir(dir);
+  return any && all;
+}
 
 // Every process in /proc whose group is `pgid`, with its stat.
 std::vector<std::pair<pid_t, ProcStat>> group_members(pid_t pgid) {
@@ -66,10 +86,7 @@ void reap_dead_members(pid_t pgid) {
 
 }  // namespace
 
-bool process_stopped(pid_t pid) {
-  const auto stat = proc_stat(pid);
-  return stat && stat->state == 'T';
-}
+bool process_stopped(pid_t pid) { return every_thread_stopped(pid); }
 
 bool leads_group(pid_t pid) { return pid > 0 && ::getpgid(pid) == pid; }
 
@@ -84,7 +101,7 @@ bool group_stopped(pid_t pgid) {
   bool any = false;
   for (const auto& [pid, stat] : group_members(pgid)) {
     if (dead(stat.state)) continue;
-    if (stat.state != 'T') return false;
+    if (stat.state != 'T' || !every_thread_stopped(pid)) return false;
     any = true;
   }
   return any;

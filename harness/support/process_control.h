@@ -46,7 +46,7 @@ class PausedProcess {
   std::size_t members_ = 1;
 };
 
-// True when /proc says `pid` is stopped by a signal ('T'); false if it is not, or is gone.
+// True when /proc says every thread of `pid` is stopped by a signal ('T'); false if one is not, or it is gone.
 bool process_stopped(pid_t pid);
 
 // True when `pid` leads a process group of its own (its pgid is its pid).
@@ -55,7 +55,7 @@ bool leads_group(pid_t pid);
 // The members of process group `pgid` that are alive (not zombies), from /proc.
 std::vector<pid_t> live_group_members(pid_t pgid);
 
-// True when every live member of group `pgid` is stopped (and there is one).
+// True when every thread of every live member of group `pgid` is stopped (and there is one).
 bool group_stopped(pid_t pgid);
 
 // SIGKILL every member of group `pgid` and wait until none is alive, reaping

@@ -122,7 +122,7 @@ AdapterProcess::AdapterProcess(AdapterProcess&& other) noexcept
   other.fd_ = -1;
 }
 
-AdapterProcess::~AdapterProcess() {
+void AdapterProcess::end() {
   if (pid_ > 0 && !reaped_) {
     if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);  // the adapter's stdin reaches EOF: its cue to exit
     if (!wait_until([this] { return try_reap(); }, exit_grace_)) {
@@ -133,6 +133,7 @@ AdapterProcess::~AdapterProcess() {
     }
   }
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 bool AdapterProcess::try_reap() {
@@ -157,7 +158,7 @@ Status AdapterProcess::send_line(const std::string& line) {
   return Done{};
 }
 
-Result<std::string> AdapterProcess::read_line(steady_clock::time_point deadline) {
+Result<std::string> AdapterProcess::read_line(AwakeBound& bound) {
   for (;;) {
     if (const auto end = buffer_.find('\n'); end != std::string::npos) {
       std::string line = buffer_.substr(0, end);
@@ -165,10 +166,14 @@ Result<std::string> AdapterProcess::read_line(steady_clock::time_point deadline)
       return line;
     }
     if (buffer_.size() > kMaxLine) return Error{ErrorKind::protocol, "printed a line longer than 1 MiB"};
-    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+    // In steps: a step the process spent stopped counts as one step. Once the
+    // bound is spent, one last look that does not block (a reply that came
+    // while the process was stopped is in the socket already).
+    const milliseconds wait = bound.next_wait();
     pollfd ready{fd_, POLLIN, 0};
-    const int polled = left > 0 ? ::poll(&ready, 1, static_cast<int>(left)) : 0;
+    const int polled = ::poll(&ready, 1, static_cast<int>(wait.count()));
     if (polled < 0 && errno == EINTR) continue;
+    if (polled == 0 && !bound.spent()) continue;
     if (polled == 0) return Error{ErrorKind::timeout, "no answer"};
     char chunk[4096];
     const ssize_t n = polled > 0 ? ::read(fd_, chunk, sizeof chunk) : -1;
@@ -214,13 +219,23 @@ Status AdapterLock::check_init(const Reply& reply) {
   if (text_at(j, "/type") != "init_ok" || text_at(j, "/library").empty()) {
     return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
   }
-  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}};
+  // A pause or a crash acts on the client's process group: an adapter that left
+  // it (setsid) would keep running, and extending, through both.
+  if (const pid_t adapter = process_.pid(); adapter > 0 && ::getpgid(adapter) != ::getpgrp()) {
+    return broke("left its client's process group (setsid?): a pause or a crash would not reach it", true);
+  }
+  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key")};
   if (j.contains("capabilities") && j["capabilities"].is_object()) {
     for (const auto& [name, value] : j["capabilities"].items()) {
       if (value.is_boolean()) identity_.capabilities[name] = value.get<bool>();
     }
   }
   return Done{};
+}
+
+void AdapterLock::close() {
+  process_.end();
+  closed_ = true;
 }
 
 Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
@@ -230,6 +245,7 @@ Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
 
 Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, milliseconds bound) {
   if (!broken_.empty()) return Error{ErrorKind::closed, broken_, false};
+  if (closed_) return Error{ErrorKind::closed, "adapter " + name_ + ": closed (close())", false};
   const long long id = next_id_++;
   request.json["id"] = id;
   if (auto sent = process_.send_line(request.json.dump() + "\n"); !sent) {
@@ -242,9 +258,9 @@ Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, mil
 
 // Reads until the reply to `id`, counting unasked events on the way.
 Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* what, milliseconds bound) {
-  const auto deadline = steady_clock::now() + bound;
+  AwakeBound awake(bound);
   for (;;) {
-    auto line = process_.read_line(deadline);
+    auto line = process_.read_line(awake);
     if (!line && line.error().kind == ErrorKind::timeout) {
       return broke(std::string("did not answer ") + what + " within " + std::to_string(bound.count()) + " ms", true);
     }

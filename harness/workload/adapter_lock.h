@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "lock.h"
+#include "support/awake_time.h"
 
 namespace locklab::harness {
 
@@ -41,6 +42,7 @@ struct AdapterIdentity {
   std::string version;
   std::string language;
   std::map<std::string, bool> capabilities;
+  std::string key;  // the Redis key it says it locks for init's key ("" = it did not say)
 };
 
 // The adapter's process and our end of its stdin/stdout (one socket pair, so
@@ -55,11 +57,20 @@ class AdapterProcess {
   AdapterProcess& operator=(AdapterProcess&& other) = delete;
   AdapterProcess(const AdapterProcess&) = delete;
   AdapterProcess& operator=(const AdapterProcess&) = delete;
-  ~AdapterProcess();
+  ~AdapterProcess() { end(); }
+  // Closes its stdin (its cue to exit), waits `exit_grace`, SIGKILLs and reaps
+  // it; closes our end. Idempotent.
+  void end();
 
   Status send_line(const std::string& line);  // never blocks; fails if the adapter stopped reading
-  // The next line without its '\n'; ErrorKind::timeout at `deadline`, closed at EOF.
-  Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
+  // The next line without its '\n'; ErrorKind::timeout once `bound` is spent
+  // (a line already there is read first), closed at EOF. The bound counts no
+  // time the process was stopped (support/awake_time.h: a holder-pause).
+  Result<std::string> read_line(AwakeBound& bound);
+  Result<std::string> read_line(std::chrono::milliseconds bound) {
+    AwakeBound awake(bound);
+    return read_line(awake);
+  }
   // After EOF: "exited with status 3", "was killed by signal 9", or "closed its stdout".
   std::string exit_description();
   pid_t pid() const { return pid_; }  // kept after the child is reaped
@@ -94,7 +105,9 @@ class AdapterLock final : public DistributedLock {
   std::uint64_t leases_lost() const override { return leases_lost_.load(); }  // unasked `event: lost` lines
   const AdapterIdentity& identity() const { return identity_; }
   // The one line that says how the adapter broke ("" while it behaves).
-  const std::string& broken() const { return broken_; }
+  std::string broken() const override { return broken_; }
+  // Closes the adapter's stdin and reaps it (SIGKILL after exit_grace); every later call fails.
+  void close() override;
   pid_t pid() const { return process_.pid(); }
 
  private:
@@ -113,6 +126,7 @@ class AdapterLock final : public DistributedLock {
   AdapterIdentity identity_;
   long long next_id_ = 1;
   std::string broken_;  // set once the adapter misbehaved: every later call fails with it
+  bool closed_ = false;  // close() ended it
   std::atomic<std::uint64_t> leases_lost_{0};
 };
 

@@ -1,10 +1,12 @@
 // The adapter's own cost, measured once per run before its clients start
 // (docs/adapters.md, "In a run"): the coordinator spawns the adapter once,
 // checks its init_ok (a shipped adapter must claim exactly the capabilities
-// its catalog entry declares), and times a few hundred noop round trips. The
-// run document and the comparison report show it beside the lock; it is
-// subtracted from nothing.
+// its catalog entry declares; one that is not shipped is then described by
+// it), and times a few hundred noop round trips. The run document and the
+// comparison report show it beside the lock; it is subtracted from nothing.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <set>
 #include <string>
@@ -23,12 +25,29 @@ struct AdapterProbe {
   AdapterIdentity identity;       // library, version, language, as init_ok said them
   std::set<std::string> claimed;  // the capability words init_ok said are true
   Quantiles noop_us;              // the noop round trips, µs
+  std::string run_key;            // the key init named (identity.key is what the adapter locks for it)
 };
 
 // Spawns `lock`'s adapter with `config` (the coordinator's own servers) as
 // client `client`, checks it and times `noops` noops. An Error is one line
-// naming the adapter and what it did (or what it claimed against the catalog).
+// naming the adapter and what it did (or what it claimed against the catalog:
+// its capabilities, or a `key` other than the catalog's pattern gives).
 Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig& config, int client,
                                    int noops = kProbeNoops);
+
+// One adapter of a run, probed: the run document's record of it
+// (`adapters[NAME]`: command, identity, capabilities, noop_us; "error" when it
+// failed) and the one line that makes the run `error` ("" = none).
+struct ProbedAdapter {
+  nlohmann::json record;
+  std::string failure;
+};
+// probe_adapter() for a run's lock as client `client`. An adapter the catalog
+// does not ship takes the capabilities its init_ok claims (with_claims); a
+// lock whose key pattern nobody gave takes the key init_ok names, if any
+// (docs/adapters.md, init_ok's `key`). `laid_out` is what the run's servers
+// were started for.
+ProbedAdapter probe_run_adapter(LockDescription& lock, const LockConfig& config, int client,
+                                const Capabilities& laid_out);
 
 }  // namespace locklab::harness

@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "support/process_control.h"
-#include "workload/adapter_lock.h"
 #include "workload/counter_resource.h"
 
 namespace locklab::harness {
@@ -47,7 +46,6 @@ class Client {
       return 1;
     }
     lock_ = std::move(lock).value();
-    adapter_ = dynamic_cast<AdapterLock*>(lock_.get());
     counter_.emplace(config_.counter, config_.counter_key);
     if (config_.section_oracles) {
       auto oracle = config_.section_oracles->connect(index_);
@@ -68,7 +66,7 @@ class Client {
     slot_.started_ns.store(monotonic_ns());
     loop();
     finish(before, report_traffic);
-    return end_adapter();
+    return end_lock();
   }
 
  private:
@@ -78,23 +76,23 @@ class Client {
     return true;
   }
 
-  // An adapter that broke answers every later call with the same error: the
-  // client stops and says why (its exit status makes it a failed client).
-  bool adapter_broke() const { return adapter_ != nullptr && !adapter_->broken().empty(); }
+  // A lock that broke (an adapter that misbehaved) answers every later call
+  // with the same error: the client stops and says why (its exit status makes
+  // it a failed client).
+  bool lock_broke() const { return !lock_->broken().empty(); }
 
-  // Ends the adapter here (its stdin closed, then reaped), not by the kernel
-  // after our _exit; 1 when it broke during the run.
-  int end_adapter() {
-    if (adapter_ == nullptr) return 0;
-    const bool broke = adapter_broke();
-    if (broke) history_.set_error(index_, adapter_->broken());
-    adapter_ = nullptr;
-    lock_.reset();
-    return broke ? 1 : 0;
+  // Ends what the lock runs beside this process (an adapter: its stdin closed,
+  // then reaped) here, not by the kernel after our _exit; 1 when it broke
+  // during the run.
+  int end_lock() {
+    const std::string broke = lock_->broken();
+    if (!broke.empty()) history_.set_error(index_, broke);
+    lock_->close();
+    return broke.empty() ? 0 : 1;
   }
 
   void loop() {
-    while (!adapter_broke() && keep_going()) {
+    while (!lock_broke() && keep_going()) {
       if (want_ns_ == 0) want_ns_ = monotonic_ns();
       const std::int64_t invoke = monotonic_ns();
       const Acquire outcome = lock_->try_acquire(config_.wait);
@@ -263,7 +261,6 @@ class Client {
   StepHook hook_;
   std::shared_ptr<const WallClock> clock_;
   std::unique_ptr<DistributedLock> lock_;
-  AdapterLock* adapter_ = nullptr;  // lock_, when it is an adapter
   std::optional<CounterResource> counter_;
   std::unique_ptr<SectionOracle> oracle_;
   std::int64_t want_ns_ = 0;
@@ -443,6 +440,9 @@ class ProcessPool final : public ClientPool {
     // reaps it as a member of its client's group.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   }
+  // Only for this run: a matrix sweep or a test binary lives on, and an orphan
+  // of anything else must not become its unreaped zombie.
+  ~ProcessPool() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
   Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
     const pid_t pid = ::fork();

@@ -36,17 +36,40 @@ function installedVersion(library) {
   return JSON.parse(fs.readFileSync(file, 'utf8')).version;
 }
 
-// `promise`'s value, or LATE after `ms`. A value that arrives after LATE was
-// answered goes to `onLate`: the adapter gives back a lock it no longer wants.
-function bounded(promise, ms, onLate = () => {}) {
+// Calls `fire` once `ms` of the time this process could run have passed, and
+// returns what cancels it. A holder-pause SIGSTOPs a client with its adapter,
+// and node's timers run on a clock that goes on meanwhile: a plain timer would
+// fire at SIGCONT, before the reply the pause held back. So the time is counted
+// in steps, a step that took longer than two (the process was stopped) counting
+// as two, as AdapterLock counts its own bound (harness/support/awake_time.h).
+const AWAKE_STEP_MS = 50;
+function awakeTimer(ms, fire) {
+  let left = Math.max(ms, 0);
+  let last = performance.now();
   let timer;
-  const late = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(ms, 0), LATE); });
+  const check = () => {
+    const now = performance.now();
+    left -= Math.min(now - last, 2 * AWAKE_STEP_MS);
+    last = now;
+    if (left <= 0) return fire();
+    timer = setTimeout(check, Math.min(left, AWAKE_STEP_MS));
+  };
+  timer = setTimeout(check, Math.min(left, AWAKE_STEP_MS));
+  return () => clearTimeout(timer);
+}
+
+// `promise`'s value, or LATE after `ms` (awake: see awakeTimer). A value that
+// arrives after LATE was answered goes to `onLate`: the adapter gives back a
+// lock it no longer wants.
+function bounded(promise, ms, onLate = () => {}) {
+  let cancel;
+  const late = new Promise((resolve) => { cancel = awakeTimer(ms, () => resolve(LATE)); });
   return Promise.race([promise, late]).then((value) => {
-    clearTimeout(timer);
+    cancel();
     if (value === LATE) promise.then(onLate, () => {});
     return value;
   }, (error) => {
-    clearTimeout(timer);
+    cancel();
     throw error;
   });
 }

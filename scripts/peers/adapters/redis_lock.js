@@ -3,12 +3,17 @@
 // locklab adapter (docs/adapters.md): redis-lock 1.0.0 with node-redis 4, on its own (no protocol.js). Calls:
 // redisLock(client, 5), lock(key, ttl) -> done, done(). lock() retries forever, on errors too; done() is a blind DEL.
 const readline = require('readline');
-const {createClient} = require('redis4');
-const redisLock = require('redis-lock');
+const [{createClient}, redisLock] = [require('redis4'), require('redis-lock')];
 const CAPABILITIES = {expires: true, owner_checked_release: false, reentrant: false, fencing: false,
                       multi_node: false, notifies_waiters: false, auto_extends: false};
-const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
-let lock, key, done;
+function take(ttl, wait) {  // lock() cannot be cancelled: one at a time; a win nobody waits for is given back
+  pending = pending || lock(key, ttl).then((won) => { pending = undefined; want ? want(won) : won().catch(() => {}); });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { want = undefined; resolve('timed_out'); }, Math.max(wait, 5));
+    want = (won) => { clearTimeout(timer); [want, done] = [undefined, won]; resolve('acquired'); };
+  });
+}
+let lock, key, done, pending, want;  // pending: the one lock() out; want: hands its win to the acquire waiting
 async function handle(m) {
   if (m.type === 'init') {
     const client = createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}}).on('error', () => {});
@@ -19,12 +24,7 @@ async function handle(m) {
   }
   if (m.type === 'noop') return {type: 'noop_ok'};
   if (m.type === 'extend') return {type: 'extend_ok', outcome: 'error', error: 'redis-lock has no extend'};
-  if (m.type === 'acquire') {  // no bounded wait: timed_out at wait_ms; a lock() that wins later is released at once
-    const attempt = lock(key, m.ttl_ms);
-    const won = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, Math.max(m.wait_ms, 5)))]);
-    if (won) done = won; else attempt.then((late) => late().catch(() => {}));
-    return {type: 'acquire_ok', outcome: won ? 'acquired' : 'timed_out'};
-  }
+  if (m.type === 'acquire') return {type: 'acquire_ok', outcome: await take(m.ttl_ms, m.wait_ms)};
   // release: DEL's 1 (whoever's value), 0 (no key), or undefined (nothing sent: our clock says the lease ran out)
   const deleted = done ? await done().catch((error) => error) : undefined;
   done = undefined;
@@ -35,6 +35,6 @@ const lines = readline.createInterface({input: process.stdin});
 let queue = Promise.resolve();  // one request at a time, in order; at the end of stdin, exit
 lines.on('line', (line) => {
   const m = JSON.parse(line);
-  queue = queue.then(() => handle(m)).then((reply) => send({id: m.id, ...reply}));
+  queue = queue.then(() => handle(m)).then((reply) => process.stdout.write(`${JSON.stringify({id: m.id, ...reply})}\n`));
 });
 lines.on('close', () => queue.then(() => process.exit(0)));

@@ -15,7 +15,7 @@ def handle(m):
     if m["type"] == "init":
         server, key = redis.Redis(host=m["servers"][0]["host"], port=m["servers"][0]["port"]), m["key"]
         return {"type": "init_ok", "library": "redis-py", "version": redis.__version__,
-                "language": "python", "capabilities": CAPABILITIES}
+                "language": "python", "capabilities": CAPABILITIES, "key": key}
     if m["type"] == "noop":
         return {"type": "noop_ok"}
     reply, word = {"acquire": ("acquire_ok", "acquired"), "release": ("release_ok", "released"),

@@ -2,7 +2,7 @@
 'use strict';
 // locklab adapter (docs/adapters.md): simple-redis-mutex 3.0.0 on the first server, with node-redis 5.
 // Calls: tryLock(client, key, {timeout}) for wait_ms 0, else lock(client, key, {timeout,
-// pollingInterval, failAfter: wait_ms}); release(), release.refreshTimeout() for `extend`,
+// pollingInterval}) (no failAfter: below); release(), release.refreshTimeout() for `extend`,
 // release.fencingToken (sent as acquire_ok's fencing_token).
 // What the source says (node_modules/simple-redis-mutex/dist/index.js):
 // - the key is "@simple-redis-mutex:lock-" + key, its value Math.random(); tryLock is SET NX PX,
@@ -14,6 +14,8 @@
 //   (the adapter's `unhandled` event) and lock() waits on; an acquire that saw one is `unknown`.
 //   An attempt still in flight when failAfter fires can take the lock after lock() rejected, and
 //   its release function is then dropped (line 61): the library leaks that lock until it expires.
+//   So the adapter gives lock() no failAfter and keeps at most one out (waitForLock): its win goes
+//   to the acquire waiting for it, or, once that one answered timed_out, back at once (release()).
 // - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it
 //   cannot say not_owner. refreshTimeout is GET, then PEXPIRE if still ours (two commands), and
 //   resolves the same either way; after a refreshTimeout that found the lock gone, release is a no-op.
@@ -24,17 +26,26 @@ const {serve, bounded, quiet, unhandledSoFar, RETRY_MS, GRACE_MS, LATE} = requir
 let client = null;
 let key = '';
 let release = null;  // the release function of the last acquire
+let pending = null;  // the one lock() out: it waits (release messages, polls) until it wins
+let want = null;  // hands pending's win to the acquire waiting for it
+
+// lock() without failAfter, one at a time: a win goes to the acquire waiting
+// for it; one that comes after that acquire answered timed_out is released at once.
+function waitForLock(ttl, wait) {
+  pending = pending || lock(client, key, {timeout: ttl, pollingInterval: RETRY_MS}).then((won) => {
+    pending = null;
+    if (want) want(won); else won().catch(() => {});
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { want = null; resolve(null); }, wait);
+    want = (won) => { clearTimeout(timer); want = null; resolve(won); };
+  });
+}
 
 async function take(m) {  // a release function, or null when the wait ran out
-  if (m.wait_ms === 0) {
-    const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
-    return acquired ? releaseFn : null;
-  }
-  const options = {timeout: m.ttl_ms, pollingInterval: RETRY_MS, failAfter: m.wait_ms};
-  return lock(client, key, options).catch((error) => {
-    if (/could not be acquired after/.test(error.message)) return null;
-    throw error;
-  });
+  if (m.wait_ms > 0) return waitForLock(m.ttl_ms, m.wait_ms);
+  const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
+  return acquired ? releaseFn : null;
 }
 
 serve({
