@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -280,6 +281,28 @@ void become_client_process(pid_t parent) {
   if (::getppid() != parent) ::_exit(1);
 }
 
+// In a client process: the nemesis's "NAME=VALUE" variables, for the programs
+// it starts (its adapter). LD_PRELOAD keeps what was there, after ours.
+void set_environment(const std::vector<std::string>& variables) {
+  for (const auto& variable : variables) {
+    const auto eq = variable.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string name = variable.substr(0, eq);
+    std::string value = variable.substr(eq + 1);
+    const char* before = std::getenv(name.c_str());
+    if (name == "LD_PRELOAD" && before != nullptr && *before != '\0') value += std::string(" ") + before;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+}
+
+// What the nemesis gives one client: its step hook, its wall clock, and the
+// environment of its process.
+struct ClientFaults {
+  StepHook hook;
+  std::shared_ptr<const WallClock> clock;
+  std::vector<std::string> environment;
+};
+
 class Progress {
  public:
   Progress(const WorkloadConfig& config, const SharedHistory& history)
@@ -384,9 +407,9 @@ void client_left_oracle(const WorkloadConfig& config, const SharedHistory& histo
 class ClientPool {
  public:
   virtual ~ClientPool() = default;
-  // Starts client `index` with its hook and clock (taken in the coordinator,
-  // in client order). An error means no client may be left running.
-  virtual Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) = 0;
+  // Starts client `index` with what the nemesis gives it (taken in the
+  // coordinator, in client order). An error means no client may be left running.
+  virtual Status start(int index, ClientFaults faults) = 0;
   virtual void all_started() {}
   // Polls the clients: true once every one is gone.
   virtual bool finished() = 0;
@@ -405,9 +428,8 @@ Result<WorkloadOutcome> coordinate(const WorkloadConfig& config, const SharedHis
                                    NemesisContext& context, const std::function<void()>& at_barrier, ClientPool& pool,
                                    WorkloadOutcome& out) {
   for (int i = 0; i < config.clients; ++i) {
-    StepHook hook = nemesis.client_step_hook(i);
-    auto clock = nemesis.client_clock(i);
-    if (auto started = pool.start(i, std::move(hook), std::move(clock)); !started) return started.error();
+    ClientFaults faults{nemesis.client_step_hook(i), nemesis.client_clock(i), nemesis.client_environment(i)};
+    if (auto started = pool.start(i, std::move(faults)); !started) return started.error();
   }
   pool.all_started();
   if (auto ready = await_setup(config, history, [&] { return pool.finished(); }); !ready) {
@@ -444,14 +466,14 @@ class ProcessPool final : public ClientPool {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   }
 
-  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
+  Status start(int index, ClientFaults faults) override {
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int fork_errno = errno;
       for (pid_t child : running_) end_client(child);
       return Error{ErrorKind::io, std::string("fork: ") + std::strerror(fork_errno)};
     }
-    if (pid == 0) client_body(index, std::move(hook), std::move(clock));
+    if (pid == 0) client_body(index, std::move(faults));
     ::setpgid(pid, pid);  // as the child does itself: a fault may act on its group before it ran
     running_.push_back(pid);
     return Done{};
@@ -495,10 +517,11 @@ class ProcessPool final : public ClientPool {
  private:
   // In the child. Never the parent's atexit handlers or destructors (they
   // would stop the coordinator's redis-servers): every way out of a client is _exit.
-  [[noreturn]] void client_body(int index, StepHook hook, std::shared_ptr<const WallClock> clock) {
+  [[noreturn]] void client_body(int index, ClientFaults faults) {
     become_client_process(parent_);
+    set_environment(faults.environment);
     try {
-      Client client(config_, history_, index, std::move(hook), std::move(clock));
+      Client client(config_, history_, index, std::move(faults.hook), std::move(faults.clock));
       ::_exit(client.run(/*report_traffic=*/true));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "locklab: client %d: %s\n", index, e.what());
@@ -584,8 +607,10 @@ class ThreadPool final : public ClientPool {
     threads_.reserve(static_cast<std::size_t>(config.clients));
   }
 
-  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
-    threads_.emplace_back([this, index, hook = std::move(hook), clock = std::move(clock)]() mutable {
+  // The nemesis's environment variables are for a client's own process: a
+  // thread has none (and an adapter, which would inherit them, needs a process).
+  Status start(int index, ClientFaults faults) override {
+    threads_.emplace_back([this, index, hook = std::move(faults.hook), clock = std::move(faults.clock)]() mutable {
       try {
         Client client(config_, history_, index, std::move(hook), std::move(clock));
         if (client.run(/*report_traffic=*/false) != 0) failed_.fetch_add(1);  // traffic is process-wide: measured below
