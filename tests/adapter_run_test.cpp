@@ -301,6 +301,33 @@ TEST_P(AdapterClockSkew, AnAdapterWithoutTheShimLeavesTheFaultUnacted) {
 
 INSTANTIATE_TEST_SUITE_P(Languages, AdapterClockSkew, ::testing::Values("python", "javascript"));
 
+// ---- unavailable at release: a refusal the library hides still acted ------------
+
+// redlock-universal's using() swallows a failed release (RedLock.release answers
+// false): the client hears no error while the proxy refused every request of
+// it. The fault acted (the proxy refused), the record says what was heard, and
+// the keys stay until their TTL: the run is judged (liveness), not `error`.
+TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  const auto run = run_locklab("run --lock ext:redlock-universal --clients 3 --duration 1.5 --ttl 500 --hold 20 "
+                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("u.json"));
+  ASSERT_NE(run.exit_code, 2) << run.err;
+  const json d = result("u.json");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  const json& fault = d["faults"][0];
+  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
+  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  EXPECT_EQ(fault["refused"]["what"], "connections reset");
+  // `released`; or `already_expired` when the extension the cut broke aborted using()'s signal
+  // before the release began (the adapter reports the library's word for that: lost).
+  const std::string heard = fault.value("release_heard", "");
+  EXPECT_TRUE(heard == "released" || heard == "already_expired") << fault;
+  EXPECT_EQ(fault["failure_hidden"], true) << fault;
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_GT(d["safety"]["stalls"].get<long long>(), 0) << "the refused release left the keys to their TTL";
+}
+
 // ---- a crash or a pause acts on the adapter and its client together --------------
 
 // From the coordinator, at the barrier and every tick: each client's process group (it leads
