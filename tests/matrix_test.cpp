@@ -329,6 +329,21 @@ TEST(MatrixLikeness, ATieGoesToTheFirstGenerationAndNamesTheOthers) {
   EXPECT_NE(matrix_markdown(result).find("; as close: generation 4 gen-b."), std::string::npos);
 }
 
+// As many equal cells: the generation n/a in the same columns (the same shape) wins.
+TEST(MatrixLikeness, BetweenAsCloseGenerationsTheOneOfTheSameShapeWins) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::safe, C::safe, C::me_violation}},
+      {"gen-b", {C::liveness, C::me_violation, C::safe, C::not_applicable}},
+      {"ext:lib", {C::liveness, C::safe, C::liveness, C::not_applicable}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].generation, "gen-b") << "2 equal cells each; only gen-b is n/a where the library is";
+  EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-a"});
+  EXPECT_EQ(all[0].same_shape, 4);
+}
+
 TEST(MatrixLikeness, AMatrixWithoutLibrariesHasNoSuchSection) {
   const MatrixResult result = hand_made({{"gen-a", {CellClass::safe, CellClass::safe, CellClass::safe, CellClass::safe}}});
   EXPECT_TRUE(nearest_generations(result).empty());

@@ -29,6 +29,8 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
     const Cell* theirs = result.find(generation, fault);
     if (mine == nullptr || theirs == nullptr) continue;
     ++likeness.compared;
+    if ((mine->observed == CellClass::not_applicable) == (theirs->observed == CellClass::not_applicable))
+      ++likeness.same_shape;
     if (mine->observed == theirs->observed && mine->observed != CellClass::error) {
       ++likeness.equal;
       continue;
@@ -38,20 +40,25 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
   return likeness;
 }
 
-// The closest generation to `library`, with the others exactly as close.
+// The closest generation to `library`; `also` names the others with as many
+// equal cells (in row order).
 std::optional<Likeness> nearest(const MatrixResult& result, const std::string& library) {
-  std::optional<Likeness> best;
-  for (const auto& generation : result.locks) {
-    if (is_library(generation)) continue;
-    Likeness candidate = compare_rows(result, library, generation);
-    if (candidate.compared == 0) continue;
-    if (!best || candidate.equal > best->equal) {
-      best = std::move(candidate);
-    } else if (candidate.equal == best->equal) {
-      best->also.push_back(generation);
-    }
+  std::vector<Likeness> candidates;
+  for (const auto& generation : result.locks)
+    if (!is_library(generation))
+      if (Likeness candidate = compare_rows(result, library, generation); candidate.compared > 0)
+        candidates.push_back(std::move(candidate));
+  if (candidates.empty()) return std::nullopt;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    const Likeness& a = candidates[i];
+    const Likeness& b = candidates[best];
+    if (a.equal > b.equal || (a.equal == b.equal && a.same_shape > b.same_shape)) best = i;
   }
-  return best;
+  Likeness chosen = candidates[best];
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (i != best && candidates[i].equal == chosen.equal) chosen.also.push_back(candidates[i].generation);
+  return chosen;
 }
 
 // "except release-race (safe where the generation is me-violation) and ..." or "in every cell".

@@ -5,8 +5,10 @@
 //
 // Closest = the most columns with the same observed class (n/a included: a
 // column that makes no sense for both is a likeness too; an `error` cell
-// equals nothing). A tie goes to the generation listed first (teaching
-// order), and the others tied are named. Rows not named `ext:...` are the
+// equals nothing). Between generations as close, the one n/a in the same
+// columns wins (the same shape: one node or several, a release window or
+// none), then the one listed first (teaching order); the others as close are
+// named. Rows not named `ext:...` are the
 // generations; no-lock and local-mutex (n/a everywhere) take part like any.
 #pragma once
 
@@ -32,6 +34,7 @@ struct Likeness {
   std::vector<std::string> also;   // generations exactly as close, in row order
   int equal = 0;                   // columns with the same class
   int compared = 0;                // columns both rows have a cell in
+  int same_shape = 0;              // columns n/a in both rows, or in neither
   std::vector<Difference> differing;
 };
 
