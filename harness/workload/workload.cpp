@@ -493,10 +493,14 @@ class ProcessPool final : public ClientPool {
         all = false;
         continue;
       }
+      // The crash's time is when it exited, not when its group is confirmed
+      // gone: ending a group with an adapter in it can take a while on a loaded
+      // machine, and that must not shorten the unavailability it left behind.
+      const std::int64_t exited_ns = monotonic_ns();
       const auto status = end_client(running_[i]);
       reaped_[i] = true;
       gone(static_cast<int>(i));
-      count_exit(static_cast<int>(i), status);
+      count_exit(static_cast<int>(i), status, exited_ns);
     }
     return all;
   }
@@ -562,12 +566,12 @@ class ProcessPool final : public ClientPool {
     return ended;
   }
 
-  void count_exit(int client, const Ended& ended) {
+  void count_exit(int client, const Ended& ended, std::int64_t exited_ns) {
     const int status = ended.status;
     const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
     if (crashed) {
       ++out_.crashed_clients;
-      out_.crashed_ns.push_back(history_.slot(client).died_ns.load());
+      out_.crashed_ns.push_back(exited_ns);
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++out_.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
       const char* why = history_.slot(client).last_error;
