@@ -344,6 +344,28 @@ TEST(MatrixLikeness, BetweenAsCloseGenerationsTheOneOfTheSameShapeWins) {
   EXPECT_EQ(all[0].same_shape, 4);
 }
 
+// A cell written down with two classes is alike a cell that drew the other one,
+// when that one accepts both too; a class outside either cell's is a difference.
+TEST(MatrixLikeness, TwoAcceptableClassesAreAlike) {
+  using C = CellClass;
+  MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::safe, C::safe, C::safe}},
+      {"ext:lib", {C::liveness, C::safe, C::safe, C::liveness}},
+      {"ext:other", {C::liveness, C::safe, C::safe, C::liveness}},
+  });
+  for (Cell& cell : result.cells) {
+    cell.expected = cell.observed;
+    if (cell.fault == "failover" && cell.lock != "ext:other") {
+      cell.expected = C::liveness;
+      cell.also_expected = C::safe;
+    }
+  }
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].equal, 4) << "liveness or safe, either way round";
+  EXPECT_EQ(all[1].equal, 3) << "ext:other accepts only liveness";
+}
+
 TEST(MatrixLikeness, AMatrixWithoutLibrariesHasNoSuchSection) {
   const MatrixResult result = hand_made({{"gen-a", {CellClass::safe, CellClass::safe, CellClass::safe, CellClass::safe}}});
   EXPECT_TRUE(nearest_generations(result).empty());

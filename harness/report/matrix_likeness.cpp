@@ -19,6 +19,16 @@ std::string generation_title(const MatrixResult& result, const std::string& lock
   return "generation " + number->second + " " + lock;
 }
 
+bool accepts(const Cell& cell, CellClass observed) {
+  return cell.expected == observed || (cell.also_expected && *cell.also_expected == observed);
+}
+
+// The same class, or classes each cell accepts (matrix_likeness.h).
+bool alike(const Cell& mine, const Cell& theirs) {
+  if (mine.observed == CellClass::error || theirs.observed == CellClass::error) return false;
+  return mine.observed == theirs.observed || (accepts(mine, theirs.observed) && accepts(theirs, mine.observed));
+}
+
 // `library` against `generation`, column by column.
 Likeness compare_rows(const MatrixResult& result, const std::string& library, const std::string& generation) {
   Likeness likeness;
@@ -31,7 +41,7 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
     ++likeness.compared;
     if ((mine->observed == CellClass::not_applicable) == (theirs->observed == CellClass::not_applicable))
       ++likeness.same_shape;
-    if (mine->observed == theirs->observed && mine->observed != CellClass::error) {
+    if (alike(*mine, *theirs)) {
       ++likeness.equal;
       continue;
     }

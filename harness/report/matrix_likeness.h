@@ -3,9 +3,11 @@
 // cell by cell, and the cells where the two differ. The report draws it under
 // the table (matrix.md, matrix.html) and puts it in matrix.json.
 //
-// Closest = the most columns with the same observed class (n/a included: a
+// Closest = the most columns alike: the same observed class (n/a included: a
 // column that makes no sense for both is a likeness too; an `error` cell
-// equals nothing). Between generations as close, the one n/a in the same
+// equals nothing), or two classes each cell accepts (a cell written down with
+// two classes, e.g. generation 5's unavailable-release "liveness or safe", is
+// not unlike a row that drew the other one in this run). Between generations as close, the one n/a in the same
 // columns wins (the same shape: one node or several, a release window or
 // none), then the one listed first (teaching order); the others as close are
 // named. Rows not named `ext:...` are the
