@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -334,6 +335,107 @@ TEST_F(AdapterRun, AKeyInInitOkThatDisagreesWithTheCatalogIsAnError) {
                                          scratch_.str() + "/catalog.json says 'mutex:{key}' ('mutex:locklab:lock')");
   EXPECT_EQ(d["totals"]["attempts"], 0);
   EXPECT_TRUE(processes_with(marker).empty());
+
+// ---- clock-skew acts on the adapter's own clock ---------------------------------
+
+// The clock reporter of tests/adapters/ in `language`, writing its readings to `file`.
+std::string reporter_command(const std::string& language, const std::string& file) {
+  if (language == "python") return std::string(kPython) + " " + kAdapters + "/clock_reporter.py " + file;
+  return "node " + kAdapters + "/clock_reporter.js " + file;
+}
+
+// Each client's wall-clock readings (ms since the epoch), as its reporter wrote them.
+std::map<int, std::vector<long long>> clock_readings(const std::string& file) {
+  std::map<int, std::vector<long long>> readings;
+  std::ifstream in(file);
+  int client = 0;
+  long long ms = 0;
+  while (in >> client >> ms) readings[client].push_back(ms);
+  return readings;
+}
+
+long long wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class AdapterClockSkew : public AdapterRun, public ::testing::WithParamInterface<const char*> {
+ protected:
+  static constexpr long long kOffsetMs = 3'600'000;  // an hour: no scheduling delay passes for it
+
+  // A run of two reporter clients, client 1 skewed; `wrap` goes before the adapter's command.
+  json skewed_run(const std::string& wrap) {
+    before_ = wall_ms();
+    const auto run = run_locklab("run --lock ext:clock --adapter '" + wrap + reporter_command(GetParam(), file()) +
+                                 "' --clients 2 --ops 6 --ttl 500 --fault clock-skew:client=1:offset=" +
+                                 std::to_string(kOffsetMs) + " --json " + path("clock.json"));
+    after_ = wall_ms();
+    EXPECT_NE(run.exit_code, 2) << run.err;
+    return result("clock.json");
+  }
+  std::string file() const { return path("clock.txt"); }
+  // Every reading of `client` lies within the run, moved by `offset`.
+  void expect_readings(int client, long long offset) {
+    const auto readings = clock_readings(file());
+    ASSERT_EQ(readings.count(client), 1u) << "client " << client << " reported no clock";
+    for (const long long ms : readings.at(client)) {
+      EXPECT_GE(ms, before_ + offset) << "client " << client << ": " << ms - before_ << " ms after the start";
+      EXPECT_LE(ms, after_ + offset) << "client " << client << ": " << ms - after_ << " ms after the end";
+    }
+  }
+  long long before_ = 0, after_ = 0;
+};
+
+// Node's Date.now() and Python's time.time() inside the skewed client's adapter
+// run an hour ahead; the other client's adapter keeps the real time.
+TEST_P(AdapterClockSkew, MovesTheClockOfTheAdaptersOwnProcess) {
+  const json d = skewed_run("");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  EXPECT_TRUE(d["faults"][0]["acted"].get<bool>()) << d["faults"] << d["verdict_reasons"];
+  EXPECT_NE(d["faults"][0].dump().find("runs under the clock shim"), std::string::npos) << d["faults"];
+  expect_readings(1, kOffsetMs);
+  expect_readings(0, 0);
+}
+
+// An adapter started without the shim (its command drops LD_PRELOAD) keeps the
+// real time: the fault did not act, and the run says so instead of judging.
+TEST_P(AdapterClockSkew, AnAdapterWithoutTheShimLeavesTheFaultUnacted) {
+  const json d = skewed_run("env -u LD_PRELOAD ");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  EXPECT_FALSE(d["faults"][0]["acted"].get<bool>()) << d["faults"];
+  EXPECT_EQ(d["verdict"], "error");
+  EXPECT_NE(d["verdict_reasons"].dump().find("does not have the clock shim loaded"), std::string::npos)
+      << d["verdict_reasons"];
+  expect_readings(1, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Languages, AdapterClockSkew, ::testing::Values("python", "javascript"));
+
+// ---- unavailable at release: a refusal the library hides still acted ------------
+
+// redlock-universal's using() swallows a failed release (RedLock.release answers
+// false): the client hears no error while the proxy refused every request of
+// it. The fault acted (the proxy refused), the record says what was heard, and
+// the keys stay until their TTL: the run is judged (liveness), not `error`.
+TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  const auto run = run_locklab("run --lock ext:redlock-universal --clients 3 --duration 1.5 --ttl 500 --hold 20 "
+                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("u.json"));
+  ASSERT_NE(run.exit_code, 2) << run.err;
+  const json d = result("u.json");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  const json& fault = d["faults"][0];
+  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
+  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  EXPECT_EQ(fault["refused"]["what"], "connections reset");
+  // `released`; or `already_expired` when the extension the cut broke aborted using()'s signal
+  // before the release began (the adapter reports the library's word for that: lost).
+  const std::string heard = fault.value("release_heard", "");
+  EXPECT_TRUE(heard == "released" || heard == "already_expired") << fault;
+  EXPECT_EQ(fault["failure_hidden"], true) << fault;
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_GT(d["safety"]["stalls"].get<long long>(), 0) << "the refused release left the keys to their TTL";
 }
 
 // ---- a crash or a pause acts on the adapter and its client together --------------

@@ -14,11 +14,13 @@
 
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
+#include "report/matrix_likeness.h"
 #include "report/matrix_report.h"
 #include "registry.h"
 #include "run/run.h"
 #include "servers/redis_server.h"
 #include "fixtures/locklab_binary.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::harness {
 namespace {
@@ -161,9 +163,13 @@ TEST(MatrixClassify, ClassNamesRoundTrip) {
 }
 
 // Every cell has an expectation, and a cell is N/A in the plan exactly when it
-// is expected N/A: the code that decides and the table that expects agree.
+// is expected N/A: the code that decides and the table that expects agree, for
+// the generations and for every shipped library alike.
 TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
-  for (const auto& generation : generations()) {
+  std::vector<LockDescription> rows(generations().begin(), generations().end());
+  for (const auto& peer : catalog_peers()) rows.push_back(peer);
+  ASSERT_EQ(rows.size(), generations().size() + 9) << "the nine shipped libraries are rows too";
+  for (const auto& generation : rows) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
       ASSERT_TRUE(expectation) << generation.name << " x " << column.name << " has no expectation";
@@ -254,6 +260,144 @@ TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
   }
 }
 
+// ---- "which generation is your library?" (report/matrix_likeness.h) ---------------
+
+// A matrix of hand-made cells: rows named as the sweep names them, one class per column.
+MatrixResult hand_made(const std::vector<std::pair<std::string, std::vector<CellClass>>>& rows) {
+  MatrixResult result;
+  result.faults = {"holder-crash", "slow-holder", "release-race", "failover"};
+  for (const auto& [lock, classes] : rows) {
+    result.locks.push_back(lock);
+    result.numbers[lock] = lock.rfind("ext:", 0) == 0 ? "ext" : lock == "gen-a" ? "3" : "4";
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      Cell cell;
+      cell.lock = lock;
+      cell.fault = result.faults[i];
+      cell.observed = classes[i];
+      result.cells.push_back(cell);
+    }
+  }
+  return result;
+}
+
+TEST(MatrixLikeness, NamesTheClosestGenerationAndTheCellsWhereTheyDiffer) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::me_violation, C::me_violation, C::me_violation}},
+      {"gen-b", {C::liveness, C::me_violation, C::safe, C::me_violation}},
+      {"ext:lib", {C::liveness, C::safe, C::safe, C::me_violation}},
+      {"ext:twin", {C::liveness, C::me_violation, C::me_violation, C::me_violation}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 2u) << "one per library row, none for a generation";
+  EXPECT_EQ(all[0].library, "ext:lib");
+  EXPECT_EQ(all[0].generation, "gen-b");
+  EXPECT_EQ(all[0].equal, 3);
+  EXPECT_EQ(all[0].compared, 4);
+  ASSERT_EQ(all[0].differing.size(), 1u);
+  EXPECT_EQ(all[0].differing[0].fault, "slow-holder");
+  EXPECT_EQ(all[0].differing[0].library, C::safe);
+  EXPECT_EQ(all[0].differing[0].generation, C::me_violation);
+  EXPECT_EQ(all[1].generation, "gen-a");
+  EXPECT_EQ(all[1].equal, 4);
+  EXPECT_TRUE(all[1].differing.empty());
+
+  const std::string md = matrix_markdown(result);
+  EXPECT_NE(md.find("| ext:lib | generation 4 gen-b | 3 of 4 | slow-holder: safe (gen-b: me-violation) |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("ext:lib behaves like generation 4 gen-b except slow-holder (safe where the generation is "
+                    "me-violation)."), std::string::npos) << md;
+  EXPECT_NE(md.find("ext:twin behaves like generation 3 gen-a in every cell."), std::string::npos) << md;
+  EXPECT_LT(md.find("| ext:twin |"), md.find("## Which generation")) << "under the table";
+  EXPECT_NE(matrix_html(result).find("<td class=\"lock\">ext:lib</td><td>generation 4 gen-b</td>"),
+            std::string::npos);
+  EXPECT_EQ(matrix_summary_json(result)["nearest_generations"][0]["generation"], "gen-b");
+}
+
+TEST(MatrixLikeness, ATieGoesToTheFirstGenerationAndNamesTheOthers) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::me_violation, C::safe, C::error}},
+      {"gen-b", {C::liveness, C::me_violation, C::safe, C::error}},
+      {"ext:lib", {C::liveness, C::me_violation, C::safe, C::error}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].generation, "gen-a");
+  EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-b"});
+  EXPECT_EQ(all[0].equal, 3) << "an error cell equals nothing, not even another error";
+  EXPECT_NE(matrix_markdown(result).find("; as close: generation 4 gen-b."), std::string::npos);
+}
+
+// As many equal cells: the generation n/a in the same columns (the same shape) wins.
+TEST(MatrixLikeness, BetweenAsCloseGenerationsTheOneOfTheSameShapeWins) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::safe, C::safe, C::me_violation}},
+      {"gen-b", {C::liveness, C::me_violation, C::safe, C::not_applicable}},
+      {"ext:lib", {C::liveness, C::safe, C::liveness, C::not_applicable}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].generation, "gen-b") << "2 equal cells each; only gen-b is n/a where the library is";
+  EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-a"});
+  EXPECT_EQ(all[0].same_shape, 4);
+}
+
+// A cell written down with two classes is alike a cell that drew the other one,
+// when that one accepts both too; a class outside either cell's is a difference.
+TEST(MatrixLikeness, TwoAcceptableClassesAreAlike) {
+  using C = CellClass;
+  MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::safe, C::safe, C::safe}},
+      {"ext:lib", {C::liveness, C::safe, C::safe, C::liveness}},
+      {"ext:other", {C::liveness, C::safe, C::safe, C::liveness}},
+  });
+  for (Cell& cell : result.cells) {
+    cell.expected = cell.observed;
+    if (cell.fault == "failover" && cell.lock != "ext:other") {
+      cell.expected = C::liveness;
+      cell.also_expected = C::safe;
+    }
+  }
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].equal, 4) << "liveness or safe, either way round";
+  EXPECT_EQ(all[1].equal, 3) << "ext:other accepts only liveness";
+}
+
+TEST(MatrixLikeness, AMatrixWithoutLibrariesHasNoSuchSection) {
+  const MatrixResult result = hand_made({{"gen-a", {CellClass::safe, CellClass::safe, CellClass::safe, CellClass::safe}}});
+  EXPECT_TRUE(nearest_generations(result).empty());
+  EXPECT_EQ(matrix_markdown(result).find("Which generation"), std::string::npos);
+}
+
+// ---- the committed reference and the README -----------------------------------------
+
+// The lines of `text` from the first that starts with `first` to the blank line after it.
+std::string table_from(const std::string& text, const std::string& first) {
+  const auto start = text.find("\n" + first);
+  if (start == std::string::npos) return "";
+  const auto end = text.find("\n\n", start + 1);
+  return text.substr(start + 1, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// README's headline table is the committed reference matrix's table, as matrix.md has it.
+TEST(MatrixReference, TheReadmeTableIsTheReferenceMatrix) {
+  const fs::path root = fs::path(LOCKLAB_FAULTS_DOC).parent_path().parent_path();
+  const std::string readme = testing::slurp((root / "README.md").string());
+  const std::string matrix = testing::slurp((root / "results/reference/matrix/matrix.md").string());
+  const std::string begin = "<!-- BEGIN matrix table (results/reference/matrix/matrix.md) -->\n";
+  const auto from = readme.find(begin);
+  const auto to = readme.find("<!-- END matrix table -->");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const std::string table = table_from(matrix, "| lock |");
+  ASSERT_FALSE(table.empty()) << "results/reference/matrix/matrix.md has no table";
+  EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), table)
+      << "regenerate README's table from results/reference/matrix/matrix.md";
+}
+
 class MatrixRun : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -267,16 +411,10 @@ class MatrixRun : public ::testing::Test {
   std::string dir_;
 };
 
-// The headline: the quick matrix, every cell at its expected class.
-TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
-  MatrixOptions options;
-  options.quick = true;
-  options.out = dir_;
-  options.progress = false;
-  auto result = run_matrix(options);
-  ASSERT_TRUE(result) << result.error().message;
-  ASSERT_FALSE(result->cells.empty());
-  for (const auto& cell : result->cells) {
+// Every cell of `result` at its expected class, with its file and no hidden lease loss.
+void expect_as_expected(const MatrixResult& result, const std::string& dir) {
+  ASSERT_FALSE(result.cells.empty());
+  for (const auto& cell : result.cells) {
     // Issue 16 §5: no safe cell hides a lease lost under a holder.
     if (cell.run.is_object() && cell.run.value("verdict", "") == "safe" &&
         cell.run["safety"].value("leases_lost_nobody_entered", 0) > 0) {
@@ -290,15 +428,79 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
     }
     EXPECT_TRUE(cell.matches()) << cell.lock << " x " << cell.fault << ": " << cell.observed_text()
                                 << ", expected " << cell.expected_text() << " (" << cell.expected_reason << ")"
-                                << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir_;
-    EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / (cell.lock + "__" + cell.fault + ".json")));
+                                << (cell.error.empty() ? "" : " error: " + cell.error) << " -- kept in " << dir;
+    EXPECT_TRUE(fs::exists(fs::path(dir) / "cells" / (cell.lock + "__" + cell.fault + ".json")));
   }
-  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.md"));
-  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.html"));
-  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.json"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "matrix.md"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "matrix.html"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "matrix.json"));
+}
+
+// The columns CI runs for each library (scripts/run runs them all): those
+// that show its character against the generation it is closest to.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kPeerColumnsInCi = {
+    {"ext:redis-py", {"holder-pause", "release-race"}},                // generation 4's row: a lapse, a safe release
+    {"ext:node-redlock", {"node-minority", "node-restart"}},           // generation 6: a quorum survives, an empty one does not
+    {"ext:sesamecare-redlock", {"holder-pause", "node-restart"}},      // its extension timer stops with the holder
+    {"ext:redis-semaphore", {"slow-holder"}},                          // its refresh keeps a slow holder safe
+    {"ext:redis-lock", {"release-race"}},                              // generation 3's race: the late blind DEL
+    {"ext:node-redis-warlock", {"unavailable-release"}},               // the error its script runner swallows, reported
+    {"ext:simple-redis-mutex", {"release-race"}},                      // one compare-and-delete-and-publish script
+    {"ext:redlock-universal", {"slow-holder", "unavailable-release"}},  // using() extends; it hides a refused release
+    {"ext:node-redisson", {"holder-pause", "slow-holder"}},            // generation 5: the watchdog stops with the holder
+};
+
+// The headline: the quick matrix, every generation's cell at its expected
+// class, and a few columns of each library (issue 18 §3: CI keeps within its
+// time; the full peer rows are scripts/run's).
+TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  for (const auto& generation : generations()) options.locks.push_back(generation.name);
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  expect_as_expected(*result, dir_);
+
+  ASSERT_TRUE(fs::is_directory(fs::path(peers_dir()) / "node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  for (const auto& [peer, columns] : kPeerColumnsInCi) {
+    MatrixOptions peer_options = options;
+    peer_options.locks = {peer};
+    peer_options.faults = columns;
+    peer_options.jobs = 2;
+    peer_options.out = (fs::path(dir_) / peer).string();
+    auto peer_result = run_matrix(peer_options);
+    ASSERT_TRUE(peer_result) << peer << ": " << peer_result.error().message;
+    expect_as_expected(*peer_result, peer_options.out);
+  }
 }
 
 int locklab(const std::string& args) { return testing::run_locklab(args).exit_code; }
+
+// Without the peers' npm modules, the default rows are the generations and
+// the libraries that need none (redis-py), with one line saying which were
+// left out and how to install them; asking for one of them is a usage error.
+TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
+  const std::string peers = (fs::path(dir_) / "peers").string();
+  fs::create_directories(peers);
+  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:node-redlock --out '" + dir_ + "/x'");
+  const auto skipped = testing::run_locklab("matrix --quick --fault expire-gap --jobs 2 --out '" + dir_ + "/m'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("node_modules is missing (install the peers' npm modules: scripts/peers/install)"),
+            std::string::npos) << refused.err;
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:sesamecare-redlock"),
+            std::string::npos) << skipped.err;
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->locks.size(), generations().size() + 1) << "the generations and ext:redis-py";
+  EXPECT_EQ(loaded->locks.back(), "ext:redis-py");
+}
 
 TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {
   EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);

@@ -75,6 +75,14 @@ std::shared_ptr<const WallClock> FaultSet::client_clock(int client) {
   return clock;
 }
 
+std::vector<std::string> FaultSet::client_environment(int client) {
+  std::vector<std::string> variables;
+  each([&](Nemesis& n) {
+    for (auto& variable : n.client_environment(client)) variables.push_back(std::move(variable));
+  });
+  return variables;
+}
+
 FaultNeeds FaultSet::needs() const {
   FaultNeeds needs;
   needs.own_servers = false;

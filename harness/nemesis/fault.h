@@ -72,6 +72,7 @@ class FaultSet final : public Fault {
   void after_run(NemesisContext& context) override;
   StepHook client_step_hook(int client) override;
   std::shared_ptr<const WallClock> client_clock(int client) override;
+  std::vector<std::string> client_environment(int client) override;  // every fault's, in order
   FaultNeeds needs() const override;
   nlohmann::json record() const override;  // an array: one record per fault, each with "acted"
   bool acted() const override;             // every fault of the set acted

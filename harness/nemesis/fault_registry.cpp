@@ -101,6 +101,7 @@ class RandomFault final : public Fault {
   void after_run(NemesisContext& c) override { set_->after_run(c); }
   StepHook client_step_hook(int client) override { return set_->client_step_hook(client); }
   std::shared_ptr<const WallClock> client_clock(int client) override { return set_->client_clock(client); }
+  std::vector<std::string> client_environment(int client) override { return set_->client_environment(client); }
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return set_->allowance(ttl); }
   // Each drawn spec was asked for: random acted only if every one of them did.
   bool acted() const override { return set_->acted(); }
@@ -181,7 +182,7 @@ const std::vector<FaultEntry>& fault_table() {
        "one critical section lasts ms=MS, the process alive (a watchdog keeps renewing) [client=N]",
        make_slow_holder},
       {"clock-skew", {"client", "offset"},
-       "client N's wall clock runs offset=MS off (+ ahead); matters to getset-timestamp [client=N, default 0]",
+       "client N's wall clock runs offset=MS off (+ ahead; an adapter's process under the clock shim); matters to getset-timestamp [client=N, default 0]",
        make_clock_skew},
       {"random", {"count"},
        "count=K (3) of the faults above on distinct clients, timings drawn from --seed; the schedule is recorded",

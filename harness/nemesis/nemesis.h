@@ -81,6 +81,10 @@ class Nemesis {
   virtual StepHook client_step_hook(int /*client*/) { return {}; }
   // Client i's wall clock (LockConfig::clock) when the nemesis skews it; null = the real one.
   virtual std::shared_ptr<const WallClock> client_clock(int /*client*/) { return nullptr; }
+  // "NAME=VALUE" variables set in client i's process before it makes its lock
+  // (process mode): a program the client starts, its adapter, inherits them.
+  // The clock-skew fault preloads the clock shim into an adapter this way.
+  virtual std::vector<std::string> client_environment(int /*client*/) { return {}; }
 };
 
 // How long a stopped client stays stopped: a time, or until a condition holds

@@ -272,6 +272,12 @@ class NetFault final : public GatedFault {
 
 // ---- unavailable ------------------------------------------------------------------------
 
+// At acquire it acts once client N's acquire failed on the faulted links. At
+// release it acts once the holder's release returned while its links refused
+// it: the release failed as the client saw it, or the proxy refused its
+// requests (connections reset, or replies dropped) whatever the client heard.
+// A library that reports such a release as a clean one hides the failure: the
+// record says what the client heard (`release_heard`) next to what the proxy did.
 class UnavailableFault final : public GatedFault {
  public:
   UnavailableFault(FaultSpec spec, Phase phase, bool drop_reply, int client, milliseconds bound)
@@ -290,6 +296,14 @@ class UnavailableFault final : public GatedFault {
   StepHook client_step_hook(int client) override {
     return phase_ == Phase::release ? gate_.hook(client) : StepHook{};
   }
+  nlohmann::json record() const override {
+    nlohmann::json out = GatedFault::record();
+    if (phase_ != Phase::release || target_ < 0) return out;
+    out["refused"] = {{"what", drop_reply_ ? "reply bytes dropped" : "connections reset"}, {"count", refusals_}};
+    if (!release_heard_.empty()) out["release_heard"] = release_heard_;
+    out["failure_hidden"] = hidden();
+    return out;
+  }
 
   void before_run(NemesisContext& context) override {
     if (topology(context) == nullptr) return note(context, "no topology: nothing done");
@@ -304,18 +318,19 @@ class UnavailableFault final : public GatedFault {
       gate_.release();
     }
     if (!applied_) return;
+    if (phase_ == Phase::release) return tick_release(context);
     if (observed(context) > baseline_) {
-      end_acting(context, phase_ == Phase::acquire ? "client " + std::to_string(target_) + "'s acquire failed (" +
-                                                  (drop_reply_ ? "unknown outcome" : "error") + "); links restored"
-                                            : "client " + std::to_string(target_) +
-                                                  "'s release failed (outcome unknown); links restored");
+      end_acting(context, "client " + std::to_string(target_) + "'s acquire failed (" +
+                              (drop_reply_ ? "unknown outcome" : "error") + "); links restored");
     } else if (Clock::now() - since_ > bound_) {
       end(context, "no failure seen within " + ms_text(bound_) + "; links restored");
     }
   }
 
   void undo(NemesisContext& context) override {
+    if (phase_ == Phase::release) release_heard_ = heard(context);
     if (!applied_) return;
+    if (phase_ == Phase::release) return settle_release(context, "at the end of the run");
     if (observed(context) > baseline_) return end_acting(context, "links restored at the end of the run");
     end(context, "links restored at the end of the run; no failure seen");
   }
@@ -328,18 +343,69 @@ class UnavailableFault final : public GatedFault {
                                     : slot.release_errors.load();
   }
 
+  // What the proxies refused the target so far: connections a cut reset, or
+  // reply bytes dropped.
+  std::uint64_t proxy_refusals() const {
+    std::uint64_t refused = 0;
+    for (TcpProxy* link : links_)
+      refused += drop_reply_ ? link->counters(Direction::server_to_client).dropped : link->refused_connections();
+    return refused;
+  }
+
+  // The target's release() returned: its section's record is closed, or it began another.
+  bool release_returned(const NemesisContext& context) const {
+    if (context.history == nullptr) return false;
+    return context.history->slot(target_).records.load() > records_before_ ||
+           context.history->last_stage(target_) == CsStage::closed;
+  }
+
+  void tick_release(NemesisContext& context) {
+    if (observed(context) > baseline_ || release_returned(context)) return settle_release(context, "");
+    if (Clock::now() - since_ > bound_) end(context, "no release returned within " + ms_text(bound_) + "; links restored");
+  }
+
+  // The release is over (or the run): acted when it failed as the client saw
+  // it, or when the proxy refused any of its requests meanwhile.
+  void settle_release(NemesisContext& context, const std::string& when) {
+    refusals_ = proxy_refusals() - refusals_before_;
+    failed_ = observed(context) > baseline_;
+    const std::string who = "client " + std::to_string(target_) + "'s release";
+    const std::string refused = std::to_string(refusals_) + (drop_reply_ ? " reply bytes dropped" : " connections reset");
+    const std::string tail = "; links restored" + (when.empty() ? "" : " " + when);
+    if (failed_) return end_acting(context, who + " failed (outcome unknown; " + refused + ")" + tail);
+    if (refusals_ > 0)
+      return end_acting(context, who + " returned without a failure while the proxy refused it (" + refused + ")" + tail);
+    end(context, who + " returned and the proxy refused nothing" + tail);
+  }
+
+  // The outcome the target's release answered ("" if it never returned).
+  std::string heard(const NemesisContext& context) const {
+    if (context.history == nullptr || target_ < 0 || records_before_ < 1) return "";
+    std::int64_t index = 0;
+    for (const CsRecord& record : context.history->records()) {
+      if (static_cast<int>(record.client) != target_ || ++index < records_before_) continue;
+      if (record.release == kNoReleaseOutcome) return "";
+      return to_string(static_cast<Release>(record.release));
+    }
+    return "";
+  }
+
+  bool hidden() const { return !failed_ && refusals_ > 0 && !release_heard_.empty() && release_heard_ != "error"; }
+
   void start(NemesisContext& context, int client, const std::string& when) {
     target_ = client;
     links_ = topology(context)->client_links(client);
     baseline_ = observed(context);
+    if (context.history != nullptr) records_before_ = context.history->slot(client).records.load();
+    refusals_before_ = proxy_refusals();
     if (drop_reply_) apply_mode(links_, NetMode::drop, 0ms, Direction::server_to_client);
     else apply_mode(links_, NetMode::cut, 0ms, Direction::both);
     applied_ = true;
     since_ = Clock::now();
     const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
                              " for client " + std::to_string(client) + " as it " + when;
-    // Acted only once the target's request failed on these links
-    // (end_acting): being faulted is not yet having refused anything.
+    // Acted only once the target's request failed on these links, or the
+    // proxy refused it (end_acting): being faulted is not yet having refused anything.
     note(context, what);
   }
 
@@ -348,7 +414,7 @@ class UnavailableFault final : public GatedFault {
     applied_ = false;
     note(context, what);
   }
-  // The client's request failed on the faulted links: the fault acted.
+  // The client's request failed on the faulted links, or was refused: the fault acted.
   void end_acting(NemesisContext& context, const std::string& what) {
     restore(links_);
     applied_ = false;
@@ -363,6 +429,11 @@ class UnavailableFault final : public GatedFault {
   std::vector<TcpProxy*> links_;
   bool applied_ = false;
   std::int64_t baseline_ = 0;
+  std::int64_t records_before_ = 0;  // the target's records as its release began: its section is the last
+  std::uint64_t refusals_before_ = 0;
+  std::uint64_t refusals_ = 0;
+  bool failed_ = false;
+  std::string release_heard_;
 };
 
 // client=N, between 0 and the last client; absent: `fallback`.

@@ -3,10 +3,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <new>
 #include <thread>
 
 #include "history/history.h"
+#include "servers/clock_jump.h"
 
 namespace locklab::harness {
 namespace {
@@ -336,6 +340,51 @@ std::string SlowHolderFault::why_not_acted() const { return nobody_did(client_, 
 ClockSkewFault::ClockSkewFault(FaultSpec spec, int client, milliseconds offset)
     : spec_(std::move(spec)), client_(client), offset_(offset) {}
 
+ClockSkewFault::~ClockSkewFault() {
+  std::error_code ignored;
+  if (!offset_dir_.empty()) std::filesystem::remove_all(offset_dir_, ignored);
+}
+
+std::string ClockSkewFault::offset_file() {
+  if (!offset_dir_.empty()) return offset_dir_ + "/clock-offset-ms";
+  if (!offset_problem_.empty()) return "";
+  std::string pattern = (std::filesystem::temp_directory_path() / "locklab-skew-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    offset_problem_ = "cannot make a folder for the clock offset: " + std::string(std::strerror(errno));
+    return "";
+  }
+  offset_dir_ = pattern;
+  if (auto written = write_clock_offset(offset_dir_ + "/clock-offset-ms", offset_); !written) {
+    offset_problem_ = written.error().message;
+    return "";
+  }
+  return offset_dir_ + "/clock-offset-ms";
+}
+
+std::vector<std::string> ClockSkewFault::client_environment(int client) {
+  if (client != client_) return {};
+  const std::string file = offset_file();
+  if (file.empty()) return {};
+  return {"LD_PRELOAD=" + clock_shim_path(), "LOCKLAB_CLOCK_OFFSET_FILE=" + file};
+}
+
+// The skewed client's adapter, if it runs one (a member of its process group
+// other than itself), must have the shim loaded, or its clock was never skewed.
+void ClockSkewFault::check_adapter_clock(pid_t client_pid) {
+  for (const pid_t member : live_group_members(client_pid)) {
+    if (member == client_pid) continue;
+    const bool skewed = runs_clock_shim(member);
+    if (adapter_clock_ != AdapterClock::not_skewed)
+      adapter_clock_ = skewed ? AdapterClock::skewed : AdapterClock::not_skewed;
+    adapter_note_ = "client " + std::to_string(client_) + "'s adapter (pid " + std::to_string(member) + ") " +
+                    (skewed ? "runs under the clock shim: its wall clock is off too"
+                            : "does not have the clock shim loaded" +
+                                  (offset_problem_.empty() ? std::string() : " (" + offset_problem_ + ")") +
+                                  ": its wall clock is not skewed");
+    events_.push_back({monotonic_ns(), adapter_note_});
+  }
+}
+
 FaultNeeds ClockSkewFault::needs() const {
   FaultNeeds needs;
   needs.own_servers = false;
@@ -353,6 +402,7 @@ void ClockSkewFault::before_run(NemesisContext& context) {
   events_.push_back({go_ns_, "client " + std::to_string(client_) + "'s wall clock runs " + sign +
                                  std::to_string(offset_.count()) + " ms off"});
   if (client_ >= static_cast<int>(context.client_pids.size())) return;  // thread mode: starts with the others
+  check_adapter_clock(context.client_pids[static_cast<std::size_t>(client_)]);
   auto paused = PausedProcess::pause(context.client_pids[static_cast<std::size_t>(client_)]);
   if (!paused) {
     events_.push_back({monotonic_ns(), "could not hold client " + std::to_string(client_) + " back: " +
@@ -385,6 +435,7 @@ void ClockSkewFault::after_run(NemesisContext& context) {
 }
 
 std::string ClockSkewFault::why_not_acted() const {
+  if (adapter_clock_ == AdapterClock::not_skewed) return adapter_note_;
   return "client " + std::to_string(client_) + " made no acquire attempt with its skewed clock";
 }
 

@@ -57,13 +57,14 @@ bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::sa
 
 bool Cell::matches() const {
   const bool class_matches = observed == expected || (also_expected && observed == *also_expected);
-  return class_matches && (!verdict_was_safe(observed) || exposed == expected_exposed);
+  return class_matches && (!verdict_was_safe(observed) || expected_exposed_either || exposed == expected_exposed);
 }
 
 std::string Cell::expected_text() const {
   std::string text = class_name(expected);
   if (also_expected) text += std::string(" or ") + class_name(*also_expected);
-  if (expected_exposed) text += ", exposed";
+  if (expected_exposed_either) text += ", exposed or not";
+  else if (expected_exposed) text += ", exposed";
   return text;
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ struct Cell {
   std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
   bool exposed = false;           // exposed(run): safe by luck
   bool expected_exposed = false;  // the expectation says a safe ending is exposed
+  bool expected_exposed_either = false;  // ... or that either mark is expected
   std::string expected_reason;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
@@ -62,6 +64,9 @@ struct MatrixResult {
   std::string command;
   std::vector<std::string> locks;   // rows, in order
   std::vector<std::string> faults;  // columns, in order
+  // Each row's generation number ("3"; "ext" for a library), where the sweep
+  // knew it: the report names "generation 3 set-nx-px-token" with it.
+  std::map<std::string, std::string> numbers;
   std::vector<Cell> cells;          // row-major
   int mismatches() const;
   int errors() const;

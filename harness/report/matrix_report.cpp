@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "report/html.h"
+#include "report/matrix_likeness.h"
 #include "report/report.h"
 #include "support/files.h"
 #include "support/json_read.h"
@@ -59,12 +60,12 @@ std::string title_of(const FaultColumn* column, const std::string& name) {
 
 std::string workload_line(const MatrixResult& result) {
   std::ostringstream out;
-  out << result.cells.size() << " cells (" << result.locks.size() << " generations x " << result.faults.size()
+  out << result.cells.size() << " cells (" << result.locks.size() << " locks x " << result.faults.size()
       << " faults), " << (result.quick ? "quick" : "full") << " size; " << result.mismatches()
       << " differ from their expected class";
   if (result.errors() > 0) out << ", " << result.errors() << " could not be measured";
-  out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds), a bounded number of attempts "
-         "(replay one with the `locklab run` line in its cell file).";
+  out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds; failover and node-restart: twice "
+         "that), a bounded number of attempts (replay one with the `locklab run` line in its cell file).";
   if (!result.command.empty()) out << " Made by: `" << result.command << "`";
   return out.str();
 }
@@ -77,7 +78,7 @@ bool violating(const Cell& cell) {
 
 std::string matrix_table(const MatrixResult& result) {
   std::ostringstream out;
-  out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| generation |";
+  out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| lock |";
   for (const auto& fault : result.faults) out << " " << title_of(find_column(fault), fault) << " |";
   out << "\n|---|";
   for (std::size_t i = 0; i < result.faults.size(); ++i) out << "---|";
@@ -101,14 +102,14 @@ std::string matrix_table(const MatrixResult& result) {
 
 std::string matrix_markdown(const MatrixResult& result) {
   std::ostringstream out;
-  out << matrix_table(result);
+  out << matrix_table(result) << likeness_markdown(result);
   out << "\nClasses: safe; me-violation = two holders at once (overlapping sections, lost updates, two live "
          "holders); wrong-owner = a release deleted another client's lock, no overlap; deadlock = a stall behind a "
          "key that never expires; liveness = safe, but nobody could get the lock for half a lease or more; n/a = "
-         "the fault makes no sense for this generation. \"exposed\" after safe (or liveness) marks a run whose "
+         "the fault makes no sense for this lock. \"exposed\" after safe (or liveness) marks a run whose "
          "verdict was safe although a lease was lost under a holder: nobody happened to enter, so it was safe by "
          "luck, not by design. ✗ marks a cell whose class differs from the one written "
-         "down (docs/faults.md).\n\n## The counts behind each cell\n\n| generation | fault | observed | expected |";
+         "down (docs/faults.md; a library's: docs/peers.md).\n\n## The counts behind each cell\n\n| lock | fault | observed | expected |";
   for (const auto& count : kCounts) out << " " << count.title << " |";
   out << " why (expected) |\n|---|---|---|---|";
   for (std::size_t i = 0; i < std::size(kCounts); ++i) out << "---:|";
@@ -147,7 +148,7 @@ std::string matrix_html_body(const MatrixResult& result) {
     out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << html_escape(name) << "</span>";
   }
   out << "<span class=\"safe exposed\">safe, exposed: a lease lost under a holder, nobody entered (safe by luck)</span>"
-         "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>generation</th>";
+         "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>lock</th>";
   for (const auto& fault : result.faults) {
     const FaultColumn* column = find_column(fault);
     out << "<th title=\"" << html_escape(column ? column->how : "") << "\">" << html_escape(title_of(column, fault)) << "</th>";
@@ -178,7 +179,8 @@ std::string matrix_html_body(const MatrixResult& result) {
   out << "</table>\n<p class=\"note\">Counts in a cell: ov = overlapping critical-section pairs, lost = lost counter "
          "updates, wo = wrong-owner releases, stalls = stretches with nobody inside while clients waited, unavail = "
          "ms from a crash to the next acquisition, fenced = stale-token accesses the resource refused. Hover a cell "
-         "for the expected class and why; docs/faults.md has the same reasons.</p>\n";
+         "for the expected class and why; docs/faults.md has the same reasons (a library's: docs/peers.md).</p>\n"
+      << likeness_html(result);
   out << "<h2>Violating cells: who held the lock when</h2>\n<p class=\"note\">One lane per client, a bar per critical "
          "section, red bands where two or more were inside at once; grey bars were refused by the fenced resource."
          "</p>\n";
@@ -213,7 +215,7 @@ json matrix_summary_json(const MatrixResult& result) {
   }
   return {{"schema", kMatrixSchema}, {"quick", result.quick},         {"command", result.command},
           {"locks", result.locks},   {"faults", result.faults},       {"mismatches", result.mismatches()},
-          {"errors", result.errors()}, {"cells", cells}};
+          {"errors", result.errors()}, {"nearest_generations", likeness_json(result)}, {"cells", cells}};
 }
 
 Status write_matrix_report(const MatrixResult& result) {

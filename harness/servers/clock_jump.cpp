@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace locklab::harness {
@@ -23,6 +24,18 @@ Status write_clock_offset(const std::string& offset_file, std::chrono::milliseco
     return Error{ErrorKind::io, "cannot replace " + offset_file + ": " + why};
   }
   return Done{};
+}
+
+std::string clock_shim_path() { return LOCKLAB_CLOCK_SHIM_PATH; }
+
+bool runs_clock_shim(pid_t pid) {
+  std::error_code ec;
+  const auto shim = std::filesystem::canonical(clock_shim_path(), ec);
+  if (ec) return false;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.ends_with(shim.string())) return true;
+  return false;
 }
 
 Status jump_clock(const RedisServer& server, std::chrono::milliseconds offset) {

@@ -112,6 +112,7 @@ struct TcpProxy::State {
   std::array<FlowCounters, 2> counters{};
   std::list<Link> links;
   bool cut = false;
+  std::uint64_t refused = 0;  // connections reset by a cut (refused_connections())
   bool reset_links = false;  // retarget(): reset the open connections once
   std::optional<Watch> watch;  // arm_watch() .. release_park() / drop_park()
   std::vector<RespCommand> completed;  // scratch: the requests one read completed
@@ -275,6 +276,11 @@ std::size_t TcpProxy::open_connections() const {
   return state_->links.size();
 }
 
+std::uint64_t TcpProxy::refused_connections() const {
+  std::lock_guard lock(mutex_);
+  return state_->refused;
+}
+
 namespace {
 
 // Read what `flow.from` has into `bytes` (left empty at EOF or when there
@@ -392,6 +398,7 @@ void TcpProxy::drop_link(Link& link, bool reset) {
 void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
   State& state = *state_;
   if (state.cut || state.reset_links) {
+    if (state.cut) state.refused += state.links.size();
     for (auto& link : state.links) drop_link(link, true);
     state.links.clear();
     state.reset_links = false;
@@ -465,6 +472,7 @@ void TcpProxy::accept_links() {
     if (client < 0) break;
     const int server = state_->cut ? -1 : connect_upstream(upstream_);
     if (server < 0) {  // cut, or the upstream is down: the client sees a reset
+      if (state_->cut) ++state_->refused;
       reset_and_close(client);
       continue;
     }

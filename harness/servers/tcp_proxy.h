@@ -123,6 +123,10 @@ class TcpProxy {
 
   FlowCounters counters(Direction direction) const;
   std::size_t open_connections() const;
+  // Connections a cut refused: those open when cut() reset them, and every new
+  // one reset while cut (a client that reconnects to send its request). The
+  // `unavailable` fault counts them: a refusal the client may never report.
+  std::uint64_t refused_connections() const;
 
  private:
   struct Link;

@@ -1,9 +1,12 @@
 #include "sweeps/matrix.h"
 
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <new>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -116,7 +119,24 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
   plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
 }
 
+// The columns whose fault takes the key away silently (a failover, a restart)
+// and resets the contenders' connections while the holder waits inside with
+// short patience (half its lease): a contender must notice and win in that
+// time. Two things would hide the lost lock behind the contender's own delays:
+// - a library's Redis client reconnects after a backoff of its own (ioredis:
+//   50 ms + up to 200 ms of jitter per connection), which half of a 500 ms
+//   lease does not always cover: the lease is doubled;
+// - a waiter asleep on the holder's PTTL (node-redisson's tryLock, generation
+//   5's queue) or retrying one attempt with the votes it already won
+//   (@sesamecare-oss/redlock) sees the key gone only when its wait ends: short
+//   waits (30 ms, as in clock-jump) keep every waiter trying afresh.
+void contenders_keep_trying(RunOptions& o) {
+  o.ttl_ms *= 2;
+  o.wait_ms = 30;
+}
+
 void plan_failover(CellPlan& plan, const LockDescription&, bool) {
+  contenders_keep_trying(plan.options);
   plan.options.hold_ms = 100;
   plan.faults = {"failover:after=acquire"};
 }
@@ -127,6 +147,7 @@ void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
 
 void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
+  contenders_keep_trying(o);
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
@@ -212,6 +233,7 @@ Cell expected_of(Cell cell) {
     cell.expected = expectation->expected;
     cell.also_expected = expectation->or_else;
     cell.expected_exposed = expectation->exposed;
+    cell.expected_exposed_either = expectation->exposed_either;
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
@@ -282,11 +304,32 @@ struct Job {
   const FaultColumn* column;
 };
 
-// Cells i, i + jobs, ... in worker `worker`: a process of its own, so the
-// clients it forks never share a parent with another cell's threads.
-void run_worker(const std::string& dir, const std::vector<Job>& jobs, int worker, int workers, bool quick,
-                bool progress) {
-  for (std::size_t i = static_cast<std::size_t>(worker); i < jobs.size(); i += static_cast<std::size_t>(workers)) {
+// The cells still to measure, shared by the workers (an anonymous shared
+// mapping made before they fork): each takes the next one when it is free, so
+// a worker that drew long cells does not keep the others waiting at the end.
+class CellQueue {
+ public:
+  CellQueue() {
+    void* shared = ::mmap(nullptr, sizeof(std::atomic<std::size_t>), PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared != MAP_FAILED) next_ = new (shared) std::atomic<std::size_t>(0);
+  }
+  ~CellQueue() {
+    if (next_ != nullptr) ::munmap(next_, sizeof(std::atomic<std::size_t>));
+  }
+  CellQueue(const CellQueue&) = delete;
+  CellQueue& operator=(const CellQueue&) = delete;
+  bool shared() const { return next_ != nullptr; }
+  std::size_t take() { return next_->fetch_add(1); }
+
+ private:
+  std::atomic<std::size_t>* next_ = nullptr;
+};
+
+// The cells `queue` hands this worker, in a process of its own, so the clients
+// it forks never share a parent with another cell's threads.
+void run_worker(const std::string& dir, const std::vector<Job>& jobs, CellQueue& queue, bool quick, bool progress) {
+  for (std::size_t i = queue.take(); i < jobs.size(); i = queue.take()) {
     const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, quick);
     if (progress) announce(cell, i, jobs.size());
   }
@@ -301,14 +344,43 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
   return std::nullopt;
 }
 
-// The rows: the --lock names, or every generation; a usage Error names an unknown one.
-Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
-  std::vector<std::string> locks = options.locks;
-  if (locks.empty())
-    for (const auto& generation : generations()) locks.push_back(generation.name);
-  for (const auto& lock : locks)
-    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+// The default rows: every generation, then every shipped peer whose adapter
+// can run here; one line on stderr names the peers left out and why.
+std::vector<std::string> default_rows() {
+  std::vector<std::string> locks;
+  for (const auto& generation : generations()) locks.push_back(generation.name);
+  std::string skipped, why;
+  for (const auto& peer : catalog_peers()) {
+    if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
+      skipped += (skipped.empty() ? "" : ", ") + peer.name;
+      why = missing;
+      continue;
+    }
+    locks.push_back(peer.name);
+  }
+  if (!skipped.empty()) std::fprintf(stderr, "locklab matrix: peers skipped (%s): %s\n", skipped.c_str(), why.c_str());
   return locks;
+}
+
+// The rows: the --lock names, or default_rows(); a usage Error names an
+// unknown one, or a peer whose adapter cannot run here.
+Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
+  const std::vector<std::string> locks = options.locks.empty() ? default_rows() : options.locks;
+  for (const auto& lock : locks) {
+    auto found = find_lock(lock);
+    if (!found) return Error{ErrorKind::usage, option_problem("--lock", found.error().message)};
+    if (const std::string missing = missing_prerequisite(*found); !missing.empty())
+      return Error{ErrorKind::usage, "--lock " + lock + ": " + missing};
+  }
+  return locks;
+}
+
+// Each row's generation number ("ext" for a library), for the report.
+std::map<std::string, std::string> row_numbers(const std::vector<std::string>& locks) {
+  std::map<std::string, std::string> numbers;
+  for (const auto& lock : locks)
+    if (auto found = find_lock(lock)) numbers[lock] = found->number;
+  return numbers;
 }
 
 // The columns, in the columns' order whatever the flags' order: the --fault
@@ -351,6 +423,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   auto locks = select_rows(options);
   if (!locks) return locks.error();
   result.locks = std::move(*locks);
+  result.numbers = row_numbers(result.locks);
   auto faults = select_columns(options);
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
@@ -362,11 +435,21 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   return result;
 }
 
-// Every cell, row-major.
+// A rough weight of a cell's wall time, for the order the workers take them
+// in: a topology column runs for a time and waits on its fault's patience, an
+// adapter starts an interpreter per client, an n/a cell measures nothing.
+int cell_weight(const Job& job) {
+  if (!not_applicable(job.generation, *job.column).empty()) return 0;
+  return (job.column->topology ? 3 : 1) * (job.generation.is_adapter() ? 2 : 1);
+}
+
+// Every cell, the heaviest first (then row-major): the last cells to start are
+// short ones, so the workers finish together.
 std::vector<Job> jobs_of(const MatrixResult& result) {
   std::vector<Job> jobs;
   for (const auto& lock : result.locks)
     for (const auto& fault : result.faults) jobs.push_back({find_lock(lock).value(), find_column(fault)});
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return cell_weight(a) > cell_weight(b); });
   return jobs;
 }
 
@@ -374,8 +457,10 @@ std::vector<Job> jobs_of(const MatrixResult& result) {
 // else in options.jobs forked workers (at most one per cell), waited for.
 Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
   const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  CellQueue queue;
+  if (!queue.shared()) return Error{ErrorKind::io, "cannot map the matrix's cell queue"};
   if (workers == 1) {
-    run_worker(dir, jobs, 0, 1, options.quick, options.progress);
+    run_worker(dir, jobs, queue, options.quick, options.progress);
     return Done{};
   }
   std::fflush(stdout);
@@ -388,7 +473,7 @@ Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const Matr
       return Error{ErrorKind::io, "fork failed"};
     }
     if (child == 0) {
-      run_worker(dir, jobs, w, workers, options.quick, options.progress);
+      run_worker(dir, jobs, queue, options.quick, options.progress);
       std::fflush(stderr);
       ::_exit(0);
     }
@@ -488,6 +573,7 @@ Result<MatrixResult> load_matrix(const std::string& dir) {
   } catch (const json::exception& e) {  // right keys, wrong types
     return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document: " + e.what()};
   }
+  result.numbers = row_numbers(result.locks);
   for (const auto& lock : result.locks)
     for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
   return result;

@@ -24,6 +24,9 @@ struct Expectation {
   // schedule lets nobody in (matrix.h, exposed()). Either way round, a safe
   // cell whose mark differs does not match.
   bool exposed = false;
+  // Whether a safe ending is exposed depends on an interleaving the fault does
+  // not fix (docs/peers.md names the one cell and why): either mark matches.
+  bool exposed_either = false;
 };
 
 // "safe", or "me-violation or safe" for a cell with two acceptable classes.

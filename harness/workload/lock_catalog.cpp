@@ -3,6 +3,7 @@
 #include <wordexp.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,28 @@ std::vector<std::string> resolved_argv(const json& words, const std::string& dir
   return argv;
 }
 
+// A step point the catalog names, kept for the process's lifetime:
+// Capabilities hold step points as string_views (a generation's are literals).
+std::string_view interned(const std::string& text) {
+  static std::set<std::string> texts;  // node-based: a view into an element stays valid
+  return *texts.insert(text).first;
+}
+
+// release_window and acquire_gap: "" or a protocol step point (resp:PATTERN,
+// with the spec's own keys after it, e.g. ":when=holder"); an Error otherwise.
+Status read_step_points(const json& entry, const std::string& where, Capabilities& can) {
+  for (const auto& [field, point] : {std::pair{"release_window", &Capabilities::release_window},
+                                     std::pair{"acquire_gap", &Capabilities::acquire_gap}}) {
+    const json value = entry.value(field, json(""));
+    if (!value.is_string()) return Error{ErrorKind::usage, where + ": " + field + " must be a string"};
+    const std::string text = value.get<std::string>();
+    if (!text.empty() && !text.starts_with("resp:"))
+      return Error{ErrorKind::usage, where + ": " + field + " must be empty or a protocol step point resp:PATTERN"};
+    can.*point = interned(text);
+  }
+  return Done{};
+}
+
 // One "peers" entry, or why it is not one.
 Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, std::size_t index) {
   const std::string where = dir + "/catalog.json: peer " + std::to_string(index + 1);
@@ -105,6 +128,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   for (const auto& [word, value] : capabilities.items())
     if (value.is_boolean() && value.get<bool>()) lock.claimed.insert(word);
   lock.capabilities = capabilities_of(lock.claimed);
+  if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
   lock.from_catalog = true;
   give_make(lock);
   return lock;
@@ -184,6 +208,13 @@ std::string locked_key(const LockDescription& lock, std::string_view key) {
 }
 
 std::vector<LockDescription> catalog_peers() { return catalog().peers; }
+
+std::string missing_prerequisite(const LockDescription& lock) {
+  if (!lock.from_catalog || lock.language != "javascript") return "";
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "node_modules", ec)) return "";
+  return peers_dir() + "/node_modules is missing (install the peers' npm modules: scripts/peers/install)";
+}
 
 Result<LockDescription> find_lock(std::string_view name) {
   if (const Generation* generation = find_generation(name)) return LockDescription(*generation);

@@ -68,6 +68,10 @@ std::string locked_key(const LockDescription& lock, std::string_view key);
 std::vector<LockDescription> catalog_peers();
 // The folder the catalog is read from.
 std::string peers_dir();
+// What a shipped adapter needs that this machine lacks, in one line ("" when
+// nothing is missing): a JavaScript adapter needs the npm modules that
+// scripts/peers/install puts into the catalog's folder (node_modules).
+std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.
 std::set<std::string> capability_words(const Capabilities& capabilities);

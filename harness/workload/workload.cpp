@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -277,6 +278,28 @@ void become_client_process(pid_t parent) {
   if (::getppid() != parent) ::_exit(1);
 }
 
+// In a client process: the nemesis's "NAME=VALUE" variables, for the programs
+// it starts (its adapter). LD_PRELOAD keeps what was there, after ours.
+void set_environment(const std::vector<std::string>& variables) {
+  for (const auto& variable : variables) {
+    const auto eq = variable.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string name = variable.substr(0, eq);
+    std::string value = variable.substr(eq + 1);
+    const char* before = std::getenv(name.c_str());
+    if (name == "LD_PRELOAD" && before != nullptr && *before != '\0') value += std::string(" ") + before;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+}
+
+// What the nemesis gives one client: its step hook, its wall clock, and the
+// environment of its process.
+struct ClientFaults {
+  StepHook hook;
+  std::shared_ptr<const WallClock> clock;
+  std::vector<std::string> environment;
+};
+
 class Progress {
  public:
   Progress(const WorkloadConfig& config, const SharedHistory& history)
@@ -381,9 +404,9 @@ void client_left_oracle(const WorkloadConfig& config, const SharedHistory& histo
 class ClientPool {
  public:
   virtual ~ClientPool() = default;
-  // Starts client `index` with its hook and clock (taken in the coordinator,
-  // in client order). An error means no client may be left running.
-  virtual Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) = 0;
+  // Starts client `index` with what the nemesis gives it (taken in the
+  // coordinator, in client order). An error means no client may be left running.
+  virtual Status start(int index, ClientFaults faults) = 0;
   virtual void all_started() {}
   // Polls the clients: true once every one is gone.
   virtual bool finished() = 0;
@@ -402,9 +425,8 @@ Result<WorkloadOutcome> coordinate(const WorkloadConfig& config, const SharedHis
                                    NemesisContext& context, const std::function<void()>& at_barrier, ClientPool& pool,
                                    WorkloadOutcome& out) {
   for (int i = 0; i < config.clients; ++i) {
-    StepHook hook = nemesis.client_step_hook(i);
-    auto clock = nemesis.client_clock(i);
-    if (auto started = pool.start(i, std::move(hook), std::move(clock)); !started) return started.error();
+    ClientFaults faults{nemesis.client_step_hook(i), nemesis.client_clock(i), nemesis.client_environment(i)};
+    if (auto started = pool.start(i, std::move(faults)); !started) return started.error();
   }
   pool.all_started();
   if (auto ready = await_setup(config, history, [&] { return pool.finished(); }); !ready) {
@@ -444,14 +466,14 @@ class ProcessPool final : public ClientPool {
   // of anything else must not become its unreaped zombie.
   ~ProcessPool() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
-  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
+  Status start(int index, ClientFaults faults) override {
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int fork_errno = errno;
       for (pid_t child : running_) end_client(child);
       return Error{ErrorKind::io, std::string("fork: ") + std::strerror(fork_errno)};
     }
-    if (pid == 0) client_body(index, std::move(hook), std::move(clock));
+    if (pid == 0) client_body(index, std::move(faults));
     ::setpgid(pid, pid);  // as the child does itself: a fault may act on its group before it ran
     running_.push_back(pid);
     return Done{};
@@ -471,10 +493,14 @@ class ProcessPool final : public ClientPool {
         all = false;
         continue;
       }
+      // The crash's time is when it exited, not when its group is confirmed
+      // gone: ending a group with an adapter in it can take a while on a loaded
+      // machine, and that must not shorten the unavailability it left behind.
+      const std::int64_t exited_ns = monotonic_ns();
       const auto status = end_client(running_[i]);
       reaped_[i] = true;
       gone(static_cast<int>(i));
-      count_exit(static_cast<int>(i), status);
+      count_exit(static_cast<int>(i), status, exited_ns);
     }
     return all;
   }
@@ -495,10 +521,11 @@ class ProcessPool final : public ClientPool {
  private:
   // In the child. Never the parent's atexit handlers or destructors (they
   // would stop the coordinator's redis-servers): every way out of a client is _exit.
-  [[noreturn]] void client_body(int index, StepHook hook, std::shared_ptr<const WallClock> clock) {
+  [[noreturn]] void client_body(int index, ClientFaults faults) {
     become_client_process(parent_);
+    set_environment(faults.environment);
     try {
-      Client client(config_, history_, index, std::move(hook), std::move(clock));
+      Client client(config_, history_, index, std::move(faults.hook), std::move(faults.clock));
       ::_exit(client.run(/*report_traffic=*/true));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "locklab: client %d: %s\n", index, e.what());
@@ -539,12 +566,12 @@ class ProcessPool final : public ClientPool {
     return ended;
   }
 
-  void count_exit(int client, const Ended& ended) {
+  void count_exit(int client, const Ended& ended, std::int64_t exited_ns) {
     const int status = ended.status;
     const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
     if (crashed) {
       ++out_.crashed_clients;
-      out_.crashed_ns.push_back(history_.slot(client).died_ns.load());
+      out_.crashed_ns.push_back(exited_ns);
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++out_.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
       const char* why = history_.slot(client).last_error;
@@ -584,8 +611,10 @@ class ThreadPool final : public ClientPool {
     threads_.reserve(static_cast<std::size_t>(config.clients));
   }
 
-  Status start(int index, StepHook hook, std::shared_ptr<const WallClock> clock) override {
-    threads_.emplace_back([this, index, hook = std::move(hook), clock = std::move(clock)]() mutable {
+  // The nemesis's environment variables are for a client's own process: a
+  // thread has none (and an adapter, which would inherit them, needs a process).
+  Status start(int index, ClientFaults faults) override {
+    threads_.emplace_back([this, index, hook = std::move(faults.hook), clock = std::move(faults.clock)]() mutable {
       try {
         Client client(config_, history_, index, std::move(hook), std::move(clock));
         if (client.run(/*report_traffic=*/false) != 0) failed_.fetch_add(1);  // traffic is process-wide: measured below

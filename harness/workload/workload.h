@@ -71,7 +71,7 @@ struct WorkloadOutcome {
   int killed_clients = 0;   // did not finish in time; the coordinator killed them
   int failed_clients = 0;   // exited with an error or threw: its share of the run is missing (verdict error)
   std::vector<std::string> failures;  // process mode: "client N: <its last error>" per failed client
-  std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client die (monotonic)
+  std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client exit (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
 };

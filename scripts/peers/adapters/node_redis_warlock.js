@@ -19,7 +19,7 @@
 process.noDeprecation = true;
 const redis = require('redis3');
 const Warlock = require('node-redis-warlock');
-const {serve, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, bounded, quiet, connected, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let warlock = null;
 let key = '';
@@ -40,8 +40,10 @@ serve({
   library: 'node-redis-warlock',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: false},
-  init(m) {
-    warlock = Warlock(quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port})));
+  async init(m) {  // enable_offline_queue: node-redis 3's fail-fast (protocol.js, IOREDIS_FAIL_FAST)
+    const client = quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port, enable_offline_queue: false}));
+    await connected(client);
+    warlock = Warlock(client);
     key = m.key;
   },
   async acquire(m) {  // a Redis error rejects: `unknown` (protocol.js)

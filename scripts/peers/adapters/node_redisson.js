@@ -18,7 +18,7 @@
 //   (another holder or no key). The adapter counts its own holds to tell still_held from released.
 // - the watchdog timeout is per Redisson instance: the lease is init's ttl_ms, acquire's ttl_ms is ignored.
 const {Redisson} = require('node-redisson');
-const {serve, bounded, quiet, GRACE_MS, LATE} = require('./protocol');
+const {serve, bounded, quiet, connected, IOREDIS_FAIL_FAST, GRACE_MS, LATE} = require('./protocol');
 
 let lock = null;
 let depth = 0;  // our holds not yet released (the hash's count, as far as we know)
@@ -27,11 +27,10 @@ serve({
   library: 'node-redisson',
   capabilities: {expires: true, owner_checked_release: true, reentrant: true, fencing: false,
                  multi_node: false, notifies_waiters: true, auto_extends: true},
-  init(m) {
-    const options = {host: m.servers[0].host, port: m.servers[0].port};
+  async init(m) {
+    const options = {host: m.servers[0].host, port: m.servers[0].port, ...IOREDIS_FAIL_FAST};
     const redisson = new Redisson({redis: {options}, lockWatchdogTimeout: BigInt(m.ttl_ms)});
-    quiet(redisson.redis);
-    quiet(redisson.commandExecutor.subscribeRedis);
+    await Promise.all([redisson.redis, redisson.commandExecutor.subscribeRedis].map((c) => connected(quiet(c))));
     lock = redisson.getLock(m.key);
   },
   async acquire(m) {

@@ -14,7 +14,7 @@
 //   gives up; the adapter answers `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.
 const Redis = require('ioredis');
 const Redlock = require('redlock');
-const {serve, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let redlock = null;
 let key = '';
@@ -32,8 +32,9 @@ serve({
   library: 'redlock',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: true, notifies_waiters: false, auto_extends: false},
-  init(m) {
-    const clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port})));
+  async init(m) {
+    const clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...IOREDIS_FAIL_FAST})));
+    await Promise.all(clients.map((client) => connected(client)));
     redlock = new Redlock(clients, {retryCount: 0, retryDelay: RETRY_MS, retryJitter: RETRY_MS});
     redlock.on('clientError', () => { nodeErrors += 1; });
     key = m.key;

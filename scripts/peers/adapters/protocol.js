@@ -14,6 +14,7 @@
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
+const util = require('util');
 
 const RETRY_MS = 5;  // every adapter's pause between attempts (the native workers' --retry-ms)
 const GRACE_MS = 1000;  // a library with its own bounded wait still silent wait_ms + this later: a request is stuck
@@ -82,6 +83,29 @@ function quiet(client) {
   return client;
 }
 
+// Client options that fail a command at once while its server cannot be reached
+// (docs/peers.md, "What the adapters must do", 1): by default ioredis queues a
+// command while it reconnects and retries it 20 times, and node-redis queues it
+// until the server is back, so a dead node or a refused release would keep the
+// library's call waiting past the adapter's reply margin. ioredis: no offline
+// queue, no retry of a command cut off by a reset; node-redis 4 and 5+: no
+// offline queue (node-redis 3: enable_offline_queue false, in its adapter).
+const IOREDIS_FAIL_FAST = {enableOfflineQueue: false, maxRetriesPerRequest: 0};
+const NODE_REDIS_FAIL_FAST = {disableOfflineQueue: true};
+
+// Resolves once `client` (ioredis or node-redis) is connected, or failed to
+// connect, or after `ms`: without an offline queue a command sent before the
+// connection is up fails, and a server that is down must not hold up init.
+function connected(client, ms = 1000) {
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(done, ms);
+    if (client.status === 'ready' || client.isReady === true || client.ready === true) return done();
+    client.once('ready', done);
+    client.once('error', done);
+  });
+}
+
 // Unhandled rejections seen so far: some libraries drop a failed command's
 // promise (simple-redis-mutex's lock() attempts, redis-semaphore's refresh).
 // Node 20 would exit on them; a service logs them, and so does the adapter, as an event.
@@ -114,6 +138,12 @@ async function answer(adapter, message) {
 }
 
 function serve(adapter) {
+  // What a library prints with console (node-redisson's failed renewal, simple-redis-mutex's
+  // subscriber errors) goes out as `log` events, which the harness ignores: on stderr it would
+  // interleave with locklab's own lines, and console.log on stdout would break the protocol.
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+    console[level] = (...args) => event('log', {level, text: util.format(...args).slice(0, 500)});
+  }
   process.on('unhandledRejection', (error) => {
     unhandled += 1;
     event('unhandled', {error: String(error && error.message || error)});
@@ -140,4 +170,5 @@ function serve(adapter) {
   lines.on('close', () => queue.then(() => process.exit(0)));  // the requests already read are answered first
 }
 
-module.exports = {serve, event, bounded, quiet, unhandledSoFar, installedVersion, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};
+module.exports = {serve, event, bounded, quiet, connected, unhandledSoFar, installedVersion, IOREDIS_FAIL_FAST,
+                  NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};

@@ -16,8 +16,8 @@ function take(ttl, wait) {  // lock() cannot be cancelled: one at a time; a win 
 let lock, key, done, pending, want;  // pending: the one lock() out; want: hands its win to the acquire waiting
 async function handle(m) {
   if (m.type === 'init') {
-    const client = createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}}).on('error', () => {});
-    client.connect().catch(() => {});  // commands wait in node-redis's queue until it connects
+    const client = createClient({socket: m.servers[0], disableOfflineQueue: true}).on('error', () => {});  // fail fast
+    await Promise.race([client.connect().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000))]);
     [lock, key] = [redisLock(client, 5), m.key];
     return {type: 'init_ok', library: 'redis-lock', version: require('redis-lock/package.json').version,
             language: 'javascript', capabilities: CAPABILITIES};

@@ -16,7 +16,7 @@
 // - there is no public extend: the refresh is the library's own.
 const Redis = require('ioredis');
 const {Mutex} = require('redis-semaphore');
-const {serve, event, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let client = null;
 let key = '';
@@ -26,8 +26,9 @@ serve({
   library: 'redis-semaphore',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: true},
-  init(m) {
-    client = quiet(new Redis({host: m.servers[0].host, port: m.servers[0].port}));
+  async init(m) {
+    client = quiet(new Redis({host: m.servers[0].host, port: m.servers[0].port, ...IOREDIS_FAIL_FAST}));
+    await connected(client);
     key = m.key;
   },
   async acquire(m) {  // a Redis error rejects: `unknown` (protocol.js)

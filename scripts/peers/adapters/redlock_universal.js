@@ -22,7 +22,7 @@
 //   release and aborts the signal: `lost` is sent only for a signal aborted while held.
 const Redis = require('ioredis');
 const {createRedlock, IoredisAdapter} = require('redlock-universal');
-const {serve, event, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let clients = [];
 let adapters = [];
@@ -33,8 +33,9 @@ serve({
   library: 'redlock-universal',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: true, notifies_waiters: false, auto_extends: true},
-  init(m) {
-    clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port})));
+  async init(m) {
+    clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...IOREDIS_FAIL_FAST})));
+    await Promise.all(clients.map((client) => connected(client)));
     adapters = clients.map((client) => new IoredisAdapter(client));
     key = m.key;
   },

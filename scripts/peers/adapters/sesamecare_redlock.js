@@ -16,7 +16,7 @@
 //   then aborts the signal: `lost` is sent only for a signal aborted while held.
 const Redis = require('ioredis');
 const {Redlock, ExecutionError, ResourceLockedError} = require('@sesamecare-oss/redlock');
-const {serve, event, bounded, quiet, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 let redlock = null;
 let key = '';
 let held = null;  // {context, finish, done}: the running using() of the last acquire
@@ -37,8 +37,9 @@ serve({
   library: '@sesamecare-oss/redlock',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: true, notifies_waiters: false, auto_extends: true},
-  init(m) {
-    const clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port})));
+  async init(m) {
+    const clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...IOREDIS_FAIL_FAST})));
+    await Promise.all(clients.map((client) => connected(client)));
     redlock = new Redlock(clients, {retryCount: 0, retryDelay: RETRY_MS, retryJitter: RETRY_MS});
     key = m.key;
   },

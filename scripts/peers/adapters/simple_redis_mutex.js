@@ -21,7 +21,7 @@
 //   resolves the same either way; after a refreshTimeout that found the lock gone, release is a no-op.
 const {createClient} = require('redis');
 const {lock, tryLock} = require('simple-redis-mutex');
-const {serve, bounded, quiet, unhandledSoFar, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let client = null;
 let key = '';
@@ -52,9 +52,10 @@ serve({
   library: 'simple-redis-mutex',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: true,
                  multi_node: false, notifies_waiters: true, auto_extends: false},
-  init(m) {
-    client = quiet(createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}}));
-    client.connect().catch(() => {});  // commands wait in node-redis's queue until it connects
+  async init(m) {
+    client = quiet(createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}, ...NODE_REDIS_FAIL_FAST}));
+    client.connect().catch(() => {});
+    await connected(client);
     key = m.key;
   },
   async acquire(m) {
