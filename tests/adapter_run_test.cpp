@@ -335,6 +335,7 @@ TEST_F(AdapterRun, AKeyInInitOkThatDisagreesWithTheCatalogIsAnError) {
                                          scratch_.str() + "/catalog.json says 'mutex:{key}' ('mutex:locklab:lock')");
   EXPECT_EQ(d["totals"]["attempts"], 0);
   EXPECT_TRUE(processes_with(marker).empty());
+}
 
 // ---- clock-skew acts on the adapter's own clock ---------------------------------
 

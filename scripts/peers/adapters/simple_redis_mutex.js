@@ -8,14 +8,12 @@
 // - the key is "@simple-redis-mutex:lock-" + key, its value Math.random(); tryLock is SET NX PX,
 //   then, once held, INCR of one global counter for the fencing token (lines 103-155): the token
 //   comes from a second command, so it orders INCRs, not holds.
-// - lock() tries at once, on every release message (a subscriber on one channel) and every
-//   pollingInterval (default 10 s; RETRY_MS here, as every adapter); failAfter rejects it. Its
-//   attempts' rejections are not caught (line 57): a Redis error becomes an unhandled rejection
-//   (the adapter's `unhandled` event) and lock() waits on; an acquire that saw one is `unknown`.
-//   An attempt still in flight when failAfter fires can take the lock after lock() rejected, and
-//   its release function is then dropped (line 61): the library leaks that lock until it expires.
-//   So the adapter gives lock() no failAfter and keeps at most one out (waitForLock): its win goes
-//   to the acquire waiting for it, or, once that one answered timed_out, back at once (release()).
+// - lock() tries at once, on every release message and every pollingInterval (RETRY_MS here);
+//   failAfter rejects it. Its attempts' rejections are not caught (line 57): a Redis error is an
+//   unhandled rejection (event `unhandled`) and lock() waits on; such an acquire is `unknown`.
+//   An attempt in flight when failAfter fires can win after lock() rejected, its release function
+//   dropped (line 61): a leak until expiry. So no failAfter here, and one lock() out at a time
+//   (waitForLock): its win goes to the waiting acquire, or, if that one timed out, straight back.
 // - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it
 //   cannot say not_owner. refreshTimeout is GET, then PEXPIRE if still ours (two commands), and
 //   resolves the same either way; after a refreshTimeout that found the lock gone, release is a no-op.
@@ -23,14 +21,11 @@ const {createClient} = require('redis');
 const {lock, tryLock} = require('simple-redis-mutex');
 const {serve, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
-let client = null;
-let key = '';
+let client = null, key = '';
 let release = null;  // the release function of the last acquire
 let pending = null;  // the one lock() out: it waits (release messages, polls) until it wins
 let want = null;  // hands pending's win to the acquire waiting for it
 
-// lock() without failAfter, one at a time: a win goes to the acquire waiting
-// for it; one that comes after that acquire answered timed_out is released at once.
 function waitForLock(ttl, wait) {
   pending = pending || lock(client, key, {timeout: ttl, pollingInterval: RETRY_MS}).then((won) => {
     pending = null;
