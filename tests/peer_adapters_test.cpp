@@ -52,6 +52,7 @@ struct Peer {
   std::map<std::string, bool> capabilities;
   std::string release_window;
   std::string acquire_gap;
+  std::string key;  // the catalog's `key`: what it locks for K, "{key}" standing for K
 };
 
 json read_json(const std::string& path) {
@@ -65,7 +66,7 @@ std::vector<Peer> load_catalog() {
   if (!catalog.is_object() || !catalog.contains("peers")) return peers;
   for (const json& entry : catalog["peers"]) {
     Peer peer{entry.value("name", ""), entry.value("library", ""), entry.value("language", ""), {}, {},
-              entry.value("release_window", "?"), entry.value("acquire_gap", "?")};
+              entry.value("release_window", "?"), entry.value("acquire_gap", "?"), entry.value("key", "")};
     for (const json& word : entry.value("adapter", json::array())) {
       const std::string arg = word.get<std::string>();
       const bool relative_path = arg.find('/') != std::string::npos && arg.front() != '/';
@@ -444,6 +445,11 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     EXPECT_EQ(peer.release_window, "") << peer.name;
     EXPECT_EQ(peer.acquire_gap, "") << peer.name;
     EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
+    // The catalog's key (locklab fleets reads it) is the one the cases below find held.
+    if (kFacts.count(peer.name) == 1) {
+      std::string key = kFacts.at(peer.name).key_format;
+      EXPECT_EQ(peer.key, key.replace(key.find("{}"), 2, "{key}")) << peer.name;
+    }
   }
 }
 

@@ -18,6 +18,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::string_view kKeyPlaceholder = "{key}";
+
 // The registry's capability words, each with its field.
 struct Word {
   const char* name;
@@ -94,6 +96,10 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   LockDescription lock = adapter_description(name, resolved_argv(argv, dir), name);
   lock.library = entry.value("library", entry["name"].get<std::string>());
   lock.language = entry.value("language", "");
+  const json key = entry.value("key", json(""));
+  if (!key.is_string() || (!key.get<std::string>().empty() && key.get<std::string>().find(kKeyPlaceholder) == std::string::npos))
+    return Error{ErrorKind::usage, where + ": its key must be a string containing " + std::string(kKeyPlaceholder)};
+  lock.key_pattern = key.get<std::string>();
   lock.summary = lock.library + " (" + lock.language + "), through its adapter";
   const json capabilities = entry.value("capabilities", json::object());
   for (const auto& [word, value] : capabilities.items())
@@ -160,6 +166,7 @@ LockDescription::LockDescription(const Generation& generation)
       summary(generation.summary),
       race(generation.race),
       capabilities(generation.capabilities),
+      key_pattern(kKeyPlaceholder),
       make([make = generation.make, can = generation.capabilities](const LockConfig& config, int) {
         return make(servers_for(config, can));
       }) {}
@@ -167,6 +174,13 @@ LockDescription::LockDescription(const Generation& generation)
 std::string peers_dir() {
   if (const char* dir = std::getenv("LOCKLAB_PEERS_DIR"); dir != nullptr && *dir != '\0') return dir;
   return LOCKLAB_PEERS_DIR;
+}
+
+std::string locked_key(const LockDescription& lock, std::string_view key) {
+  std::string text = lock.key_pattern;
+  for (auto at = text.find(kKeyPlaceholder); at != std::string::npos; at = text.find(kKeyPlaceholder, at + key.size()))
+    text.replace(at, kKeyPlaceholder.size(), key);
+  return text;
 }
 
 std::vector<LockDescription> catalog_peers() { return catalog().peers; }

@@ -32,6 +32,11 @@ struct LockDescription {
   std::string summary;  // one line: how it locks
   std::string race;     // one line: what breaks it ("" for a library: the matrix finds out)
   Capabilities capabilities;
+  // The Redis key it locks for the run's key K, "{key}" standing for K: every
+  // generation locks K itself (its other keys, a queue or a fence, are named
+  // after K); a shipped adapter's is its catalog entry's `key` ("mutex:{key}");
+  // "" when nobody said (an adapter given by --adapter, or an entry without it).
+  std::string key_pattern;
   // Adapters only (empty for a generation).
   std::vector<std::string> adapter;    // argv, paths resolved
   std::string label;                   // names the adapter in every error line: "ext:redis-py"
@@ -54,6 +59,10 @@ Result<LockDescription> find_lock(std::string_view name);
 // capabilities are unknown until its init_ok (with_claims). Without a command,
 // or for a name that is not ext:, find_lock(name); a shipped name is refused.
 Result<LockDescription> find_lock(std::string_view name, std::string_view adapter_command);
+
+// The key `lock` locks for the run's key `key`: its key_pattern with "{key}"
+// replaced; "" when the pattern is unknown.
+std::string locked_key(const LockDescription& lock, std::string_view key);
 
 // The shipped adapters, in the catalog's order (empty when it cannot be read).
 std::vector<LockDescription> catalog_peers();
