@@ -49,25 +49,36 @@ json pair_json(const FleetPair& pair) {
           {"members", members}};
 }
 
+// The codes of a pair's reasons, each once, in kCodeOrder ("unconfirmed" is a remark, not a reason).
+constexpr const char* kCodeOrder[] = {"key", "servers", "type", "errors", "unexplained", "starved", "same", "run"};
+
+std::vector<std::string> reason_codes(const FleetPair& pair) {
+  std::vector<std::string> codes;
+  for (const char* code : kCodeOrder)
+    for (const auto& reason : pair.why)
+      if (reason.code == code) {
+        codes.push_back(code);
+        break;
+      }
+  return codes;
+}
+
 // What the grid shows of a pair: "shares", "one-sided", "no: key + servers", "?".
 std::string grid_word(const FleetPair& pair) {
   if (pair.sharing == Sharing::shares) return "**shares**";
   if (pair.sharing == Sharing::one_sided) return "one-sided";
   if (pair.sharing == Sharing::not_measured) return "not measured";
   std::string codes;
-  for (const auto& reason : pair.why)
-    if (reason.code != "unconfirmed") codes += (codes.empty() ? "" : " + ") + reason.code;
+  for (const auto& code : reason_codes(pair)) codes += (codes.empty() ? "" : " + ") + code;
   return "no: " + codes;
 }
 
-// The locks in order of first appearance; `second_only`: those met second in a pair.
-std::vector<std::string> locks_of(const FleetsResult& result, bool second_only) {
-  std::vector<std::string> locks;
+// The locks met at `position` in a pair, in order, after those already in `locks`.
+void add_locks_at(const FleetsResult& result, std::size_t position, std::vector<std::string>& locks) {
   for (const auto& pair : result.pairs)
-    for (std::size_t i = second_only ? 1 : 0; i < pair.members.size(); ++i)
-      if (std::find(locks.begin(), locks.end(), pair.members[i].lock) == locks.end())
-        locks.push_back(pair.members[i].lock);
-  return locks;
+    if (position < pair.members.size() &&
+        std::find(locks.begin(), locks.end(), pair.members[position].lock) == locks.end())
+      locks.push_back(pair.members[position].lock);
 }
 
 const FleetPair* find_pair(const FleetsResult& result, const std::string& a, const std::string& b) {
@@ -81,8 +92,10 @@ const FleetPair* find_pair(const FleetsResult& result, const std::string& a, con
 }
 
 std::string grid(const FleetsResult& result) {
-  const auto rows = locks_of(result, true);
-  const auto columns = locks_of(result, false);
+  std::vector<std::string> rows, columns;  // rows: the locks met second; columns: first, then second
+  add_locks_at(result, 1, rows);
+  add_locks_at(result, 0, columns);
+  add_locks_at(result, 1, columns);
   std::ostringstream out;
   out << "| |";
   for (const auto& column : columns) out << " " << column << " |";
@@ -139,18 +152,15 @@ std::string pair_table(const FleetsResult& result) {
   return out.str();
 }
 
-// "key 60, servers 40, ..." over the pairs that cannot share.
+// "key 62, servers 48, ...": over the pairs that cannot share, how many give each reason.
 std::string reason_counts(const FleetsResult& result) {
   std::map<std::string, int> counts;
-  std::vector<std::string> order;
-  for (const auto& pair : result.pairs) {
-    if (pair.sharing != Sharing::cannot) continue;
-    for (const auto& reason : pair.why) {
-      if (counts[reason.code]++ == 0) order.push_back(reason.code);
-    }
-  }
+  for (const auto& pair : result.pairs)
+    if (pair.sharing == Sharing::cannot)
+      for (const auto& code : reason_codes(pair)) ++counts[code];
   std::string text;
-  for (const auto& code : order) text += (text.empty() ? "" : ", ") + code + " " + std::to_string(counts[code]);
+  for (const char* code : kCodeOrder)
+    if (counts.count(code) > 0) text += (text.empty() ? "" : ", ") + std::string(code) + " " + std::to_string(counts[code]);
   return text;
 }
 
@@ -222,7 +232,7 @@ std::string fleets_markdown(const FleetsResult& result) {
       << "than it got in); **cannot**: an overlap, a lost update or an error. Why: `key` different keys (the lock "
       << "catalog's), `servers` a majority of the lock servers beside only the first, `type` WRONGTYPE (different "
       << "Redis types on the key), `errors` a lock's own errors on the shared key, `unexplained` none of these explains it.\n\n";
-  out << fleets_summary(result) << "\n## The grid\n\n" << grid(result) << "\n## Every pair\n\n" << pair_table(result);
+  out << fleets_summary(result) << "\n### The grid\n\n" << grid(result) << "\n### Every pair\n\n" << pair_table(result);
   return out.str();
 }
 

@@ -33,9 +33,14 @@ void add_catalog_reasons(FleetPair& pair) {
                                    code_span(b.key) + ": neither sees the other's lock"});
 }
 
+// "38 of 738 acquires", "1 release", or both joined by "and".
 std::string failed_counts(const PairMember& member) {
-  return std::to_string(member.errors) + " of " + std::to_string(member.attempts) + " acquires and " +
-         std::to_string(member.release_errors) + " releases";
+  std::string text;
+  if (member.errors > 0) text = std::to_string(member.errors) + " of " + std::to_string(member.attempts) + " acquires";
+  if (member.release_errors > 0)
+    text += (text.empty() ? "" : " and ") + std::to_string(member.release_errors) +
+            (member.release_errors == 1 ? " release" : " releases");
+  return text;
 }
 
 void add_error_reasons(FleetPair& pair) {
