@@ -11,7 +11,9 @@ ROWS_DIR holds what one run left:
                     {"name", "kind": "peer"|"locklab", "workload": "uncontended"|"contended",
                      "nodes", "duration_s"; contended rows also "hold_ms", "counter_final"}
   NN/workers.jsonl  a peer row: one JSON line per worker (uncontended: one worker, --cycles)
-  NN/locklab.json   a contended locklab row: a `locklab run` document
+  NN/locklab.json   a contended locklab or adapter row: a `locklab run` document
+                    (an adapter row's meta also has "adapter": "ext:NAME" and "native":
+                    the name of the native peer row it is compared with, or null)
 
 Uncontended (one client, no counter, no hold):
   cycles/s      acquire + release cycles per second (lock_bench: 1 / the median over
@@ -28,6 +30,11 @@ Contended (N clients, one key, GET / hold / SET inside the lock):
   abandoned          acquire calls that gave up at the wait bound
   counter            exact when the counter equals the acquisitions (no lost update)
   vs best peer       acq/s over the best peer's acq/s
+Through the adapter (the contended workload, `locklab run --lock ext:NAME`):
+  acq/s, % of serial limit, Jain, abandoned, counter   as above
+  native acq/s       the native worker's row of the same library and nodes (contended table)
+  adapter / native   acq/s through the adapter over the native run's
+  no-op p50, p99     the adapter's no-op round trip (the run's probe, 300 no-ops; subtracted nowhere)
 
 Bad or missing input: a one-line error on stderr, exit 1 (usage: exit 2).
 """
@@ -38,6 +45,8 @@ import statistics
 import sys
 
 PEER_TARGET_RATIO = 1.3  # issue 11's targets: this × the best peer, and floor_target_percent() of the floor
+ADAPTER_TARGET_RATIO = 0.9  # issue 18: through the adapter within 10 % of the native run
+NOOP_TARGET_US = 50  # issue 18: each adapter's no-op round trip below 50 µs at the median
 TIME_UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
@@ -179,9 +188,20 @@ def contended_locklab_row(meta, path):
     }
 
 
+def adapter_row(meta, meta_path, path):
+    """A contended row through an adapter: the locklab row, the adapter's identity and no-op round trip."""
+    adapter = field(meta, meta_path, "adapter")
+    field(meta, meta_path, "native")
+    row = contended_locklab_row(meta, path)
+    probe = field(load_json(path), path, "adapters", adapter)
+    row.update(library=probe.get("library", adapter), version=probe.get("version", ""),
+               noop_p50_us=field(probe, path, "noop_us", "p50"), noop_p99_us=field(probe, path, "noop_us", "p99"))
+    return row
+
+
 def read_row_dirs(rows_dir):
-    """(uncontended peer rows, contended rows), each in directory-name order."""
-    uncontended, contended = [], []
+    """(uncontended peer rows, contended rows, adapter rows), each in directory-name order."""
+    uncontended, contended, adapters = [], [], []
     for name in sorted(os.listdir(rows_dir)):
         directory = os.path.join(rows_dir, name)
         if not os.path.isdir(directory):
@@ -204,9 +224,15 @@ def read_row_dirs(rows_dir):
             row = {**meta, **row}
             row["counter_exact"] = meta["counter_final"] == row["acquired"]
             contended.append(row)
+        elif workload == "contended" and kind == "adapter":
+            field(meta, meta_path, "counter_final")
+            field(meta, meta_path, "hold_ms")
+            row = {**meta, **adapter_row(meta, meta_path, os.path.join(directory, "locklab.json"))}
+            row["counter_exact"] = meta["counter_final"] == row["acquired"]
+            adapters.append(row)
         else:
             raise InputError(f"{meta_path}: unknown row kind {kind!r} / workload {workload!r}")
-    return uncontended, contended
+    return uncontended, contended, adapters
 
 
 # ---- uncontended ---------------------------------------------------------------------
@@ -285,7 +311,7 @@ def serial_limit(cycles, contended, bench_path):
     """1 / (hold + 4 RTT), the RTT being half the raw floor's 2-round-trip cycle of this run."""
     if ("floor", 1) not in cycles:
         raise InputError(f"{bench_path}: no BM_Cycle/floor/nodes:1 (the serial limit needs the floor's round trip)")
-    holds = {r["hold_ms"] for r in contended}
+    holds = {r["hold_ms"] for r in contended}  # the adapter rows' too
     if len(holds) > 1:
         raise InputError(f"contended rows disagree on hold_ms: {sorted(holds)}")
     hold_ms = holds.pop() if holds else 0
@@ -313,6 +339,52 @@ def print_contended(rows, limit):
               f"{ratio} |")
 
 
+# ---- through the adapter --------------------------------------------------------------
+
+def fill_adapter_ratios(adapters, contended, limit):
+    """Each adapter row's % of the serial limit and, where a native row of the same library and nodes exists,
+    its ratio to it."""
+    for r in adapters:
+        native = next((c for c in contended if c["kind"] == "peer" and c["name"] == r["native"]
+                       and c["nodes"] == r["nodes"]), None) if r["native"] else None
+        if r["native"] and native is None:
+            raise InputError(f"{r['adapter']}: no contended peer row {r['native']!r} on {r['nodes']} node(s) to compare with")
+        r["percent_of_serial_limit"] = 100 * r["acq_per_s"] / limit["acq_per_s"]
+        r["native_acq_per_s"] = native["acq_per_s"] if native else None
+        r["vs_native"] = r["acq_per_s"] / native["acq_per_s"] if native and native["acq_per_s"] else None
+
+
+def adapter_target_lines(adapters):
+    """issue 18's targets, each marked met or missed: the ratio to the native run, the no-op median."""
+    ratios = [f"{r['adapter']} {r['vs_native']:.3f}× ({'met' if r['vs_native'] >= ADAPTER_TARGET_RATIO else 'missed'})"
+              for r in adapters if r["vs_native"] is not None]
+    noops = [f"{r['adapter']} {r['noop_p50_us']:.0f} µs ({'met' if r['noop_p50_us'] < NOOP_TARGET_US else 'missed'})"
+             for r in adapters]
+    lines = []
+    if ratios:
+        lines.append(f"- Target: through the adapter within 10 % of the native run ({ADAPTER_TARGET_RATIO}× or more): "
+                     + "; ".join(ratios) + ".")
+    if noops:
+        lines.append(f"- Target: the adapter's no-op round trip below {NOOP_TARGET_US} µs at the median: "
+                     + "; ".join(noops) + ".")
+    return lines
+
+
+def print_adapters(adapters):
+    print("| library, through its adapter | nodes | acq/s | native acq/s | adapter / native | % of serial limit | "
+          "no-op p50 | no-op p99 | Jain | abandoned | counter |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in adapters:
+        counter = "exact" if r["counter_exact"] else f"{r['counter_final']} of {r['acquired']}"
+        if r["verdict"] != "safe":
+            counter += f" ({r['verdict']})"
+        native = f"{r['native_acq_per_s']:.0f}" if r["native_acq_per_s"] is not None else "–"
+        ratio = f"{r['vs_native']:.2f}×" if r["vs_native"] is not None else "–"
+        print(f"| `{r['adapter']}`: {r['library']} {r['version']} | {r['nodes']} | {r['acq_per_s']:.0f} | {native} | "
+              f"{ratio} | {r['percent_of_serial_limit']:.0f} % | {us(r['noop_p50_us'])} | {us(r['noop_p99_us'])} | "
+              f"{r['jain']:.2f} | {r['abandoned']} | {counter} |")
+
+
 # ---- main ----------------------------------------------------------------------------
 
 def tables(rows_dir):
@@ -321,8 +393,9 @@ def tables(rows_dir):
         raise InputError(f"{rows_dir}: not a directory")
     bench_path = os.path.join(rows_dir, "lock_bench.json")
     cycles = bench_cycles(bench_path)
-    peers, contended = read_row_dirs(rows_dir)
-    limit = serial_limit(cycles, contended, bench_path)
+    peers, contended, adapters = read_row_dirs(rows_dir)
+    limit = serial_limit(cycles, contended + adapters, bench_path)
+    fill_adapter_ratios(adapters, contended, limit)  # before anything is printed: it may fail
 
     uncontended = uncontended_rows(cycles, peers)
     lines, targets = target_lines(uncontended)
@@ -338,9 +411,21 @@ def tables(rows_dir):
           f"{limit['acq_per_s']:.0f}/s; RTT = half the raw floor's cycle above, same run.")
     print()
     print_contended(contended, limit)
-    return {"schema": "locklab.peers/2",
+    adapter_lines = adapter_target_lines(adapters)
+    if adapters:
+        print()
+        print("## Through the adapter: the contended workload, `locklab run --lock ext:NAME`")
+        print()
+        print("Every figure includes the adapter (a JSON line each way per request); its no-op round trip is "
+              "shown, subtracted nowhere.")
+        print()
+        print_adapters(adapters)
+        print()
+        print("\n".join(adapter_lines))
+    return {"schema": "locklab.peers/3",
             "uncontended": {"rows": uncontended, "targets": targets},
-            "contended": {"serial_limit": limit, "rows": contended}}
+            "contended": {"serial_limit": limit, "rows": contended},
+            "adapters": {"rows": adapters, "target_ratio": ADAPTER_TARGET_RATIO, "noop_target_us": NOOP_TARGET_US}}
 
 
 def main(argv):
