@@ -167,6 +167,24 @@ TEST(FleetJudgment, AStarvedLockIsOneSidedAndANotifyingOtherIsWhy) {
             std::string::npos) << pair.why[0].text;
 }
 
+TEST(FleetJudgment, ALockThatTimedOutAsOftenAsItGotInStarved) {
+  PairMember poller = member("poller", "K", 2);
+  poller.timeouts = 2;
+  const FleetPair starved = safe_pair(member("queue", "K", 750), poller);
+  EXPECT_EQ(starved.sharing, Sharing::one_sided);
+  EXPECT_NE(starved.why[0].text.find("poller starved: it got in 2 times and timed out 2 times, queue got in 750 times"),
+            std::string::npos) << starved.why[0].text;
+  EXPECT_EQ(starved.why[0].text.find("wake"), std::string::npos) << "nobody here wakes anybody";
+  PairMember queued = member("queued", "K", 0);
+  queued.timeouts = 2;
+  queued.notifies_waiters = true;
+  const FleetPair unwoken = safe_pair(queued, member("poller", "K", 600));
+  EXPECT_NE(unwoken.why[0].text.find("its waiters wait for a wake-up that poller's release does not send"),
+            std::string::npos) << unwoken.why[0].text;
+  poller.timeouts = 1;
+  EXPECT_EQ(safe_pair(member("queue", "K", 750), poller).sharing, Sharing::shares) << "one timeout in 2 is no starving";
+}
+
 TEST(FleetJudgment, ACatalogThatPredictsABreakTheRunDidNotShowIsFlagged) {
   const FleetPair pair = safe_pair(member("a", "K", 5), member("b", "lock.K", 5));
   EXPECT_EQ(pair.sharing, Sharing::shares);

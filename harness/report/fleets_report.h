@@ -21,7 +21,7 @@ inline constexpr const char* kFleetsSchema = "locklab.fleets/1";
 // What a pair's run showed.
 enum class Sharing {
   shares,        // exact counter, no overlap, no error, each lock got in
-  one_sided,     // exact counter, no overlap, no error, but one lock starved
+  one_sided,     // exact counter, no overlap, no error, but one lock starved (fleet_judgment.h)
   cannot,        // an overlap, a lost update or an error
   not_measured,  // the run could not be made
 };

@@ -12,8 +12,11 @@ bool broken(const FleetPair& pair) {
   return pair.verdict != "safe";
 }
 
-// A lock that waited out its bound more often than it got in.
-bool starved(const PairMember& member) { return member.timeouts > member.acquired; }
+// A lock that waited out its bound at least as often as it got in.
+bool starved(const PairMember& member) { return member.timeouts > 0 && member.timeouts >= member.acquired; }
+
+// "once", "2 times".
+std::string times(std::int64_t count) { return count == 1 ? "once" : std::to_string(count) + " times"; }
 
 std::string code_span(const std::string& text) { return "`" + text + "`"; }
 
@@ -66,12 +69,13 @@ void add_starved_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
     if (!starved(member)) continue;
     const PairMember& other = &member == &pair.members[0] ? pair.members[1] : pair.members[0];
-    std::string text = member.lock + " starved: it got in " + std::to_string(member.acquired) + " times and timed out " +
-                       std::to_string(member.timeouts) + " times, " + other.lock + " got in " +
-                       std::to_string(other.acquired) + " times";
+    std::string text = member.lock + " starved: it got in " + times(member.acquired) + " and timed out " +
+                       times(member.timeouts) + ", " + other.lock + " got in " + times(other.acquired);
     if (other.notifies_waiters)
       text += "; " + other.lock + "'s release wakes its own waiters, who take the key before " + member.lock +
               (member.notifies_waiters ? " hears of it" : " polls again");
+    else if (member.notifies_waiters)
+      text += "; its waiters wait for a wake-up that " + other.lock + "'s release does not send";
     pair.why.push_back({"starved", text});
   }
 }

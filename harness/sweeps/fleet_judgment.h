@@ -7,7 +7,7 @@
 //
 // The class comes from the run alone:
 //   cannot       an overlap, the counter off, or a lock's acquire or release failed
-//   one_sided    none of that, but a lock starved: it timed out more often than it got in
+//   one_sided    none of that, but a lock starved: it timed out at least as often as it got in
 //   shares       none of that, and each lock got in
 //   not_measured the run could not be made (FleetPair::error)
 // The reasons of a pair that cannot, each only where its fact holds:
