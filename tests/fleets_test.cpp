@@ -191,6 +191,22 @@ TEST(FleetJudgment, ACatalogThatPredictsABreakTheRunDidNotShowIsFlagged) {
   EXPECT_EQ(codes(pair), (std::vector<std::string>{"same", "unconfirmed"}));
 }
 
+// Different servers, and one lock barely got in: no overlap could show; the catalog decides.
+TEST(FleetJudgment, AStarvedLockOnOtherServersCannotShareEvenWithoutAnOverlap) {
+  PairMember majority = member("ext:quorum", "K", 0);
+  majority.multi_node = true;
+  majority.timeouts = 2;
+  FleetPair pair;
+  pair.verdict = "safe";
+  pair.lock_servers = 5;
+  pair.counter_expected = pair.counter_actual = 700;
+  pair.members = {member("one-node", "K", 700), majority};
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), (std::vector<std::string>{"servers", "unconfirmed"}));
+  EXPECT_EQ(pair.why[1].text.rfind("this run showed no overlap: ext:quorum starved", 0), 0u) << pair.why[1].text;
+}
+
 TEST(FleetJudgment, ARunThatCouldNotBeMadeIsNotMeasured) {
   FleetPair pair;
   pair.error = "adapter ext:x: exited with status 3 before answering init";

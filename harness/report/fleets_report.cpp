@@ -229,7 +229,8 @@ std::string fleets_markdown(const FleetsResult& result) {
   out << "Made by `" << result.command << "` (" << result.date << "). Each pair: one fault-free `locklab run "
       << "--fleet A:N,B:N` on the key `" << result.key << "` and one counter. **shares**: the counter exact, no "
       << "overlap, no error, each lock got in; **one-sided**: the same, but one lock starved (it timed out at least as "
-      << "often as it got in); **cannot**: an overlap, a lost update or an error. Why: `key` different keys (the lock "
+      << "often as it got in); **cannot**: an overlap, a lost update or an error (or, where the catalog says "
+      << "they cannot exclude each other, a starved lock: `unconfirmed`). Why: `key` different keys (the lock "
       << "catalog's), `servers` a majority of the lock servers beside only the first, `type` WRONGTYPE (different "
       << "Redis types on the key), `errors` a lock's own errors on the shared key, `unexplained` none of these explains it.\n\n";
   out << fleets_summary(result) << "\n### The grid\n\n" << grid(result) << "\n### Every pair\n\n" << pair_table(result);

@@ -97,15 +97,24 @@ void judge_broken(FleetPair& pair) {
   pair.why.push_back({"unexplained", "not explained by the catalog or the locks' errors: " + first});
 }
 
-// A pair that held: shares, or one-sided; and whether the catalog expected otherwise.
+// A pair that held: shares, or one-sided. Where the catalog says the two cannot
+// exclude each other (different keys or servers), a starved lock is why the run
+// showed no overlap: the pair cannot share, as the catalog says. A pair where
+// both got in and still no overlap showed contradicts the catalog: flagged.
 void judge_held(FleetPair& pair) {
   const bool one_sided = starved(pair.members[0]) || starved(pair.members[1]);
-  pair.sharing = one_sided ? Sharing::one_sided : Sharing::shares;
-  if (one_sided) add_starved_reasons(pair);
-  else add_shared_reason(pair);
   FleetPair predicted = pair;
   predicted.why.clear();
   add_catalog_reasons(predicted);
+  if (one_sided) add_starved_reasons(pair);
+  if (one_sided && !predicted.why.empty()) {
+    pair.sharing = Sharing::cannot;
+    for (auto& reason : pair.why) reason = {"unconfirmed", "this run showed no overlap: " + reason.text};
+    pair.why.insert(pair.why.begin(), predicted.why.begin(), predicted.why.end());
+    return;
+  }
+  pair.sharing = one_sided ? Sharing::one_sided : Sharing::shares;
+  if (!one_sided) add_shared_reason(pair);
   for (const auto& reason : predicted.why)
     pair.why.push_back({"unconfirmed", "the catalog says " + reason.text + ", yet this run showed no overlap"});
 }

@@ -16,8 +16,10 @@
 //   type         a lock got WRONGTYPE: the other keeps another Redis type on the key
 //   errors       a lock's other errors on the shared key, with its last one
 //   unexplained  none of these: the run's first verdict reason
-// and of a pair that does not break although the catalog says it should
-// (different keys or servers): `unconfirmed`, a run too short to show it.
+// A pair whose run did not break although the catalog says it must (different
+// keys or servers) is `cannot` with the catalog's reasons when a lock starved
+// (the run could not show the overlap: `unconfirmed` says so), and keeps its
+// class with an `unconfirmed` remark when both got in (a contradiction to look at).
 #pragma once
 
 #include "report/fleets_report.h"
