@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """scripts/compare-peers' tables (scripts/peers/table.py) on small synthetic row
-directories: the ratios and columns of both tables (% of floor, × best peer,
-% of the serial limit), one-line errors on bad or missing input, compare-peers'
+directories: the ratios and columns of the three tables (% of floor, × best peer,
+% of the serial limit; through the adapter: × the native run, the no-op round trip), one-line errors on bad or missing input, compare-peers'
 own usage errors, and redis-py's worker in its --cycles mode against a real
 redis-server (skipped without Debian's python3-redis).
 
@@ -68,11 +68,13 @@ class RowsDir:
                         workers=[{"peer": name, "worker": 0, "mode": "cycles", "cycles": cycles, "abandoned": 0,
                                   "errors": 0, "release_failures": 0, "cycle_p50_us": 95.5, "cycle_p99_us": 240}])
 
-    def contended_peer(self, name, per_worker, counter_final=None, duration_s=1):
+    def contended_peer(self, name, per_worker, counter_final=None, duration_s=1, beside=None):
         acquired = sum(per_worker)
-        return self.row({"name": name, "kind": "peer", "workload": "contended", "nodes": 1,
-                         "duration_s": duration_s, "hold_ms": 1,
-                         "counter_final": acquired if counter_final is None else counter_final},
+        meta = {"name": name, "kind": "peer", "workload": "contended", "nodes": 1, "duration_s": duration_s,
+                "hold_ms": 1, "counter_final": acquired if counter_final is None else counter_final}
+        if beside:
+            meta["beside"] = beside  # a native run for that adapter's comparison only
+        return self.row(meta,
                         workers=[{"worker": i, "acquired": n, "abandoned": 0, "errors": 0,
                                   "waits_us": [1000 * (k + 1) for k in range(n)]} for i, n in enumerate(per_worker)])
 
@@ -84,6 +86,20 @@ class RowsDir:
                                  "latency": {"wait_us": {"p99": 5000}},
                                  "fairness": {"max_wait_us": 9000, "jain": 0.99, "per_client_acquired": [acquired]},
                                  "config": {"clients": 1}, "verdict": "safe"})
+
+
+    def adapter(self, name, native, acq_per_s, acquired, noop_p50_us=19.0, noop_p99_us=80.0, verdict="safe"):
+        adapter = f"ext:{name}"
+        return self.row({"name": adapter, "kind": "adapter", "adapter": adapter, "native": native,
+                         "workload": "contended", "nodes": 1, "duration_s": 1, "hold_ms": 1,
+                         "counter_final": acquired},
+                        locklab={"totals": {"acquired": acquired, "timeouts": 0, "errors": 0, "unknown": 0},
+                                 "throughput": {"acquisitions_per_s": acq_per_s},
+                                 "latency": {"wait_us": {"p99": 5000}},
+                                 "fairness": {"max_wait_us": 9000, "jain": 0.99, "per_client_acquired": [acquired]},
+                                 "config": {"clients": 1}, "verdict": verdict,
+                                 "adapters": {adapter: {"library": name, "version": "1.0.0",
+                                                        "noop_us": {"p50": noop_p50_us, "p99": noop_p99_us}}}})
 
 
 def run_table(directory):
@@ -154,7 +170,8 @@ class TableTest(unittest.TestCase):
         self.full_run()
         with open(os.path.join(self.directory, "summary.json")) as f:
             summary = json.load(f)
-        self.assertEqual(summary["schema"], "locklab.peers/2")
+        self.assertEqual(summary["schema"], "locklab.peers/3")
+        self.assertEqual(summary["adapters"]["rows"], [])
         self.assertAlmostEqual(summary["contended"]["serial_limit"]["acq_per_s"], 1e6 / 1080)
         self.assertAlmostEqual(summary["contended"]["serial_limit"]["round_trip_us"], 20.0)
         lua = next(r for r in summary["uncontended"]["rows"] if r["name"] == "locklab `lua-safe-delete`")
@@ -165,6 +182,67 @@ class TableTest(unittest.TestCase):
                          (False, True, "node-redlock 5"))
         fair = next(r for r in summary["contended"]["rows"] if r["name"] == "locklab `fair-queue`")
         self.assertAlmostEqual(fair["percent_of_serial_limit"], 100 * 833.3 * 1080 / 1e6)
+
+    def adapter_run(self):
+        self.rows.contended_peer("redis-py `Lock`", [300, 163])  # the contended table's row: not compared
+        self.rows.contended_locklab("locklab `fair-queue`", 833.3, 833)
+        # Alternating, as compare-peers runs them: native 463 and 451/s (median 457), adapter 440, 430, 450
+        # (median 440): 0.963× native, 48 % of 925.9.
+        for native, adapter in (([300, 163], 440.0), ([250, 201], 430.0), (None, 450.0)):
+            if native:
+                self.rows.contended_peer("redis-py `Lock`", native, beside="ext:redis-py")
+            self.rows.adapter("redis-py", "redis-py `Lock`", adapter, int(adapter),
+                              noop_p50_us=25.0 if adapter == 430.0 else 19.0)
+        self.rows.adapter("redis-lock", None, 500.0, 500, noop_p50_us=62.0, noop_p99_us=900.0)  # 54 %, no native
+        done = run_table(self.directory)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_adapter_rows_beside_the_native_run_and_the_serial_limit(self):
+        out = self.adapter_run()
+        self.assertLess(out.index("## Contended"), out.index("## Through the adapter"))
+        through = out[out.index("## Through the adapter"):]
+        self.assertIn("| library, through its adapter | nodes | acq/s | native acq/s | adapter / native | "
+                      "% of serial limit | no-op p50 | no-op p99 | Jain | abandoned | counter |", through)
+        self.assertEqual(table_lines(through, "`ext:redis-py`: redis-py 1.0.0"),
+                         ["| `ext:redis-py`: redis-py 1.0.0 | 1 | 440 (440, 430, 450) | 457 (463, 451) | 0.96× | "
+                          "48 % | 19.0 µs | 80.0 µs | 0.99 | 0 | exact |"])
+        self.assertEqual(table_lines(through, "`ext:redis-lock`: redis-lock 1.0.0"),
+                         ["| `ext:redis-lock`: redis-lock 1.0.0 | 1 | 500 | – | – | 54 % | 62.0 µs | 900 µs | "
+                          "0.99 | 0 | exact |"])
+        # The adapter runs and the native runs beside them are not in the contended table.
+        contended = out[out.index("## Contended"):out.index("## Through the adapter")]
+        self.assertEqual(table_lines(contended, "ext:redis-py"), [])
+        self.assertEqual(len(table_lines(contended, "redis-py `Lock`")), 1)
+
+    def test_adapter_targets_say_met_or_missed(self):
+        out = self.adapter_run()
+        self.assertIn("- Target: through the adapter within 10 % of the native run (0.9× or more): "
+                      "ext:redis-py 0.963× (met).", out)
+        self.assertIn("- Target: the adapter's no-op round trip below 50 µs at the median: "
+                      "ext:redis-py 19 µs (met); ext:redis-lock 62 µs (missed).", out)
+
+    def test_adapter_summary(self):
+        self.adapter_run()
+        with open(os.path.join(self.directory, "summary.json")) as f:
+            summary = json.load(f)
+        rows = {r["adapter"]: r for r in summary["adapters"]["rows"]}
+        self.assertEqual(len(summary["adapters"]["rows"]), 2, "one row per adapter, its runs in it")
+        self.assertEqual(rows["ext:redis-py"]["runs"], [440.0, 430.0, 450.0])
+        self.assertEqual(rows["ext:redis-py"]["native_runs"], [463.0, 451.0])
+        self.assertAlmostEqual(rows["ext:redis-py"]["vs_native"], 440 / 457)
+        self.assertAlmostEqual(rows["ext:redis-py"]["native_acq_per_s"], 457)
+        self.assertIsNone(rows["ext:redis-lock"]["vs_native"])
+        self.assertAlmostEqual(rows["ext:redis-lock"]["percent_of_serial_limit"], 100 * 500 * 1080 / 1e6)
+        self.assertEqual((rows["ext:redis-lock"]["noop_p50_us"], rows["ext:redis-lock"]["noop_p99_us"]), (62.0, 900.0))
+
+    def test_an_adapter_run_that_is_not_safe_says_its_verdict(self):
+        self.rows.contended_peer("redis-py `Lock`", [300, 163])
+        self.rows.adapter("redis-lock", None, 500.0, 500, verdict="violation")
+        self.rows.adapter("redis-lock", None, 510.0, 510)
+        done = run_table(self.directory)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("| exact (violation) |", done.stdout)
 
     def test_lost_updates_show_in_the_counter_column(self):
         self.rows.contended_peer("lossy", [10, 10], counter_final=18)
@@ -229,6 +307,21 @@ class BadInputTest(unittest.TestCase):
     def test_zero_duration(self):
         RowsDir(self.directory).uncontended_peer("redis-py", 1, cycles=10, duration_s=0)
         self.assert_one_line_error("duration_s must be positive")
+
+    def test_adapter_without_its_native_row(self):
+        rows = RowsDir(self.directory)
+        rows.adapter("redis-py", "redis-py `Lock`", 440.0, 440)
+        rows.contended_peer("redis-py `Lock`", [300, 163])  # in the contended table, not beside the adapter
+        self.assert_one_line_error("ext:redis-py: no native run of 'redis-py `Lock`' beside it to compare with")
+
+    def test_adapter_run_without_its_probe(self):
+        rows = RowsDir(self.directory)
+        row = rows.adapter("redis-lock", None, 500.0, 500)
+        with open(os.path.join(row, "locklab.json")) as f:
+            document = json.load(f)
+        del document["adapters"]
+        write_json(os.path.join(row, "locklab.json"), document)
+        self.assert_one_line_error("locklab.json: no field adapters.ext:redis-lock")
 
     def test_not_a_directory(self):
         self.assert_one_line_error("not a directory", directory=os.path.join(self.directory, "nope"))

@@ -31,6 +31,7 @@ Command add_failover(CLI::App& app);
 // sweep_commands.cpp: many runs.
 Command add_compare(CLI::App& app);
 Command add_matrix(CLI::App& app);
+Command add_fleets(CLI::App& app);
 Command add_scale(CLI::App& app);
 Command add_fine_grained(CLI::App& app);
 

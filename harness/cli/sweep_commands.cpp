@@ -1,4 +1,4 @@
-// `locklab compare`, `matrix`, `scale` and `fine-grained`: the sweeps, many runs each.
+// `locklab compare`, `matrix`, `fleets`, `scale` and `fine-grained`: the sweeps, many runs each.
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "sweeps/compare.h"
 #include "sweeps/fine_grained.h"
+#include "sweeps/fleets.h"
 #include "sweeps/matrix.h"
 #include "sweeps/scale.h"
 
@@ -49,6 +50,49 @@ int matrix_all(const MatrixOptions& options) {
   }
   if (result->errors() > 0) return kRuntime;
   return result->mismatches() > 0 ? kUnsafe : kOk;
+}
+
+// `locklab fleets`: 0 every pair measured (a pair that cannot share is a
+// finding), 1 a pair could not be measured, 2 usage.
+int fleets_all(const FleetsOptions& options) {
+  auto result = run_fleets(options);
+  if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
+  std::printf("%s\nReport: %s/fleets.md, %s/fleets.json\n", fleets_summary(*result).c_str(), result->dir.c_str(),
+              result->dir.c_str());
+  for (const auto& pair : result->pairs)
+    if (pair.sharing == Sharing::not_measured)
+      std::fprintf(stderr, "locklab fleets: %s was not measured: %s\n", pair.locks_text().c_str(), pair.error.c_str());
+  return result->count(Sharing::not_measured) > 0 ? kRuntime : kOk;
+}
+
+// The flags of `locklab fleets`: the locks, the clients of each, and the workload of each pair's run.
+void add_fleets_flags(CLI::App& app, FleetsOptions& options) {
+  app.add_option("--lock", options.locks,
+                 "Every pair among these locks (repeatable, at least two; default: each shipped adapter with every "
+                 "generation that locks across processes and with every other adapter)")
+      ->check(checked_by(unknown_lock, "NAME"));
+  app.add_option("--clients", options.clients_each, "Clients of each lock in a pair's run")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
+  auto* ops = app.add_option_function<std::int64_t>(
+                     "--ops", [&options](std::int64_t n) { options.base.ops = n; },
+                     "Acquire attempts of a pair's run, across its clients (instead of --duration)")
+                  ->check(within(bounds::ops));
+  app.add_option("--duration", options.base.duration_s, "Seconds of each pair's run")
+      ->check(within(bounds::duration_s))
+      ->capture_default_str()
+      ->excludes(ops);
+  app.add_option("--hold", options.base.hold_ms, "Milliseconds between GET counter and SET counter")
+      ->check(within(bounds::hold_ms))
+      ->capture_default_str();
+  app.add_option("--ttl", options.base.ttl_ms, "Lock lease in ms")->check(within(bounds::ttl_ms))->capture_default_str();
+  app.add_option("--wait", options.base.wait_ms, "Bound of each acquire attempt in ms")
+      ->check(within(bounds::wait_ms))
+      ->capture_default_str();
+  app.add_option("--retry", options.base.retry_ms, "Polling interval in ms")
+      ->check(within(bounds::retry_ms))
+      ->capture_default_str();
+  app.add_option("--out", options.out, "Output directory (default results/runs/<run-id>)");
 }
 
 // The flags of `locklab scale`: a few of RunOptions' (the sweep's own defaults), the counts, --out.
@@ -152,6 +196,18 @@ Command add_matrix(CLI::App& app) {
   return {mat, [options](const std::string& command) {
             options->command = command;
             return matrix_all(*options);
+          }};
+}
+
+Command add_fleets(CLI::App& app) {
+  auto* fleets = app.add_subcommand(
+      "fleets", "Which pairs of locks can share a key, and why not: one fault-free --fleet A:N,B:N run per pair");
+  auto options = std::make_shared<FleetsOptions>();
+  options->base = default_fleets_workload();
+  add_fleets_flags(*fleets, *options);
+  return {fleets, [options](const std::string& command) {
+            options->command = command;
+            return fleets_all(*options);
           }};
 }
 

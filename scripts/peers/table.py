@@ -11,7 +11,12 @@ ROWS_DIR holds what one run left:
                     {"name", "kind": "peer"|"locklab", "workload": "uncontended"|"contended",
                      "nodes", "duration_s"; contended rows also "hold_ms", "counter_final"}
   NN/workers.jsonl  a peer row: one JSON line per worker (uncontended: one worker, --cycles)
-  NN/locklab.json   a contended locklab row: a `locklab run` document
+  NN/locklab.json   a contended locklab or adapter row: a `locklab run` document
+                    (an adapter row's meta also has "adapter": "ext:NAME" and "native":
+                    the name of the native peer it is compared with, or null)
+  A contended peer row whose meta has "beside": "ext:NAME" is a native run for that
+  adapter's comparison only: compare-peers alternates native and adapter runs,
+  several of each, so that a change of load hits both alike.
 
 Uncontended (one client, no counter, no hold):
   cycles/s      acquire + release cycles per second (lock_bench: 1 / the median over
@@ -28,6 +33,13 @@ Contended (N clients, one key, GET / hold / SET inside the lock):
   abandoned          acquire calls that gave up at the wait bound
   counter            exact when the counter equals the acquisitions (no lost update)
   vs best peer       acq/s over the best peer's acq/s
+Through the adapter (the contended workload, `locklab run --lock ext:NAME`; several
+runs of one adapter make one row, each figure the median over its runs):
+  acq/s              the median, then every run's
+  native acq/s       the median and every run of the native runs beside it ("beside")
+  adapter / native   median over median
+  % of serial limit, Jain, abandoned (summed), counter (exact in every run)   as above
+  no-op p50, p99     the adapter's no-op round trip (each run's probe, 300 no-ops; subtracted nowhere)
 
 Bad or missing input: a one-line error on stderr, exit 1 (usage: exit 2).
 """
@@ -38,6 +50,8 @@ import statistics
 import sys
 
 PEER_TARGET_RATIO = 1.3  # issue 11's targets: this × the best peer, and floor_target_percent() of the floor
+ADAPTER_TARGET_RATIO = 0.9  # issue 18: through the adapter within 10 % of the native run
+NOOP_TARGET_US = 50  # issue 18: each adapter's no-op round trip below 50 µs at the median
 TIME_UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
@@ -179,9 +193,21 @@ def contended_locklab_row(meta, path):
     }
 
 
+def adapter_row(meta, meta_path, path):
+    """A contended row through an adapter: the locklab row, the adapter's identity and no-op round trip."""
+    adapter = field(meta, meta_path, "adapter")
+    field(meta, meta_path, "native")
+    row = contended_locklab_row(meta, path)
+    probe = field(load_json(path), path, "adapters", adapter)
+    row.update(library=probe.get("library", adapter), version=probe.get("version", ""),
+               noop_p50_us=field(probe, path, "noop_us", "p50"), noop_p99_us=field(probe, path, "noop_us", "p99"))
+    return row
+
+
 def read_row_dirs(rows_dir):
-    """(uncontended peer rows, contended rows), each in directory-name order."""
-    uncontended, contended = [], []
+    """(uncontended peer rows, contended rows, native rows beside an adapter, adapter rows), each in
+    directory-name order."""
+    uncontended, contended, natives, adapters = [], [], [], []
     for name in sorted(os.listdir(rows_dir)):
         directory = os.path.join(rows_dir, name)
         if not os.path.isdir(directory):
@@ -196,17 +222,21 @@ def read_row_dirs(rows_dir):
         if workload == "uncontended" and kind == "peer":
             row = uncontended_peer_row(meta, os.path.join(directory, "workers.jsonl"))
             uncontended.append({**meta, **row})
-        elif workload == "contended" and kind in ("peer", "locklab"):
+        elif workload == "contended" and kind in ("peer", "locklab", "adapter"):
             field(meta, meta_path, "counter_final")
             field(meta, meta_path, "hold_ms")
-            read = contended_peer_row if kind == "peer" else contended_locklab_row
-            row = read(meta, os.path.join(directory, "workers.jsonl" if kind == "peer" else "locklab.json"))
+            if kind == "peer":
+                row = contended_peer_row(meta, os.path.join(directory, "workers.jsonl"))
+            elif kind == "locklab":
+                row = contended_locklab_row(meta, os.path.join(directory, "locklab.json"))
+            else:
+                row = adapter_row(meta, meta_path, os.path.join(directory, "locklab.json"))
             row = {**meta, **row}
             row["counter_exact"] = meta["counter_final"] == row["acquired"]
-            contended.append(row)
+            (adapters if kind == "adapter" else natives if meta.get("beside") else contended).append(row)
         else:
             raise InputError(f"{meta_path}: unknown row kind {kind!r} / workload {workload!r}")
-    return uncontended, contended
+    return uncontended, contended, natives, adapters
 
 
 # ---- uncontended ---------------------------------------------------------------------
@@ -285,7 +315,7 @@ def serial_limit(cycles, contended, bench_path):
     """1 / (hold + 4 RTT), the RTT being half the raw floor's 2-round-trip cycle of this run."""
     if ("floor", 1) not in cycles:
         raise InputError(f"{bench_path}: no BM_Cycle/floor/nodes:1 (the serial limit needs the floor's round trip)")
-    holds = {r["hold_ms"] for r in contended}
+    holds = {r["hold_ms"] for r in contended}  # every contended row: native, locklab, adapter
     if len(holds) > 1:
         raise InputError(f"contended rows disagree on hold_ms: {sorted(holds)}")
     hold_ms = holds.pop() if holds else 0
@@ -313,6 +343,74 @@ def print_contended(rows, limit):
               f"{ratio} |")
 
 
+# ---- through the adapter --------------------------------------------------------------
+
+def adapter_rows(runs, natives, limit):
+    """One row per adapter (in order of its first run): the medians over its runs, and over the native runs
+    beside it when it names a native peer."""
+    rows = []
+    for adapter in dict.fromkeys(r["adapter"] for r in runs):
+        mine = [r for r in runs if r["adapter"] == adapter]
+        first = mine[0]
+        beside = [n for n in natives if n["beside"] == adapter]
+        if first["native"] and not beside:
+            raise InputError(f"{adapter}: no native run of {first['native']!r} beside it to compare with")
+        acq = statistics.median(r["acq_per_s"] for r in mine)
+        native = statistics.median(n["acq_per_s"] for n in beside) if beside else None
+        rows.append({
+            "adapter": adapter, "library": first["library"], "version": first["version"], "nodes": first["nodes"],
+            "native": first["native"], "runs": [r["acq_per_s"] for r in mine], "acq_per_s": acq,
+            "native_runs": [n["acq_per_s"] for n in beside], "native_acq_per_s": native,
+            "vs_native": acq / native if native else None,
+            "percent_of_serial_limit": 100 * acq / limit["acq_per_s"],
+            "noop_p50_us": statistics.median(r["noop_p50_us"] for r in mine),
+            "noop_p99_us": statistics.median(r["noop_p99_us"] for r in mine),
+            "jain": statistics.median(r["jain"] for r in mine),
+            "abandoned": sum(r["abandoned"] for r in mine),
+            "counter_exact": all(r["counter_exact"] for r in mine),
+            "lost": [f"{r['counter_final']} of {r['acquired']}" for r in mine if not r["counter_exact"]],
+            "verdicts": sorted({r["verdict"] for r in mine}),
+        })
+    return rows
+
+
+def adapter_target_lines(adapters):
+    """issue 18's targets, each marked met or missed: the ratio to the native run, the no-op median."""
+    ratios = [f"{r['adapter']} {r['vs_native']:.3f}× ({'met' if r['vs_native'] >= ADAPTER_TARGET_RATIO else 'missed'})"
+              for r in adapters if r["vs_native"] is not None]
+    noops = [f"{r['adapter']} {r['noop_p50_us']:.0f} µs ({'met' if r['noop_p50_us'] < NOOP_TARGET_US else 'missed'})"
+             for r in adapters]
+    lines = []
+    if ratios:
+        lines.append(f"- Target: through the adapter within 10 % of the native run ({ADAPTER_TARGET_RATIO}× or more): "
+                     + "; ".join(ratios) + ".")
+    if noops:
+        lines.append(f"- Target: the adapter's no-op round trip below {NOOP_TARGET_US} µs at the median: "
+                     + "; ".join(noops) + ".")
+    return lines
+
+
+def runs_text(median, runs):
+    """"512 (498, 512, 530)": the median, then every run; the value alone for one run."""
+    return f"{median:.0f}" + (" (" + ", ".join(f"{r:.0f}" for r in runs) + ")" if len(runs) > 1 else "")
+
+
+def print_adapters(adapters):
+    print("| library, through its adapter | nodes | acq/s | native acq/s | adapter / native | % of serial limit | "
+          "no-op p50 | no-op p99 | Jain | abandoned | counter |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in adapters:
+        counter = "exact" if r["counter_exact"] else ", ".join(r["lost"])
+        unsafe = [v for v in r["verdicts"] if v != "safe"]
+        if unsafe:
+            counter += f" ({', '.join(unsafe)})"
+        native = runs_text(r["native_acq_per_s"], r["native_runs"]) if r["native_acq_per_s"] is not None else "–"
+        ratio = f"{r['vs_native']:.2f}×" if r["vs_native"] is not None else "–"
+        print(f"| `{r['adapter']}`: {r['library']} {r['version']} | {r['nodes']} | {runs_text(r['acq_per_s'], r['runs'])} "
+              f"| {native} | {ratio} | {r['percent_of_serial_limit']:.0f} % | {us(r['noop_p50_us'])} | "
+              f"{us(r['noop_p99_us'])} | {r['jain']:.2f} | {r['abandoned']} | {counter} |")
+
+
 # ---- main ----------------------------------------------------------------------------
 
 def tables(rows_dir):
@@ -321,8 +419,9 @@ def tables(rows_dir):
         raise InputError(f"{rows_dir}: not a directory")
     bench_path = os.path.join(rows_dir, "lock_bench.json")
     cycles = bench_cycles(bench_path)
-    peers, contended = read_row_dirs(rows_dir)
-    limit = serial_limit(cycles, contended, bench_path)
+    peers, contended, natives, runs = read_row_dirs(rows_dir)
+    limit = serial_limit(cycles, contended + natives + runs, bench_path)
+    adapters = adapter_rows(runs, natives, limit)  # before anything is printed: it may fail
 
     uncontended = uncontended_rows(cycles, peers)
     lines, targets = target_lines(uncontended)
@@ -338,9 +437,22 @@ def tables(rows_dir):
           f"{limit['acq_per_s']:.0f}/s; RTT = half the raw floor's cycle above, same run.")
     print()
     print_contended(contended, limit)
-    return {"schema": "locklab.peers/2",
+    adapter_lines = adapter_target_lines(adapters)
+    if adapters:
+        print()
+        print("## Through the adapter: the contended workload, `locklab run --lock ext:NAME`")
+        print()
+        print("Every figure includes the adapter (a JSON line each way per request); its no-op round trip is "
+              "shown, subtracted nowhere. Several runs of a row: the median, then each run; a native run and an "
+              "adapter run alternate.")
+        print()
+        print_adapters(adapters)
+        print()
+        print("\n".join(adapter_lines))
+    return {"schema": "locklab.peers/3",
             "uncontended": {"rows": uncontended, "targets": targets},
-            "contended": {"serial_limit": limit, "rows": contended}}
+            "contended": {"serial_limit": limit, "rows": contended},
+            "adapters": {"rows": adapters, "target_ratio": ADAPTER_TARGET_RATIO, "noop_target_us": NOOP_TARGET_US}}
 
 
 def main(argv):

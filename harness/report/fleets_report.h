@@ -1,0 +1,86 @@
+// The fleet sweep's result model and its report (`locklab fleets`,
+// sweeps/fleets.h): for pairs of locks, one fault-free mixed-fleet run each,
+// whether the two can share a key and why (sweeps/fleet_judgment.h), written
+// as DIR/fleets.md (a grid, then every pair) and DIR/fleets.json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/result.h"
+
+namespace locklab::harness {
+
+inline constexpr const char* kFleetsSchema = "locklab.fleets/1";
+
+// What a pair's run showed.
+enum class Sharing {
+  shares,        // exact counter, no overlap, no error, each lock got in
+  one_sided,     // exact counter, no overlap, no error, but one lock starved (fleet_judgment.h)
+  cannot,        // an overlap, a lost update or an error
+  not_measured,  // the run could not be made
+};
+const char* sharing_name(Sharing sharing);  // "shares", "one-sided", "cannot", "not measured"
+
+// One reason of a pair's judgment: a short code (the grid's) and its sentence.
+struct PairReason {
+  std::string code;  // "same", "servers", "key", "type", "errors", "starved", "unexplained", "unconfirmed", "run"
+  std::string text;
+};
+
+// One lock of a pair: what the lock catalog says of it, and what its clients counted.
+struct PairMember {
+  std::string lock;
+  std::string key;  // the Redis key it locks for the run's key ("" = unknown)
+  bool multi_node = false;
+  bool notifies_waiters = false;
+  int clients = 0;
+  std::int64_t attempts = 0, acquired = 0, timeouts = 0;
+  std::int64_t errors = 0;  // acquires that ended error or unknown
+  std::int64_t release_errors = 0;
+  std::string last_error;
+  std::optional<double> noop_p50_us, noop_p99_us;  // an adapter's no-op round trip (its probe)
+};
+
+struct FleetPair {
+  std::string spec;                 // the --fleet of its run: "lua-safe-delete:2,ext:redis-py:2"
+  std::vector<PairMember> members;  // the two locks, in spec order
+  int lock_servers = 1;             // the masters its run laid out
+  std::string verdict;              // the run's
+  std::vector<std::string> verdict_reasons;
+  std::int64_t overlaps = 0, counter_expected = 0, counter_actual = 0;
+  double wall_s = 0;                // the whole run, servers and adapters included
+  std::string error;                // measure() failed: why (the pair is not measured)
+  Sharing sharing = Sharing::not_measured;
+  std::vector<PairReason> why;
+  std::string locks_text() const;  // "lua-safe-delete + ext:redis-py"
+};
+
+struct FleetsResult {
+  std::string dir;
+  std::string command;   // the command line that made it
+  std::string key;       // the run's key K
+  std::string workload;  // one line: clients, duration or attempts, hold, ttl, wait, retry
+  std::string date;      // UTC, YYYY-MM-DD
+  double wall_s = 0;     // the whole sweep
+  std::vector<FleetPair> pairs;
+  int count(Sharing sharing) const;
+};
+
+nlohmann::json fleets_json(const FleetsResult& result);
+// The counts, then every pair that shares (fully or one-sided): what
+// `locklab fleets` prints and the README quotes.
+std::string fleets_summary(const FleetsResult& result);
+// The heading, the summary, the grid (one row per lock met second in a pair)
+// and every pair with its reasons, counts and run time.
+std::string fleets_markdown(const FleetsResult& result);
+
+// Writes fleets.md and fleets.json into result.dir, each atomically.
+Status write_fleets_report(const FleetsResult& result);
+
+}  // namespace locklab::harness

@@ -1,0 +1,252 @@
+// `locklab fleets` (issue 18 §5): which pairs of locks can share a key, and why
+// not. End to end through the binary: a sweep over three locks, where
+// lua-safe-delete and redis-py's `Lock` share the key and redis-semaphore's
+// `Mutex` (which locks `mutex:K`, the catalog says) shares it with neither.
+// Then each rule of the judgment (sweeps/fleet_judgment.h) on a pair's
+// counts, the catalog's `key` field, and the usage errors.
+//
+// The end-to-end sweep needs Debian's python3-redis (skipped without it) and
+// scripts/peers/node_modules (scripts/peers/install; scripts/setup runs it).
+// ctest label: peers.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fixtures/locklab_binary.h"
+#include "sweeps/fleet_judgment.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+using testing::run_locklab;
+using testing::ScratchDir;
+
+bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+
+// The pair of `fleets.json` whose locks are a and b, in that order.
+json pair_of(const json& fleets, const std::string& a, const std::string& b) {
+  for (const auto& pair : fleets.value("pairs", json::array()))
+    if (pair["members"][0]["lock"] == a && pair["members"][1]["lock"] == b) return pair;
+  ADD_FAILURE() << a << " + " << b << " is not in fleets.json";
+  return json::object();
+}
+
+std::vector<std::string> codes(const json& pair) {
+  std::vector<std::string> out;
+  for (const auto& reason : pair.value("why", json::array())) out.push_back(reason["code"]);
+  return out;
+}
+
+TEST(FleetsSweep, ThreeLocksOnePairSharesTheOthersCannotForTheirKeys) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-fleets");
+  const auto run = run_locklab("fleets --lock lua-safe-delete --lock ext:redis-py --lock ext:redis-semaphore "
+                               "--duration 0.5 --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("3 pairs"), std::string::npos) << run.out;
+  std::ifstream in(out.path("fleets.json"));
+  const json fleets = json::parse(in, nullptr, false);
+  ASSERT_FALSE(fleets.is_discarded());
+  EXPECT_EQ(fleets["schema"], "locklab.fleets/1");
+  EXPECT_NE(fleets["command"].get<std::string>().find("fleets --lock lua-safe-delete"), std::string::npos);
+  ASSERT_EQ(fleets["pairs"].size(), 3u);
+
+  const json shares = pair_of(fleets, "lua-safe-delete", "ext:redis-py");
+  EXPECT_EQ(shares["sharing"], "shares") << shares.dump(1);
+  EXPECT_EQ(codes(shares), std::vector<std::string>{"same"}) << shares.dump(1);
+  EXPECT_EQ(shares["overlaps"], 0);
+  EXPECT_EQ(shares["counter"]["expected"], shares["counter"]["actual"]);
+  EXPECT_GT(shares["members"][1]["acquired"].get<long long>(), 0) << "redis-py must really have contended";
+  EXPECT_TRUE(shares["members"][1]["noop_us"].contains("p50")) << "the adapter's round trip is recorded";
+
+  for (const std::string other : {"lua-safe-delete", "ext:redis-py"}) {
+    const json cannot = pair_of(fleets, other, "ext:redis-semaphore");
+    EXPECT_EQ(cannot["sharing"], "cannot") << cannot.dump(1);
+    EXPECT_EQ(codes(cannot), std::vector<std::string>{"key"}) << cannot.dump(1);
+    EXPECT_NE(cannot["why"][0]["text"].get<std::string>().find("`mutex:locklab:lock`"), std::string::npos)
+        << "the key comes from the catalog: " << cannot["why"][0]["text"];
+    EXPECT_GT(cannot["overlaps"].get<long long>(), 0) << "the run shows what the catalog predicts";
+  }
+  const std::string md = testing::slurp(out.path("fleets.md"));
+  EXPECT_NE(md.find("| **ext:redis-py** | **shares** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("no: key"), std::string::npos) << md;
+}
+
+// ---- the judgment, one rule at a time, on a pair's counts --------------------
+
+PairMember member(const std::string& lock, const std::string& key, std::int64_t acquired) {
+  PairMember m;
+  m.lock = lock;
+  m.key = key;
+  m.clients = 2;
+  m.attempts = acquired;
+  m.acquired = acquired;
+  return m;
+}
+
+FleetPair safe_pair(PairMember a, PairMember b) {
+  FleetPair pair;
+  pair.verdict = "safe";
+  pair.counter_expected = pair.counter_actual = a.acquired + b.acquired;
+  pair.members = {std::move(a), std::move(b)};
+  judge_pair(pair);
+  return pair;
+}
+
+std::vector<std::string> codes(const FleetPair& pair) {
+  std::vector<std::string> out;
+  for (const auto& reason : pair.why) out.push_back(reason.code);
+  return out;
+}
+
+TEST(FleetJudgment, SafeExactAndBothInIsShared) {
+  const FleetPair pair = safe_pair(member("a", "K", 10), member("b", "K", 3));
+  EXPECT_EQ(pair.sharing, Sharing::shares);
+  EXPECT_EQ(codes(pair), std::vector<std::string>{"same"});
+  EXPECT_NE(pair.why[0].text.find("10 + 3 sections"), std::string::npos) << pair.why[0].text;
+}
+
+TEST(FleetJudgment, OverlapsWithDifferentKeysAndServersSayBoth) {
+  FleetPair pair;
+  pair.verdict = "violation";
+  pair.overlaps = 5;
+  pair.lock_servers = 5;
+  pair.counter_expected = 20;
+  pair.counter_actual = 17;
+  pair.members = {member("ext:many", "K", 10), member("ext:one", "mutex:K", 10)};
+  pair.members[0].multi_node = true;
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), (std::vector<std::string>{"servers", "key"}));
+  EXPECT_NE(pair.why[0].text.find("ext:many takes a majority of the 5 lock servers, ext:one only the first"),
+            std::string::npos) << pair.why[0].text;
+  EXPECT_NE(pair.why[1].text.find("ext:one `mutex:K`"), std::string::npos) << pair.why[1].text;
+}
+
+TEST(FleetJudgment, WrongTypeIsAValueTypeAnyOtherErrorIsNamed) {
+  FleetPair pair;
+  pair.verdict = "error";
+  pair.members = {member("hash", "K", 4), member("timestamp", "K", 6)};
+  pair.members[0].errors = 3;
+  pair.members[0].last_error = "script failed: WRONGTYPE Operation against a key holding the wrong kind of value";
+  pair.members[1].release_errors = 1;
+  pair.members[1].last_error = "K holds 'abc', not a timestamp";
+  pair.counter_expected = pair.counter_actual = 10;
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), (std::vector<std::string>{"type", "errors"}));
+  EXPECT_NE(pair.why[0].text.find("hash got WRONGTYPE"), std::string::npos) << pair.why[0].text;
+  EXPECT_NE(pair.why[1].text.find("not a timestamp"), std::string::npos) << pair.why[1].text;
+}
+
+TEST(FleetJudgment, ABreakNoFactExplainsSaysSo) {
+  FleetPair pair;
+  pair.verdict = "violation";
+  pair.verdict_reasons = {"2 overlapping critical-section pairs"};
+  pair.overlaps = 2;
+  pair.members = {member("a", "K", 4), member("b", "K", 6)};
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), std::vector<std::string>{"unexplained"});
+  EXPECT_NE(pair.why[0].text.find("2 overlapping"), std::string::npos);
+}
+
+TEST(FleetJudgment, AStarvedLockIsOneSidedAndANotifyingOtherIsWhy) {
+  PairMember waiter = member("poller", "K", 1);
+  waiter.timeouts = 2;
+  PairMember notifier = member("queue", "K", 300);
+  notifier.notifies_waiters = true;
+  const FleetPair pair = safe_pair(notifier, waiter);
+  EXPECT_EQ(pair.sharing, Sharing::one_sided);
+  EXPECT_EQ(codes(pair), std::vector<std::string>{"starved"});
+  EXPECT_NE(pair.why[0].text.find("queue's release wakes its own waiters, who take the key before poller polls again"),
+            std::string::npos) << pair.why[0].text;
+}
+
+TEST(FleetJudgment, ALockThatTimedOutAsOftenAsItGotInStarved) {
+  PairMember poller = member("poller", "K", 2);
+  poller.timeouts = 2;
+  const FleetPair starved = safe_pair(member("queue", "K", 750), poller);
+  EXPECT_EQ(starved.sharing, Sharing::one_sided);
+  EXPECT_NE(starved.why[0].text.find("poller starved: it got in 2 times and timed out 2 times, queue got in 750 times"),
+            std::string::npos) << starved.why[0].text;
+  EXPECT_EQ(starved.why[0].text.find("wake"), std::string::npos) << "nobody here wakes anybody";
+  PairMember queued = member("queued", "K", 0);
+  queued.timeouts = 2;
+  queued.notifies_waiters = true;
+  const FleetPair unwoken = safe_pair(queued, member("poller", "K", 600));
+  EXPECT_NE(unwoken.why[0].text.find("its waiters wait for a wake-up that poller's release does not send"),
+            std::string::npos) << unwoken.why[0].text;
+  poller.timeouts = 1;
+  EXPECT_EQ(safe_pair(member("queue", "K", 750), poller).sharing, Sharing::shares) << "one timeout in 2 is no starving";
+}
+
+TEST(FleetJudgment, ACatalogThatPredictsABreakTheRunDidNotShowIsFlagged) {
+  const FleetPair pair = safe_pair(member("a", "K", 5), member("b", "lock.K", 5));
+  EXPECT_EQ(pair.sharing, Sharing::shares);
+  EXPECT_EQ(codes(pair), (std::vector<std::string>{"same", "unconfirmed"}));
+}
+
+// Different servers, and one lock barely got in: no overlap could show; the catalog decides.
+TEST(FleetJudgment, AStarvedLockOnOtherServersCannotShareEvenWithoutAnOverlap) {
+  PairMember majority = member("ext:quorum", "K", 0);
+  majority.multi_node = true;
+  majority.timeouts = 2;
+  FleetPair pair;
+  pair.verdict = "safe";
+  pair.lock_servers = 5;
+  pair.counter_expected = pair.counter_actual = 700;
+  pair.members = {member("one-node", "K", 700), majority};
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), (std::vector<std::string>{"servers", "unconfirmed"}));
+  EXPECT_EQ(pair.why[1].text.rfind("this run showed no overlap: ext:quorum starved", 0), 0u) << pair.why[1].text;
+}
+
+TEST(FleetJudgment, ARunThatCouldNotBeMadeIsNotMeasured) {
+  FleetPair pair;
+  pair.error = "adapter ext:x: exited with status 3 before answering init";
+  pair.members = {member("a", "K", 0), member("ext:x", "", 0)};
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::not_measured);
+  EXPECT_EQ(codes(pair), std::vector<std::string>{"run"});
+}
+
+// ---- the catalog's `key` field ----------------------------------------------
+
+TEST(FleetsCatalog, AKeyWithoutThePlaceholderIsRefusedOnOneLine) {
+  ScratchDir peers("locklab-fleets-catalog");
+  std::ofstream(peers.path("catalog.json"))
+      << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "mutex:K"}]})";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);  // the child's catalog
+  const auto run = run_locklab("run --lock ext:x --ops 1");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("catalog.json: peer 1: its key must be a string containing {key}"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+}
+
+// ---- usage --------------------------------------------------------------------
+
+TEST(FleetsUsage, BadFlagsAreOneLineAndExitTwo) {
+  for (const auto& [args, line] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"--lock lua-safe-delete", "--lock: give at least two locks (or none: the default pairs)"},
+           {"--lock setnx --lock setnx", "--lock: setnx is given twice"},
+           {"--lock setnx --lock no-such", "--lock: unknown lock 'no-such'"},
+           {"--lock setnx --lock redlock --clients 0", "--clients: Value 0 not in range 1 to 128"},
+           {"--lock setnx --lock redlock --ops 5 --duration 1", "--ops excludes --duration"},
+       }) {
+    const auto run = run_locklab(std::string("fleets ") + args);
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out << run.err;
+    EXPECT_EQ(run.err.rfind(std::string("locklab: ") + line, 0), 0u) << args << ": " << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << args << ": one line: " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace locklab::harness
