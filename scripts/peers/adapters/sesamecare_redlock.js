@@ -21,15 +21,15 @@ let redlock = null, key = '';
 let held = null;  // {context, finish, done}: the running using() of the last acquire
 
 // Definite when nothing was sent (no attempt) or every vote of the last attempt is in and found
-// the key taken (acquire) or not ours (release, extend), or never left (a dead node: ioredis
-// without an offline queue refuses to send); else indefinite.
-async function classify(error, definite, indefinite) {
+// the key taken (acquire) or not ours (release, extend), or, for an acquire, never left (a dead
+// node: ioredis without an offline queue refuses to send): nothing taken there; else indefinite.
+async function classify(error, definite, indefinite, unsent = false) {
   if (!(error instanceof ExecutionError)) return {outcome: indefinite, error: error.message};
   if (error.attempts.length === 0) return {outcome: definite, error: error.message};
   const stats = await bounded(error.attempts[error.attempts.length - 1], 100);  // LATE: a vote is still out
   const votes = stats === LATE ? [] : [...stats.votesAgainst.values()];
   const locked = votes.length > 0 && votes.length + stats.votesFor.size === stats.membershipSize &&
-                 votes.every((vote) => vote instanceof ResourceLockedError || /enableOfflineQueue/.test(vote.message));
+                 votes.every((vote) => vote instanceof ResourceLockedError || (unsent && /enableOfflineQueue/.test(vote.message)));
   return {outcome: locked ? definite : indefinite, error: error.message};
 }
 
@@ -60,7 +60,7 @@ serve({
       held = result;
       return 'acquired';
     } catch (error) {
-      return classify(error, 'timed_out', 'unknown');
+      return classify(error, 'timed_out', 'unknown', true);
     }
   },
   async release() {
