@@ -4,6 +4,10 @@
 // class (each generation's known weakness shows, each fix holds).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +24,7 @@
 #include "run/run.h"
 #include "servers/redis_server.h"
 #include "fixtures/locklab_binary.h"
+#include "support/conditions.h"
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {
@@ -153,6 +158,26 @@ TEST(MatrixExposed, CellJsonCarriesTheMarkAndTheReportShowsIt) {
   EXPECT_NE(matrix_markdown(result).find("exposed"), std::string::npos);
   EXPECT_NE(matrix_html(result).find("cell safe exposed"), std::string::npos);
   EXPECT_NE(matrix_html(result).find("safe, exposed:"), std::string::npos) << "the legend names the mark";
+}
+
+// Issue 19 §2: the headline table marks wrong-owner releases (误删) beside the
+// class, where the checker counted any; a cell with none has no mark.
+TEST(MatrixWrongOwner, TheHeadlineTableMarksWrongOwnerReleases) {
+  Cell deleted = cell_of(CellClass::me_violation, false, CellClass::me_violation, false);
+  deleted.lock = "setnx-expire";
+  deleted.fault = "holder-pause";
+  deleted.run = {{"safety", {{"overlaps", 4}, {"wrong_owner_releases", 3}}}};
+  Cell clean = deleted;
+  clean.lock = "lua-safe-delete";
+  clean.run["safety"]["wrong_owner_releases"] = 0;
+  MatrixResult result;
+  result.locks = {deleted.lock, clean.lock};
+  result.faults = {deleted.fault};
+  result.cells = {deleted, clean};
+  const std::string table = matrix_table(result);
+  EXPECT_NE(table.find("| setnx-expire | me-violation · wo 3 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| lua-safe-delete | me-violation |"), std::string::npos) << table;
+  EXPECT_NE(matrix_markdown(result).find("\"wo N\" after a class"), std::string::npos) << "the legend names the mark";
 }
 
 TEST(MatrixClassify, ClassNamesRoundTrip) {
@@ -500,6 +525,63 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->locks.size(), generations().size() + 1) << "the generations and ext:redis-py";
   EXPECT_EQ(loaded->locks.back(), "ext:redis-py");
+}
+
+// Every live process below `root` (its children, theirs, ...), from /proc.
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> parent_of;  // (pid, ppid)
+  std::error_code error;  // processes come and go while we read: never throw
+  for (fs::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = testing::slurp(it->path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 >= stat.size() || stat[close + 2] == 'Z') continue;
+    parent_of.emplace_back(std::stoi(name), std::atoi(stat.c_str() + close + 4));
+  }
+  std::vector<pid_t> found{root};
+  for (std::size_t i = 0; i < found.size(); ++i)
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == found[i]) found.push_back(pid);
+  found.erase(found.begin());
+  return found;
+}
+
+bool alive(pid_t pid) {
+  const std::string stat = testing::slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// A matrix stopped by SIGTERM (a CI timeout, a Ctrl-C'd terminal's kill) takes
+// its workers, their redis-servers and their clients with it: they used to
+// run on as orphans through the rest of the queue.
+TEST_F(MatrixRun, SigtermEndsTheWorkersAndTheirServers) {
+  const std::string out = dir_ + "/stopped";
+  const pid_t matrix = ::fork();
+  ASSERT_GE(matrix, 0);
+  if (matrix == 0) {
+    ::execl(LOCKLAB_BINARY, LOCKLAB_BINARY, "matrix", "--quick", "--jobs", "2", "--lock", "lua-safe-delete", "--lock",
+            "set-nx-px-token", "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Once a cell is written, both workers are running cells, with servers of their own.
+  const bool started = wait_until([&] {
+    std::error_code ignored;
+    return !fs::is_empty(fs::path(out) / "cells", ignored) && descendants(matrix).size() >= 4;
+  }, std::chrono::seconds(60), std::chrono::milliseconds(5));
+  const std::vector<pid_t> below = descendants(matrix);
+  ::kill(matrix, SIGTERM);
+  int status = 0;
+  ::waitpid(matrix, &status, 0);
+  ASSERT_TRUE(started) << "no cell was written within 60 s";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  const bool all_gone = wait_until([&] { return std::none_of(below.begin(), below.end(), alive); },
+                                   std::chrono::seconds(10), std::chrono::milliseconds(10));
+  std::string left;
+  for (pid_t pid : below)
+    if (alive(pid)) left += " " + std::to_string(pid);
+  EXPECT_TRUE(all_gone) << "left running after the matrix was stopped:" << left;
 }
 
 TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {

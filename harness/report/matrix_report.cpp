@@ -54,6 +54,15 @@ std::string nonzero_counts(const json& run) {
   return out;
 }
 
+// The seeds' central story (误删) gets its own mark in the headline table:
+// " · wo N" after the class where the checker counted N releases that deleted
+// another client's lock (a class of its own only when nothing overlapped).
+std::string wrong_owner_mark(const Cell& cell) {
+  const double releases = number_at(cell.run, "/safety/wrong_owner_releases", 0);
+  if (releases <= 0 || cell.observed == CellClass::wrong_owner) return "";
+  return " · wo " + integer(releases);
+}
+
 std::string title_of(const FaultColumn* column, const std::string& name) {
   return column ? column->title + " (" + column->anchor_row + ")" : name;
 }
@@ -91,7 +100,7 @@ std::string matrix_table(const MatrixResult& result) {
         out << " |";
         continue;
       }
-      out << " " << cell->observed_text();
+      out << " " << cell->observed_text() << wrong_owner_mark(*cell);
       if (!cell->matches()) out << " ✗ (expected " << cell->expected_text() << ")";
       out << " |";
     }
@@ -108,7 +117,8 @@ std::string matrix_markdown(const MatrixResult& result) {
          "key that never expires; liveness = safe, but nobody could get the lock for half a lease or more; n/a = "
          "the fault makes no sense for this lock. \"exposed\" after safe (or liveness) marks a run whose "
          "verdict was safe although a lease was lost under a holder: nobody happened to enter, so it was safe by "
-         "luck, not by design. ✗ marks a cell whose class differs from the one written "
+         "luck, not by design. \"wo N\" after a class: the checker counted N wrong-owner releases in that run (a "
+         "release deleted another client's lock: 误删, the seeds' central story), beside whatever overlapped. ✗ marks a cell whose class differs from the one written "
          "down (docs/faults.md; a library's: docs/peers.md).\n\n## The counts behind each cell\n\n| lock | fault | observed | expected |";
   for (const auto& count : kCounts) out << " " << count.title << " |";
   out << " why (expected) |\n|---|---|---|---|";

@@ -1,6 +1,8 @@
 #include "sweeps/matrix.h"
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -466,6 +468,7 @@ Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const Matr
   std::fflush(stdout);
   std::fflush(stderr);
   std::vector<pid_t> children;
+  const pid_t parent = ::getpid();
   for (int w = 0; w < workers; ++w) {
     const pid_t child = ::fork();
     if (child < 0) {
@@ -473,6 +476,10 @@ Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const Matr
       return Error{ErrorKind::io, "fork failed"};
     }
     if (child == 0) {
+      // A matrix stopped by a signal takes its workers with it: SIGTERM runs a
+      // worker's server guard (its redis-servers go), and its clients die with it.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(1);
       run_worker(dir, jobs, queue, options.quick, options.progress);
       std::fflush(stderr);
       ::_exit(0);
