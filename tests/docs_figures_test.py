@@ -19,8 +19,11 @@ A mark is an HTML comment right after the figure, invisible when rendered:
   separators `,` or a thin space allowed); it matches when the field, rounded
   to the figure's decimals, equals it.
 
-Usage: docs_figures_test.py [--source DIR] [--self-test] [FILE.md ...]
-With no files: README.md and every .md under docs/.
+Usage: docs_figures_test.py [--source DIR] [--self-test | --update] [FILE.md ...]
+With no files: README.md and every .md under docs/. --update rewrites each
+marked figure from its field (same decimals and thousands separator): run it
+after regenerating a reference, then read the diff, since the prose around a
+figure may need to change too.
 """
 import argparse
 import glob
@@ -128,6 +131,57 @@ def check_mark(root, before, pattern, path, options):
     return None
 
 
+def formatted(value, like):
+    """`value` written as the figure `like` is: its decimals, its thousands separator."""
+    _, decimals = parse_number(like)
+    text = "%.*f" % (decimals, value)
+    separator = next((c for c in like if c in ",\u2009\u202f"), None)
+    if separator:
+        whole, _, fraction = text.partition(".")
+        sign = "-" if whole.startswith("-") else ""
+        whole = "{:,}".format(int(whole.lstrip("-"))).replace(",", separator)
+        text = sign + whole + ("." + fraction if fraction else "")
+    return text
+
+
+def updated(root, before, pattern, path, options):
+    """`before` with its marked figure rewritten from the results (the figure must be there)."""
+    want_range, percent = "range" in options, "%" in options
+    values = [v * (100.0 if percent else 1.0) for v in field_values(root, pattern, path, want_range)]
+    match = (RANGE if want_range else SINGLE).search(before)
+    if not match:
+        raise ValueError("no figure right before the mark to rewrite")
+    if want_range:
+        low, high = formatted(min(values), match.group(1)), formatted(max(values), match.group(2))
+        return (before[:match.start(1)] + low + before[match.end(1):match.start(2)] + high +
+                before[match.end(2):])
+    return before[:match.start(1)] + formatted(values[0], match.group(1)) + before[match.end(1):]
+
+
+def update_file(root, rel):
+    """Rewrites every marked figure of `rel` from the results; returns how many changed."""
+    full = os.path.join(root, rel)
+    with open(full, encoding="utf-8") as f:
+        lines = f.readlines()
+    changed = 0
+    for i, line in enumerate(lines):
+        for mark in reversed(list(MARK.finditer(line))):  # right to left: earlier offsets stay valid
+            before = line[:mark.start()]
+            pattern, path, options = mark.group(1), mark.group(2), mark.group(3).split()
+            try:
+                new_before = updated(root, before, pattern, path, options)
+            except (KeyError, IndexError, ValueError, OSError) as e:
+                raise SystemExit("%s:%d: %s" % (rel, i + 1, e.args[0] if e.args else e))
+            changed += new_before != before
+            line = new_before + line[mark.start():]
+        lines[i] = line
+    if changed:
+        with open(full + ".tmp", "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        os.replace(full + ".tmp", full)
+    return changed
+
+
 def check_file(root, rel):
     problems, count = [], 0
     with open(os.path.join(root, rel), encoding="utf-8") as f:
@@ -175,7 +229,12 @@ def self_test(root):
                     "4.0–5.9<!-- fig results/*.json cost.rt range -->\n")
         good, good_marks = run(copy, ["good.md"])
         bad, _ = run(copy, ["bad.md"])
-        ok = not good and good_marks == 4 and len(bad) == 3
+        with open(os.path.join(copy, "stale.md"), "w") as f:
+            f.write("4.1<!-- fig results/a.json cost.rt --> and 90 %<!-- fig results/a.json points[lock=x,n=8].share % -->"
+                    " from 3.0–5.9<!-- fig results/*.json cost.rt range -->, **5.00**<!-- fig results/b.json cost.rt -->\n")
+        rewritten = update_file(copy, "stale.md")
+        stale, _ = run(copy, ["stale.md"])
+        ok = not good and good_marks == 4 and len(bad) == 3 and rewritten == 4 and not stale
         for line in good + bad:
             print("self-test: " + line)
         return ok
@@ -185,11 +244,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("--self-test", action="store_true", help="show that wrong figures are caught")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite every marked figure from results/ (after regenerating a reference)")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
+    if args.update:
+        files = args.files or default_files(args.source)
+        changed = sum(update_file(args.source, rel) for rel in files)
+        print("docs figures: %d marked figures rewritten from results/" % changed)
+        return 0
     if args.self_test:
         if self_test(args.source):
-            print("docs figures: the self-test catches a wrong figure, a missing field and a wrong range")
+            print("docs figures: the self-test catches a wrong figure, a missing field and a wrong range, "
+                  "and --update rewrites stale figures")
             return 0
         print("docs figures: the self-test did not catch what it planted", file=sys.stderr)
         return 1
