@@ -397,31 +397,8 @@ TEST(MatrixLikeness, AMatrixWithoutLibrariesHasNoSuchSection) {
   EXPECT_EQ(matrix_markdown(result).find("Which generation"), std::string::npos);
 }
 
-// ---- the committed reference and the README -----------------------------------------
-
-// The lines of `text` from the first that starts with `first` to the blank line after it.
-std::string table_from(const std::string& text, const std::string& first) {
-  const auto start = text.find("\n" + first);
-  if (start == std::string::npos) return "";
-  const auto end = text.find("\n\n", start + 1);
-  return text.substr(start + 1, end == std::string::npos ? std::string::npos : end - start);
-}
-
-// README's headline table is the committed reference matrix's table, as matrix.md has it.
-TEST(MatrixReference, TheReadmeTableIsTheReferenceMatrix) {
-  const fs::path root = fs::path(LOCKLAB_FAULTS_DOC).parent_path().parent_path();
-  const std::string readme = testing::slurp((root / "README.md").string());
-  const std::string matrix = testing::slurp((root / "results/reference/matrix/matrix.md").string());
-  const std::string begin = "<!-- BEGIN matrix table (results/reference/matrix/matrix.md) -->\n";
-  const auto from = readme.find(begin);
-  const auto to = readme.find("<!-- END matrix table -->");
-  ASSERT_NE(from, std::string::npos);
-  ASSERT_NE(to, std::string::npos);
-  const std::string table = table_from(matrix, "| lock |");
-  ASSERT_FALSE(table.empty()) << "results/reference/matrix/matrix.md has no table";
-  EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), table)
-      << "regenerate README's table from results/reference/matrix/matrix.md";
-}
+// README's headline table is checked against the committed reference by
+// scripts/quote-references --check (ctest docs.quoted_references).
 
 class MatrixRun : public ::testing::Test {
  protected:
