@@ -2,7 +2,7 @@
 # docs/peers.md and README.md quote the committed `locklab fleets` reference
 # (results/reference/fleets/fleets.md) exactly: docs/peers.md from its summary
 # line to its end, between <!-- BEGIN fleets table ... --> and <!-- END fleets table -->;
-# README.md its summary (the counts and the two lists), between
+# README.md its summary (the counts and the three lists), between
 # <!-- BEGIN fleets summary ... --> and <!-- END fleets summary -->.
 # Usage: fleets_docs_test.sh SOURCE_DIR. Exit 1 naming the file that differs.
 set -eu
@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 # between <!-- BEGIN NAME and <!-- END NAME, the marker lines left out
 quoted() { sed -n "/^<!-- BEGIN $2 /,/^<!-- END $2 -->/p" "$1" | sed '1d;$d'; }
 sed -n '/^[0-9]* pairs, /,$p' "$ref" >"$work/full"
-sed -n '/^[0-9]* pairs, /,/^- One-sided/p' "$ref" >"$work/summary"
+sed -n '/^[0-9]* pairs, /,/^- Not shown/p' "$ref" >"$work/summary"
 [ -s "$work/summary" ] || { echo "fleets_docs_test: $ref has no summary"; exit 1; }
 quoted "$root/docs/peers.md" "fleets table" >"$work/docs"
 quoted "$root/README.md" "fleets summary" >"$work/readme"
