@@ -1,8 +1,9 @@
 // `locklab fleets` (issue 18 §5): which pairs of locks can share a key, and why
 // not. End to end through the binary: a sweep over three locks, where
-// lua-safe-delete and redis-py's `Lock` share the key and redis-semaphore's
-// `Mutex` (which locks `mutex:K`, the catalog says) shares it with neither,
-// whether or not its run happened to show an overlap. Then each rule of the
+// lua-safe-delete and redis-py's `Lock` never break on one key (they share it
+// when each got in often enough to show it) and redis-semaphore's `Mutex`
+// (which locks `mutex:K`, the catalog says) shares it with neither, whether or
+// not its run happened to show an overlap. Then each rule of the
 // judgment (sweeps/fleet_judgment.h) on a pair's counts, the report's counts,
 // the catalog's `key` field, and the usage errors.
 //
@@ -43,7 +44,11 @@ std::vector<std::string> codes(const json& pair) {
   return out;
 }
 
-TEST(FleetsSweep, ThreeLocksOnePairSharesTheOthersCannotForTheirKeys) {
+// What is certain, and only that: the semaphore pairs cannot share (the catalog's keys), whether
+// or not the run showed an overlap; the same-key pair never breaks, and is `shares` exactly when
+// each lock got in kFleetMinSections times (in 0.5 s, redis-py's clients have got in 9 times
+// beside lua-safe-delete's 397: then it is `not shown`).
+TEST(FleetsSweep, ThreeLocksTheSameKeyPairHoldsTheOthersCannotForTheirKeys) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   ScratchDir out("locklab-fleets");
   const auto run = run_locklab("fleets --lock lua-safe-delete --lock ext:redis-py --lock ext:redis-semaphore "
@@ -57,13 +62,16 @@ TEST(FleetsSweep, ThreeLocksOnePairSharesTheOthersCannotForTheirKeys) {
   EXPECT_NE(fleets["command"].get<std::string>().find("fleets --lock lua-safe-delete"), std::string::npos);
   ASSERT_EQ(fleets["pairs"].size(), 3u);
 
-  const json shares = pair_of(fleets, "lua-safe-delete", "ext:redis-py");
-  EXPECT_EQ(shares["sharing"], "shares") << shares.dump(1);
-  EXPECT_EQ(codes(shares), std::vector<std::string>{"same"}) << shares.dump(1);
-  EXPECT_EQ(shares["overlaps"], 0);
-  EXPECT_EQ(shares["counter"]["expected"], shares["counter"]["actual"]);
-  EXPECT_GT(shares["members"][1]["acquired"].get<long long>(), 0) << "redis-py must really have contended";
-  EXPECT_TRUE(shares["members"][1]["noop_us"].contains("p50")) << "the adapter's round trip is recorded";
+  const json same = pair_of(fleets, "lua-safe-delete", "ext:redis-py");
+  EXPECT_EQ(same["verdict"], "safe") << same.dump(1);
+  EXPECT_EQ(same["overlaps"], 0);
+  EXPECT_EQ(same["counter"]["expected"], same["counter"]["actual"]);
+  EXPECT_GT(same["members"][1]["attempts"].get<long long>(), 0) << "redis-py must really have contended";
+  const bool enough = same["members"][0]["acquired"].get<long long>() >= kFleetMinSections &&
+                      same["members"][1]["acquired"].get<long long>() >= kFleetMinSections;
+  EXPECT_EQ(same["sharing"], enough ? "shares" : "not shown") << same.dump(1);
+  EXPECT_EQ(codes(same), std::vector<std::string>{enough ? "same" : "few"}) << same.dump(1);
+  EXPECT_TRUE(same["members"][1]["noop_us"].contains("p50")) << "the adapter's round trip is recorded";
 
   // The catalog decides these; the run's overlaps, which come by chance, only confirm it or not.
   for (const std::string other : {"lua-safe-delete", "ext:redis-py"}) {
@@ -75,7 +83,8 @@ TEST(FleetsSweep, ThreeLocksOnePairSharesTheOthersCannotForTheirKeys) {
         << "the key comes from the catalog: " << cannot["why"][0]["text"];
   }
   const std::string md = testing::slurp(out.path("fleets.md"));
-  EXPECT_NE(md.find("| **ext:redis-py** | **shares** |"), std::string::npos) << md;
+  EXPECT_NE(md.find(enough ? "| **ext:redis-py** | **shares** |" : "| **ext:redis-py** | not shown |"),
+            std::string::npos) << md;
   EXPECT_NE(md.find("no: key"), std::string::npos) << md;
 }
 
