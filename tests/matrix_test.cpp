@@ -350,8 +350,57 @@ TEST(MatrixLikeness, ATieGoesToTheFirstGenerationAndNamesTheOthers) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].generation, "gen-a");
   EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-b"});
-  EXPECT_EQ(all[0].equal, 3) << "an error cell equals nothing, not even another error";
-  EXPECT_NE(matrix_markdown(result).find("; as close: generation 4 gen-b."), std::string::npos);
+  EXPECT_EQ(all[0].equal, 3);
+  EXPECT_EQ(all[0].compared, 3) << "an error cell was not measured: not compared, not even with another error";
+  EXPECT_EQ(all[0].not_measured, std::vector<std::string>{"failover"});
+  EXPECT_NE(matrix_markdown(result).find("ext:lib behaves like generation 3 gen-a in every measured cell; not "
+                                         "measured: failover; as close: generation 4 gen-b."), std::string::npos)
+      << matrix_markdown(result);
+}
+
+// An error cell (in either row) says nothing of the lock: it is neither compared nor a difference.
+TEST(MatrixLikeness, ErrorCellsAreNotMeasuredNotDifferences) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::me_violation, C::me_violation, C::error}},
+      {"gen-b", {C::liveness, C::safe, C::safe, C::safe}},
+      {"ext:lib", {C::liveness, C::error, C::me_violation, C::safe}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].generation, "gen-a") << "2 equal cells each, the same shape: teaching order";
+  EXPECT_EQ(all[0].equal, 2);
+  EXPECT_EQ(all[0].compared, 2);
+  EXPECT_TRUE(all[0].differing.empty()) << "no 'error where the generation is ...'";
+  EXPECT_EQ(all[0].not_measured, (std::vector<std::string>{"slow-holder", "failover"}));
+  EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-b"});
+  const std::string md = matrix_markdown(result);
+  EXPECT_NE(md.find("| ext:lib | generation 3 gen-a | 2 of 2 | nowhere; not measured: slow-holder, failover |"),
+            std::string::npos) << md;
+  EXPECT_EQ(md.find("error where the generation"), std::string::npos) << md;
+  EXPECT_EQ(matrix_summary_json(result)["nearest_generations"][0]["not_measured"],
+            nlohmann::json({"slow-holder", "failover"}));
+}
+
+// A row of errors was not measured at all: it is like no generation, and the section says so.
+TEST(MatrixLikeness, ARowWithNothingMeasuredHasNoNearestGeneration) {
+  using C = CellClass;
+  const MatrixResult result = hand_made({
+      {"gen-a", {C::liveness, C::me_violation, C::me_violation, C::me_violation}},
+      {"ext:broken", {C::error, C::error, C::error, C::error}},
+  });
+  const auto all = nearest_generations(result);
+  ASSERT_EQ(all.size(), 1u) << "the row is listed, with no generation";
+  EXPECT_EQ(all[0].generation, "");
+  EXPECT_EQ(all[0].compared, 0);
+  EXPECT_EQ(all[0].not_measured.size(), 4u);
+  const std::string md = matrix_markdown(result);
+  EXPECT_NE(md.find("| ext:broken | none: nothing measured | 0 of 0 | not measured: holder-crash, slow-holder, "
+                    "release-race, failover |"), std::string::npos) << md;
+  EXPECT_NE(md.find("ext:broken has no nearest generation: none of its cells was measured beside a generation's "
+                    "(not measured: holder-crash, slow-holder, release-race, failover)."), std::string::npos) << md;
+  EXPECT_NE(matrix_html(result).find("<td>none: nothing measured</td>"), std::string::npos);
+  EXPECT_TRUE(matrix_summary_json(result)["nearest_generations"][0]["generation"].is_null());
 }
 
 // As many equal cells: the generation n/a in the same columns (the same shape) wins.
@@ -367,6 +416,9 @@ TEST(MatrixLikeness, BetweenAsCloseGenerationsTheOneOfTheSameShapeWins) {
   EXPECT_EQ(all[0].generation, "gen-b") << "2 equal cells each; only gen-b is n/a where the library is";
   EXPECT_EQ(all[0].also, std::vector<std::string>{"gen-a"});
   EXPECT_EQ(all[0].same_shape, 4);
+  EXPECT_NE(matrix_markdown(result).find("Between generations as close, the one n/a in the same columns wins (the "
+                                         "same shape), then the first in teaching order"), std::string::npos)
+      << "the legend says the tie-break the code applies";
 }
 
 // A cell written down with two classes is alike a cell that drew the other one,

@@ -27,6 +27,7 @@ json member_json(const PairMember& member) {
           {"acquired", member.acquired},
           {"timeouts", member.timeouts},
           {"errors", member.errors},
+          {"unknown", member.unknown},
           {"release_errors", member.release_errors},
           {"last_error", member.last_error.empty() ? json(nullptr) : json(member.last_error)},
           {"noop_us", noop}};
@@ -63,11 +64,10 @@ std::vector<std::string> reason_codes(const FleetPair& pair) {
   return codes;
 }
 
-// What the grid shows of a pair: "shares", "one-sided", "no: key + servers", "?".
+// What the grid shows of a pair: "shares", "one-sided", "no: key + servers", "not shown", "not measured".
 std::string grid_word(const FleetPair& pair) {
   if (pair.sharing == Sharing::shares) return "**shares**";
-  if (pair.sharing == Sharing::one_sided) return "one-sided";
-  if (pair.sharing == Sharing::not_measured) return "not measured";
+  if (pair.sharing != Sharing::cannot) return sharing_name(pair.sharing);
   std::string codes;
   for (const auto& code : reason_codes(pair)) codes += (codes.empty() ? "" : " + ") + code;
   return "no: " + codes;
@@ -141,11 +141,12 @@ std::string why_text(const FleetPair& pair) {
 
 std::string pair_table(const FleetsResult& result) {
   std::ostringstream out;
-  out << "| pair | shares a key? | why | sections | timeouts | overlaps | counter expected / final | adapter "
-         "no-op p50 / p99 | run |\n|---|---|---|---:|---:|---:|---:|---|---:|\n";
+  out << "| pair | shares a key? | why | sections | timeouts | errors | unknown | overlaps | counter expected / final "
+         "| adapter no-op p50 / p99 | run |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const auto& pair : result.pairs) {
     out << "| " << pair.locks_text() << " | " << sharing_name(pair.sharing) << " | " << why_text(pair) << " | "
         << per_member(pair, &PairMember::acquired) << " | " << per_member(pair, &PairMember::timeouts) << " | "
+        << per_member(pair, &PairMember::errors) << " | " << per_member(pair, &PairMember::unknown) << " | "
         << pair.overlaps << " | " << pair.counter_expected << " / " << pair.counter_actual << " | "
         << round_trips(pair) << " | " << fixed(pair.wall_s, 1) << " s |\n";
   }
@@ -178,6 +179,7 @@ const char* sharing_name(Sharing sharing) {
     case Sharing::shares: return "shares";
     case Sharing::one_sided: return "one-sided";
     case Sharing::cannot: return "cannot";
+    case Sharing::not_shown: return "not shown";
     case Sharing::not_measured: return "not measured";
   }
   return "?";
@@ -207,6 +209,7 @@ json fleets_json(const FleetsResult& result) {
             {"shares", result.count(Sharing::shares)},
             {"one_sided", result.count(Sharing::one_sided)},
             {"cannot", result.count(Sharing::cannot)},
+            {"not_shown", result.count(Sharing::not_shown)},
             {"not_measured", result.count(Sharing::not_measured)}}},
           {"pairs", pairs}};
 }
@@ -217,22 +220,41 @@ std::string fleets_summary(const FleetsResult& result) {
       << " s. " << result.count(Sharing::shares) << " share a key, " << result.count(Sharing::one_sided)
       << " one-sided, " << result.count(Sharing::cannot) << " cannot";
   if (const std::string counts = reason_counts(result); !counts.empty()) out << " (" << counts << ")";
+  out << ", " << result.count(Sharing::not_shown) << " not shown";
   if (const int missing = result.count(Sharing::not_measured); missing > 0) out << ", " << missing << " not measured";
   out << ".\n\n- Share a key: " << pairs_with(result, Sharing::shares) << ".\n";
   out << "- One-sided (they exclude each other, but one starves): " << pairs_with(result, Sharing::one_sided) << ".\n";
+  out << "- Not shown (a lock got in fewer than " << kFleetMinSections << " times: no evidence either way): "
+      << pairs_with(result, Sharing::not_shown) << ".\n";
   return out.str();
 }
+
+namespace {
+
+// What each class and reason code means: the paragraph above the summary.
+std::string legend() {
+  std::ostringstream out;
+  out << "**shares**: the counter exact, no overlap, no error, each lock got in at least " << kFleetMinSections
+      << " times; **one-sided**: the same, but one lock starved (it timed out at least as often as it got in); "
+      << "**not shown**: no overlap and no error, but a lock got in fewer than " << kFleetMinSections
+      << " times, too few to show that the two exclude each other; **cannot**: the lock catalog says the two "
+      << "cannot exclude each other (`key`, `servers`: always, and `confirmed` or `unconfirmed` says whether this "
+      << "run showed an overlap), or the run showed an overlap, a lost update or a lock's errors; **not measured**: "
+      << "the run could not be made, or its verdict is error for the harness's own reasons (oracles that disagree, a "
+      << "client that failed, outcomes a lock could not tell). Why: `key` different keys (the lock catalog's), "
+      << "`servers` a majority of the lock servers beside only the first, `type` WRONGTYPE (different Redis types on "
+      << "the key), `errors` a lock's own errors on the shared key, `unexplained` none of these explains it. "
+      << "`unknown`: acquires whose outcome the lock could not tell, counted apart from its errors.";
+  return out.str();
+}
+
+}  // namespace
 
 std::string fleets_markdown(const FleetsResult& result) {
   std::ostringstream out;
   out << "# Which locks can share a key: `locklab fleets`\n\n";
   out << "Made by `" << result.command << "` (" << result.date << "). Each pair: one fault-free `locklab run "
-      << "--fleet A:N,B:N` on the key `" << result.key << "` and one counter. **shares**: the counter exact, no "
-      << "overlap, no error, each lock got in; **one-sided**: the same, but one lock starved (it timed out at least as "
-      << "often as it got in); **cannot**: an overlap, a lost update or an error (or, where the catalog says "
-      << "they cannot exclude each other, a starved lock: `unconfirmed`). Why: `key` different keys (the lock "
-      << "catalog's), `servers` a majority of the lock servers beside only the first, `type` WRONGTYPE (different "
-      << "Redis types on the key), `errors` a lock's own errors on the shared key, `unexplained` none of these explains it.\n\n";
+      << "--fleet A:N,B:N` on the key `" << result.key << "` and one counter. " << legend() << "\n\n";
   out << fleets_summary(result) << "\n### The grid\n\n" << grid(result) << "\n### Every pair\n\n" << pair_table(result);
   return out.str();
 }

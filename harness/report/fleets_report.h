@@ -18,18 +18,29 @@ namespace locklab::harness {
 
 inline constexpr const char* kFleetsSchema = "locklab.fleets/1";
 
-// What a pair's run showed.
+// The fewest sections each lock of a pair must have had for a run without an
+// overlap to show that the two exclude each other. A lock that got in a
+// handful of times gave the other few chances to be inside with it (none at
+// all when it never got in): two locks that ignore each other would show no
+// overlap too. With 10 sections of the rarer lock among the other's hundreds
+// (1 ms holds, a 5 ms retry), an overlap that can happen does in practice.
+inline constexpr std::int64_t kFleetMinSections = 10;
+
+// What a pair's run showed (sweeps/fleet_judgment.h decides).
 enum class Sharing {
-  shares,        // exact counter, no overlap, no error, each lock got in
-  one_sided,     // exact counter, no overlap, no error, but one lock starved (fleet_judgment.h)
-  cannot,        // an overlap, a lost update or an error
-  not_measured,  // the run could not be made
+  shares,        // exact counter, no overlap, no error, each lock got in kFleetMinSections times or more
+  one_sided,     // the same, but one lock starved: it timed out at least as often as it got in
+  cannot,        // the catalog says so (different keys or servers), or an overlap, a lost update or a lock's errors
+  not_shown,     // no overlap and no error, but a lock got in fewer than kFleetMinSections times
+  not_measured,  // the run could not be made, or could not be judged (its verdict is error for the harness's reasons)
 };
-const char* sharing_name(Sharing sharing);  // "shares", "one-sided", "cannot", "not measured"
+const char* sharing_name(Sharing sharing);  // "shares", "one-sided", "cannot", "not shown", "not measured"
 
 // One reason of a pair's judgment: a short code (the grid's) and its sentence.
+// "confirmed" and "unconfirmed" are remarks on a catalog reason: whether the run showed the overlap.
 struct PairReason {
-  std::string code;  // "same", "servers", "key", "type", "errors", "starved", "unexplained", "unconfirmed", "run"
+  std::string code;  // "same", "servers", "key", "type", "errors", "starved", "few", "unexplained",
+                     // "confirmed", "unconfirmed", "run"
   std::string text;
 };
 
@@ -41,7 +52,8 @@ struct PairMember {
   bool notifies_waiters = false;
   int clients = 0;
   std::int64_t attempts = 0, acquired = 0, timeouts = 0;
-  std::int64_t errors = 0;  // acquires that ended error or unknown
+  std::int64_t errors = 0;   // acquires that ended error (the lock said it failed)
+  std::int64_t unknown = 0;  // acquires whose outcome the lock could not tell (legal for an adapter)
   std::int64_t release_errors = 0;
   std::string last_error;
   std::optional<double> noop_p50_us, noop_p99_us;  // an adapter's no-op round trip (its probe)

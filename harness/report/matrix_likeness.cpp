@@ -23,9 +23,8 @@ bool accepts(const Cell& cell, CellClass observed) {
   return cell.expected == observed || (cell.also_expected && *cell.also_expected == observed);
 }
 
-// The same class, or classes each cell accepts (matrix_likeness.h).
+// The same class, or classes each cell accepts (matrix_likeness.h). Both cells measured.
 bool alike(const Cell& mine, const Cell& theirs) {
-  if (mine.observed == CellClass::error || theirs.observed == CellClass::error) return false;
   return mine.observed == theirs.observed || (accepts(mine, theirs.observed) && accepts(theirs, mine.observed));
 }
 
@@ -38,9 +37,15 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
     const Cell* mine = result.find(library, fault);
     const Cell* theirs = result.find(generation, fault);
     if (mine == nullptr || theirs == nullptr) continue;
-    ++likeness.compared;
+    // The shape is the lock's (whether the fault applies), known even where the run was not measured.
     if ((mine->observed == CellClass::not_applicable) == (theirs->observed == CellClass::not_applicable))
       ++likeness.same_shape;
+    // An error cell says nothing of how the lock behaves: neither alike nor a difference.
+    if (mine->observed == CellClass::error || theirs->observed == CellClass::error) {
+      likeness.not_measured.push_back(fault);
+      continue;
+    }
+    ++likeness.compared;
     if (alike(*mine, *theirs)) {
       ++likeness.equal;
       continue;
@@ -50,15 +55,31 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
   return likeness;
 }
 
-// The closest generation to `library`; `also` names the others with as many
-// equal cells (in row order).
+// A library row beside no generation it shares a measured column with: no
+// nearest generation; its own error cells are what was not measured.
+Likeness without_generation(const MatrixResult& result, const std::string& library) {
+  Likeness none;
+  none.library = library;
+  for (const auto& fault : result.faults)
+    if (const Cell* mine = result.find(library, fault); mine != nullptr && mine->observed == CellClass::error)
+      none.not_measured.push_back(fault);
+  return none;
+}
+
+// The closest generation to `library` (the most equal cells, then the same
+// shape, then row order); `also` names the others with as many equal cells.
+// Nothing when the matrix has no generation row.
 std::optional<Likeness> nearest(const MatrixResult& result, const std::string& library) {
   std::vector<Likeness> candidates;
-  for (const auto& generation : result.locks)
-    if (!is_library(generation))
-      if (Likeness candidate = compare_rows(result, library, generation); candidate.compared > 0)
-        candidates.push_back(std::move(candidate));
-  if (candidates.empty()) return std::nullopt;
+  bool any_generation = false;
+  for (const auto& generation : result.locks) {
+    if (is_library(generation)) continue;
+    any_generation = true;
+    if (Likeness candidate = compare_rows(result, library, generation); candidate.compared > 0)
+      candidates.push_back(std::move(candidate));
+  }
+  if (!any_generation) return std::nullopt;
+  if (candidates.empty()) return without_generation(result, library);
   std::size_t best = 0;
   for (std::size_t i = 1; i < candidates.size(); ++i) {
     const Likeness& a = candidates[i];
@@ -71,9 +92,17 @@ std::optional<Likeness> nearest(const MatrixResult& result, const std::string& l
   return chosen;
 }
 
-// "except release-race (safe where the generation is me-violation) and ..." or "in every cell".
+// "failover, net-cut".
+std::string faults_text(const std::vector<std::string>& faults) {
+  std::string text;
+  for (const auto& fault : faults) text += (text.empty() ? "" : ", ") + fault;
+  return text;
+}
+
+// "except release-race (safe where the generation is me-violation) and ...", "in every cell" or
+// "in every measured cell".
 std::string differences_text(const Likeness& likeness) {
-  if (likeness.differing.empty()) return "in every cell";
+  if (likeness.differing.empty()) return likeness.not_measured.empty() ? "in every cell" : "in every measured cell";
   std::string text = "except ";
   for (std::size_t i = 0; i < likeness.differing.size(); ++i) {
     if (i > 0) text += i + 1 == likeness.differing.size() ? " and " : ", ";
@@ -84,8 +113,12 @@ std::string differences_text(const Likeness& likeness) {
 }
 
 std::string sentence(const MatrixResult& result, const Likeness& likeness) {
+  if (likeness.generation.empty())
+    return likeness.library + " has no nearest generation: none of its cells was measured beside a generation's" +
+           (likeness.not_measured.empty() ? "" : " (not measured: " + faults_text(likeness.not_measured) + ")") + ".";
   std::string text = likeness.library + " behaves like " + generation_title(result, likeness.generation) + " " +
                      differences_text(likeness);
+  if (!likeness.not_measured.empty()) text += "; not measured: " + faults_text(likeness.not_measured);
   if (!likeness.also.empty()) {
     text += "; as close: ";
     for (std::size_t i = 0; i < likeness.also.size(); ++i)
@@ -100,11 +133,25 @@ std::string difference_text(const Likeness& likeness, const Difference& one) {
 }
 
 std::string differing_cell(const Likeness& likeness) {
-  if (likeness.differing.empty()) return "nowhere";
   std::string text;
   for (const auto& one : likeness.differing) text += (text.empty() ? "" : "; ") + difference_text(likeness, one);
-  return text;
+  if (text.empty() && !likeness.generation.empty()) text = "nowhere";
+  if (!likeness.not_measured.empty())
+    text += (text.empty() ? "" : "; ") + std::string("not measured: ") + faults_text(likeness.not_measured);
+  return text.empty() ? "–" : text;
 }
+
+// The table's generation cell: its title, or why there is none.
+std::string generation_cell(const MatrixResult& result, const Likeness& likeness) {
+  return likeness.generation.empty() ? "none: nothing measured" : generation_title(result, likeness.generation);
+}
+
+// What "closest" means, above the table (matrix_likeness.h).
+constexpr const char* kLegend =
+    "The generation whose observed row is closest to the library's, cell by cell: the most columns with the same "
+    "class, among those measured in both rows (an error cell is not measured: not compared, and listed as not "
+    "measured). Between generations as close, the one n/a in the same columns wins (the same shape), then the first "
+    "in teaching order; the others as close are named.";
 
 }  // namespace
 
@@ -120,11 +167,10 @@ std::string likeness_markdown(const MatrixResult& result) {
   const auto all = nearest_generations(result);
   if (all.empty()) return "";
   std::ostringstream out;
-  out << "\n## Which generation is each library?\n\nThe generation whose observed row is closest to the library's, "
-         "cell by cell (the most columns with the same class; a tie goes to the first in teaching order, the others "
-         "are named).\n\n| library | nearest generation | equal cells | where it differs |\n|---|---|---:|---|\n";
+  out << "\n## Which generation is each library?\n\n" << kLegend
+      << "\n\n| library | nearest generation | equal cells | where it differs |\n|---|---|---:|---|\n";
   for (const auto& likeness : all)
-    out << "| " << likeness.library << " | " << generation_title(result, likeness.generation) << " | "
+    out << "| " << likeness.library << " | " << generation_cell(result, likeness) << " | "
         << likeness.equal << " of " << likeness.compared << " | " << differing_cell(likeness) << " |\n";
   out << "\n";
   for (const auto& likeness : all) out << "- " << sentence(result, likeness) << "\n";
@@ -135,13 +181,12 @@ std::string likeness_html(const MatrixResult& result) {
   const auto all = nearest_generations(result);
   if (all.empty()) return "";
   std::ostringstream out;
-  out << "<h2>Which generation is each library?</h2>\n<p class=\"note\">The generation whose observed row is closest "
-         "to the library's, cell by cell (the most columns with the same class; a tie goes to the first in teaching "
-         "order, the others are named).</p>\n<table><tr><th>library</th><th>nearest generation</th><th>equal "
-         "cells</th><th>where it differs</th></tr>\n";
+  out << "<h2>Which generation is each library?</h2>\n<p class=\"note\">" << html_escape(kLegend)
+      << "</p>\n<table><tr><th>library</th><th>nearest generation</th><th>equal cells</th><th>where it "
+         "differs</th></tr>\n";
   for (const auto& likeness : all)
     out << "<tr><td class=\"lock\">" << html_escape(likeness.library) << "</td><td>"
-        << html_escape(generation_title(result, likeness.generation)) << "</td><td>" << likeness.equal << " of "
+        << html_escape(generation_cell(result, likeness)) << "</td><td>" << likeness.equal << " of "
         << likeness.compared << "</td><td>" << html_escape(differing_cell(likeness)) << "</td></tr>\n";
   out << "</table>\n<ul>\n";
   for (const auto& likeness : all) out << "<li>" << html_escape(sentence(result, likeness)) << "</li>\n";
@@ -157,11 +202,12 @@ json likeness_json(const MatrixResult& result) {
       differing.push_back({{"fault", one.fault}, {"library", class_name(one.library)},
                            {"generation", class_name(one.generation)}});
     all.push_back({{"library", likeness.library},
-                   {"generation", likeness.generation},
+                   {"generation", likeness.generation.empty() ? json(nullptr) : json(likeness.generation)},
                    {"also", likeness.also},
                    {"equal", likeness.equal},
                    {"compared", likeness.compared},
                    {"differing", differing},
+                   {"not_measured", likeness.not_measured},
                    {"sentence", sentence(result, likeness)}});
   }
   return all;

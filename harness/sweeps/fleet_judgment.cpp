@@ -1,19 +1,34 @@
 #include "sweeps/fleet_judgment.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace locklab::harness {
 namespace {
 
+const PairMember& other_of(const FleetPair& pair, const PairMember& member) {
+  return &member == &pair.members[0] ? pair.members[1] : pair.members[0];
+}
+
+bool lock_failed(const PairMember& member) { return member.errors + member.release_errors > 0; }
+
+bool any_lock_failed(const FleetPair& pair) { return lock_failed(pair.members[0]) || lock_failed(pair.members[1]); }
+
+// An `error` verdict no lock's failed acquire or release explains: the harness
+// could not judge the run (oracles that disagree, a client that failed, an
+// adapter that broke, outcomes a lock could not tell).
+bool unjudged(const FleetPair& pair) { return pair.verdict == "error" && !any_lock_failed(pair); }
+
 bool broken(const FleetPair& pair) {
-  if (pair.overlaps > 0 || pair.counter_expected != pair.counter_actual) return true;
-  for (const auto& member : pair.members)
-    if (member.errors + member.release_errors > 0) return true;
-  return pair.verdict != "safe";
+  return pair.overlaps > 0 || pair.counter_expected != pair.counter_actual || any_lock_failed(pair) ||
+         pair.verdict != "safe";
 }
 
 // A lock that waited out its bound at least as often as it got in.
 bool starved(const PairMember& member) { return member.timeouts > 0 && member.timeouts >= member.acquired; }
+
+bool too_few(const PairMember& member) { return member.acquired < kFleetMinSections; }
 
 // "once", "2 times".
 std::string times(std::int64_t count) { return count == 1 ? "once" : std::to_string(count) + " times"; }
@@ -26,33 +41,36 @@ std::string servers_text(const FleetPair& pair, const PairMember& many, const Pa
          " lock servers, " + one.lock + " only the first, so a majority without the first admits both";
 }
 
-void add_catalog_reasons(FleetPair& pair) {
+// What the catalog says makes the two unable to exclude each other, whatever the run showed.
+std::vector<PairReason> catalog_reasons(const FleetPair& pair) {
   const PairMember& a = pair.members[0];
   const PairMember& b = pair.members[1];
+  std::vector<PairReason> reasons;
   if (a.multi_node != b.multi_node)
-    pair.why.push_back({"servers", a.multi_node ? servers_text(pair, a, b) : servers_text(pair, b, a)});
+    reasons.push_back({"servers", a.multi_node ? servers_text(pair, a, b) : servers_text(pair, b, a)});
   if (!a.key.empty() && !b.key.empty() && a.key != b.key)
-    pair.why.push_back({"key", "different keys: " + a.lock + " locks " + code_span(a.key) + ", " + b.lock + " " +
-                                   code_span(b.key) + ": neither sees the other's lock"});
+    reasons.push_back({"key", "different keys: " + a.lock + " locks " + code_span(a.key) + ", " + b.lock + " " +
+                                  code_span(b.key) + ": neither sees the other's lock"});
+  return reasons;
 }
 
-// "38 of 738 acquires", "1 release", or both joined by "and".
+// "38 of 738 acquires", "1 release", both joined by "and", then "(2 more of unknown outcome)".
 std::string failed_counts(const PairMember& member) {
   std::string text;
   if (member.errors > 0) text = std::to_string(member.errors) + " of " + std::to_string(member.attempts) + " acquires";
   if (member.release_errors > 0)
     text += (text.empty() ? "" : " and ") + std::to_string(member.release_errors) +
             (member.release_errors == 1 ? " release" : " releases");
+  if (member.unknown > 0) text += " (" + std::to_string(member.unknown) + " more of unknown outcome)";
   return text;
 }
 
 void add_error_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
-    if (member.errors + member.release_errors == 0) continue;
-    const PairMember& other = &member == &pair.members[0] ? pair.members[1] : pair.members[0];
+    if (!lock_failed(member)) continue;
     if (member.last_error.find("WRONGTYPE") != std::string::npos)
       pair.why.push_back({"type", "different value types: " + member.lock + " got WRONGTYPE on the shared key (" +
-                                      failed_counts(member) + " failed): " + other.lock +
+                                      failed_counts(member) + " failed): " + other_of(pair, member).lock +
                                       " keeps another Redis type there"});
     else
       pair.why.push_back({"errors", member.lock + " failed " + failed_counts(member) +
@@ -60,63 +78,105 @@ void add_error_reasons(FleetPair& pair) {
   }
 }
 
-std::string sections_text(const FleetPair& pair) {
-  return std::to_string(pair.members[0].acquired) + " + " + std::to_string(pair.members[1].acquired) + " sections";
+std::string first_reason(const FleetPair& pair) {
+  return pair.verdict_reasons.empty() ? "verdict " + pair.verdict : pair.verdict_reasons.front();
 }
 
-// Why a pair that did not break still starved one lock, as far as the catalog says.
+// "a got in 700 times and timed out 0 times, b got in 0 times and timed out 2 times".
+std::string counts_text(const FleetPair& pair) {
+  std::string text;
+  for (const auto& member : pair.members)
+    text += (text.empty() ? "" : ", ") + member.lock + " got in " + times(member.acquired) + " and timed out " +
+            times(member.timeouts);
+  return text;
+}
+
+// Whether the run showed what the catalog says: an overlap or a lost update, none, or nothing it could judge.
+PairReason catalog_remark(const FleetPair& pair) {
+  if (unjudged(pair)) return {"unconfirmed", "this run could not be judged: " + first_reason(pair)};
+  if (pair.overlaps > 0 || pair.counter_expected != pair.counter_actual)
+    return {"confirmed", "this run showed it: " + std::to_string(pair.overlaps) + " overlapping pairs of sections, " +
+                             "the counter " + std::to_string(pair.counter_actual) + " for " +
+                             std::to_string(pair.counter_expected) + " sections"};
+  return {"unconfirmed", "this run showed no overlap: " + counts_text(pair)};
+}
+
+void judge_by_catalog(FleetPair& pair, std::vector<PairReason> catalog) {
+  pair.sharing = Sharing::cannot;
+  pair.why = std::move(catalog);
+  add_error_reasons(pair);
+  pair.why.push_back(catalog_remark(pair));
+}
+
+void judge_unjudged(FleetPair& pair) {
+  pair.sharing = Sharing::not_measured;
+  for (const auto& member : pair.members)
+    if (member.unknown > 0)
+      pair.why.push_back({"run", member.lock + " could not tell the outcome of " + std::to_string(member.unknown) +
+                                     " of " + std::to_string(member.attempts) + " acquires (unknown) with no fault " +
+                                     "injected, so nobody can say who held the key: " + member.last_error});
+  if (pair.why.empty()) pair.why.push_back({"run", "the run could not be judged: " + first_reason(pair)});
+}
+
+void judge_broken(FleetPair& pair) {
+  pair.sharing = Sharing::cannot;
+  add_error_reasons(pair);
+  if (pair.why.empty())
+    pair.why.push_back({"unexplained", "not explained by the catalog or the locks' errors: " + first_reason(pair)});
+}
+
+// Why `member` got in rarely, where the catalog knows it: whose release wakes whom.
+std::string wake_text(const PairMember& member, const PairMember& other) {
+  if (other.notifies_waiters)
+    return "; " + other.lock + "'s release wakes its own waiters, who take the key before " + member.lock +
+           (member.notifies_waiters ? " hears of it" : " polls again");
+  if (member.notifies_waiters) return "; its waiters wait for a wake-up that " + other.lock + "'s release does not send";
+  return "";
+}
+
+void add_few_reasons(FleetPair& pair) {
+  for (const auto& member : pair.members) {
+    if (!too_few(member)) continue;
+    const PairMember& other = other_of(pair, member);
+    pair.why.push_back({"few", member.lock + " got in " + times(member.acquired) + " and timed out " +
+                                   times(member.timeouts) + ", " + other.lock + " got in " + times(other.acquired) +
+                                   ": with fewer than " + std::to_string(kFleetMinSections) + " sections of a lock, no " +
+                                   "overlap does not show that the two exclude each other" + wake_text(member, other)});
+  }
+}
+
 void add_starved_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
     if (!starved(member)) continue;
-    const PairMember& other = &member == &pair.members[0] ? pair.members[1] : pair.members[0];
-    std::string text = member.lock + " starved: it got in " + times(member.acquired) + " and timed out " +
-                       times(member.timeouts) + ", " + other.lock + " got in " + times(other.acquired);
-    if (other.notifies_waiters)
-      text += "; " + other.lock + "'s release wakes its own waiters, who take the key before " + member.lock +
-              (member.notifies_waiters ? " hears of it" : " polls again");
-    else if (member.notifies_waiters)
-      text += "; its waiters wait for a wake-up that " + other.lock + "'s release does not send";
-    pair.why.push_back({"starved", text});
+    const PairMember& other = other_of(pair, member);
+    pair.why.push_back({"starved", member.lock + " starved: it got in " + times(member.acquired) + " and timed out " +
+                                       times(member.timeouts) + ", " + other.lock + " got in " +
+                                       times(other.acquired) + wake_text(member, other)});
   }
 }
 
 void add_shared_reason(FleetPair& pair) {
   const PairMember& a = pair.members[0];
+  const std::string key = !a.key.empty() ? a.key : !pair.members[1].key.empty() ? pair.members[1].key : "?";
   const std::string where =
       a.multi_node ? "the same " + std::to_string(pair.lock_servers) + " lock servers (a majority each)" : "one server";
-  pair.why.push_back({"same", "same key " + code_span(a.key.empty() ? "?" : a.key) + " on " + where +
-                                  ": the counter exact over " + sections_text(pair) + ", no overlap, no error"});
+  pair.why.push_back({"same", "same key " + code_span(key) + " on " + where + ": the counter exact over " +
+                                  std::to_string(a.acquired) + " + " + std::to_string(pair.members[1].acquired) +
+                                  " sections, no overlap, no error"});
 }
 
-void judge_broken(FleetPair& pair) {
-  pair.sharing = Sharing::cannot;
-  add_catalog_reasons(pair);
-  add_error_reasons(pair);
-  if (!pair.why.empty()) return;
-  const std::string first = pair.verdict_reasons.empty() ? "verdict " + pair.verdict : pair.verdict_reasons.front();
-  pair.why.push_back({"unexplained", "not explained by the catalog or the locks' errors: " + first});
-}
-
-// A pair that held: shares, or one-sided. Where the catalog says the two cannot
-// exclude each other (different keys or servers), a starved lock is why the run
-// showed no overlap: the pair cannot share, as the catalog says. A pair where
-// both got in and still no overlap showed contradicts the catalog: flagged.
+// A pair whose run held: not shown, one-sided or shares.
 void judge_held(FleetPair& pair) {
-  const bool one_sided = starved(pair.members[0]) || starved(pair.members[1]);
-  FleetPair predicted = pair;
-  predicted.why.clear();
-  add_catalog_reasons(predicted);
-  if (one_sided) add_starved_reasons(pair);
-  if (one_sided && !predicted.why.empty()) {
-    pair.sharing = Sharing::cannot;
-    for (auto& reason : pair.why) reason = {"unconfirmed", "this run showed no overlap: " + reason.text};
-    pair.why.insert(pair.why.begin(), predicted.why.begin(), predicted.why.end());
-    return;
+  if (too_few(pair.members[0]) || too_few(pair.members[1])) {
+    pair.sharing = Sharing::not_shown;
+    add_few_reasons(pair);
+  } else if (starved(pair.members[0]) || starved(pair.members[1])) {
+    pair.sharing = Sharing::one_sided;
+    add_starved_reasons(pair);
+  } else {
+    pair.sharing = Sharing::shares;
+    add_shared_reason(pair);
   }
-  pair.sharing = one_sided ? Sharing::one_sided : Sharing::shares;
-  if (!one_sided) add_shared_reason(pair);
-  for (const auto& reason : predicted.why)
-    pair.why.push_back({"unconfirmed", "the catalog says " + reason.text + ", yet this run showed no overlap"});
 }
 
 }  // namespace
@@ -128,7 +188,9 @@ void judge_pair(FleetPair& pair) {
     pair.why.push_back({"run", pair.error.empty() ? "a pair has two locks" : pair.error});
     return;
   }
-  if (broken(pair)) judge_broken(pair);
+  if (auto catalog = catalog_reasons(pair); !catalog.empty()) judge_by_catalog(pair, std::move(catalog));
+  else if (unjudged(pair)) judge_unjudged(pair);
+  else if (broken(pair)) judge_broken(pair);
   else judge_held(pair);
 }
 

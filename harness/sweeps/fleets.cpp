@@ -78,7 +78,8 @@ PairMember member_of(const std::string& lock, int clients, const json& document,
     member.attempts = count_of(entry, "attempts");
     member.acquired = count_of(entry, "acquired");
     member.timeouts = count_of(entry, "timeouts");
-    member.errors = count_of(entry, "errors") + count_of(entry, "unknown");
+    member.errors = count_of(entry, "errors");
+    member.unknown = count_of(entry, "unknown");  // indefinite, not a failure: the judgment tells them apart
     member.release_errors = count_of(entry, "release_errors");
     if (entry.value("last_error", json()).is_string()) member.last_error = entry["last_error"].get<std::string>();
   }
