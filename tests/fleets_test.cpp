@@ -173,6 +173,25 @@ TEST(FleetJudgment, WrongTypeIsAValueTypeAnyOtherErrorIsNamed) {
   EXPECT_NE(pair.why[1].text.find("not a timestamp"), std::string::npos) << pair.why[1].text;
 }
 
+// node-redisson beside setnx: its script meets a string, and its adapter calls
+// the failed script's outcome unknown. WRONGTYPE is still the server's own word
+// that the two keep different types there: cannot, not "not measured".
+TEST(FleetJudgment, WrongTypeOnCallsOfUnknownOutcomeIsStillAValueType) {
+  FleetPair pair;
+  pair.verdict = "error";
+  pair.verdict_reasons = {"fleet: ext:node-redisson failed 1278 of 1668 acquires"};
+  pair.members = {member("setnx", "K", 157), member("ext:node-redisson", "K", 390)};
+  pair.members[1].attempts = 1668;
+  pair.members[1].unknown = 1278;
+  pair.members[1].last_error = "acquire unknown: WRONGTYPE Operation against a key holding the wrong kind of value";
+  pair.counter_expected = pair.counter_actual = 547;
+  judge_pair(pair);
+  EXPECT_EQ(pair.sharing, Sharing::cannot);
+  EXPECT_EQ(codes(pair), std::vector<std::string>{"type"});
+  EXPECT_NE(pair.why[0].text.find("ext:node-redisson got WRONGTYPE on the shared key (1278 of 1668 acquires, of "
+                                  "unknown outcome, failed)"), std::string::npos) << pair.why[0].text;
+}
+
 TEST(FleetJudgment, ABreakNoFactExplainsSaysSo) {
   FleetPair pair;
   pair.verdict = "violation";

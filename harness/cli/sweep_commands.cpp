@@ -61,7 +61,8 @@ int fleets_all(const FleetsOptions& options) {
               result->dir.c_str());
   for (const auto& pair : result->pairs)
     if (pair.sharing == Sharing::not_measured)
-      std::fprintf(stderr, "locklab fleets: %s was not measured: %s\n", pair.locks_text().c_str(), pair.error.c_str());
+      std::fprintf(stderr, "locklab fleets: %s was not measured: %s\n", pair.locks_text().c_str(),
+                   (!pair.error.empty() ? pair.error : pair.why.empty() ? "no reason recorded" : pair.why.front().text).c_str());
   return result->count(Sharing::not_measured) > 0 ? kRuntime : kOk;
 }
 

@@ -11,7 +11,15 @@ const PairMember& other_of(const FleetPair& pair, const PairMember& member) {
   return &member == &pair.members[0] ? pair.members[1] : pair.members[0];
 }
 
-bool lock_failed(const PairMember& member) { return member.errors + member.release_errors > 0; }
+// WRONGTYPE is the server's own word that the key holds another type: the two
+// locks clash whatever the adapter made of the failed call (node-redisson's
+// script error is `unknown` to its adapter: the script may have run in part).
+bool type_clash(const PairMember& member) {
+  return member.errors + member.release_errors + member.unknown > 0 &&
+         member.last_error.find("WRONGTYPE") != std::string::npos;
+}
+
+bool lock_failed(const PairMember& member) { return member.errors + member.release_errors > 0 || type_clash(member); }
 
 bool any_lock_failed(const FleetPair& pair) { return lock_failed(pair.members[0]) || lock_failed(pair.members[1]); }
 
@@ -61,14 +69,17 @@ std::string failed_counts(const PairMember& member) {
   if (member.release_errors > 0)
     text += (text.empty() ? "" : " and ") + std::to_string(member.release_errors) +
             (member.release_errors == 1 ? " release" : " releases");
-  if (member.unknown > 0) text += " (" + std::to_string(member.unknown) + " more of unknown outcome)";
+  if (member.unknown > 0 && text.empty())
+    text = std::to_string(member.unknown) + " of " + std::to_string(member.attempts) + " acquires, of unknown outcome,";
+  else if (member.unknown > 0)
+    text += " (" + std::to_string(member.unknown) + " more of unknown outcome)";
   return text;
 }
 
 void add_error_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
     if (!lock_failed(member)) continue;
-    if (member.last_error.find("WRONGTYPE") != std::string::npos)
+    if (type_clash(member))
       pair.why.push_back({"type", "different value types: " + member.lock + " got WRONGTYPE on the shared key (" +
                                       failed_counts(member) + " failed): " + other_of(pair, member).lock +
                                       " keeps another Redis type there"});
