@@ -118,15 +118,19 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
 // and resets the contenders' connections while the holder waits inside with
 // short patience (half its lease): a contender must notice and win in that
 // time. Two things would hide the lost lock behind the contender's own delays:
-// - a library's Redis client reconnects after a backoff of its own (ioredis:
-//   50 ms + up to 200 ms of jitter per connection), which half of a 500 ms
-//   lease does not always cover: the lease is doubled;
+// - a library's Redis client reconnects after a backoff of its own, growing
+//   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
+//   200 ms of jitter). node-redisson's waiters were back 300 ms after a restart
+//   on a quiet machine; on a loaded one (6 cells on 2 cores) the restart itself
+//   takes longer, the backoff grows meanwhile, and half of a doubled lease
+//   (500 ms) once ran out first: "safe, exposed". The lease is quadrupled, so
+//   the holder waits 1 s after the fault for a waiter to get back in;
 // - a waiter asleep on the holder's PTTL (node-redisson's tryLock, generation
 //   5's queue) or retrying one attempt with the votes it already won
 //   (@sesamecare-oss/redlock) sees the key gone only when its wait ends: short
 //   waits (30 ms, as in clock-jump) keep every waiter trying afresh.
 void contenders_keep_trying(RunOptions& o) {
-  o.ttl_ms *= 2;
+  o.ttl_ms *= 4;
   o.wait_ms = 30;
 }
 
