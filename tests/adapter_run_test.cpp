@@ -439,6 +439,31 @@ TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
   EXPECT_GT(d["safety"]["stalls"].get<long long>(), 0) << "the refused release left the keys to their TTL";
 }
 
+// The refusal lands on a client whose one connection is idle, and no request
+// comes: the adapter answers `released` without sending anything. An open
+// connection reset (or left open) is no refusal of a release: the fault did
+// not act, and the run is `error` (the oracle's rule for a fault that did not act).
+TEST_F(AdapterRun, ARefusalThatMetOnlyIdleLinksDidNotAct) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const auto run = run_locklab("run --lock ext:silent --adapter '" + std::string(kPython) + " " + kAdapters +
+                               "/silent_release.py " + marker + "' --clients 2 --ops 10 --ttl 300 --hold 1 "
+                               "--fault unavailable:at=release:mode=refuse --json " + path("idle.json"));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("idle.json");
+  EXPECT_EQ(d["verdict"], "error") << d["verdict_reasons"];
+  ASSERT_FALSE(d["verdict_reasons"].empty());
+  EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("fault unavailable:at=release:mode=refuse did not act: ", 0),
+            0u) << d["verdict_reasons"];
+  const json& fault = d["faults"][0];
+  EXPECT_EQ(fault["acted"], false) << fault;
+  EXPECT_EQ(fault["refused"]["count"], 0) << fault;
+  EXPECT_GE(fault["refused"]["connections_open_before"].get<long long>(), 1) << "the client's idle connection";
+  EXPECT_EQ(fault.value("release_heard", ""), "released") << fault;
+  EXPECT_EQ(fault["failure_hidden"], false) << fault;
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
 // ---- a crash or a pause acts on the adapter and its client together --------------
 
 // From the coordinator, at the barrier and every tick: each client's process group (it leads
