@@ -464,6 +464,26 @@ TEST_F(AdapterRun, ARefusalThatMetOnlyIdleLinksDidNotAct) {
   EXPECT_TRUE(processes_with(marker).empty());
 }
 
+// An adapter whose init_ok names a key it does not lock: the probe takes the
+// lock once and finds that key on none of the lock's servers. `error` before
+// any client runs, one line naming the adapter and the key; without the check
+// `holder-pause:until=expired` would end at once, "the key expired".
+TEST_F(AdapterRun, AKeyInInitOkThatTheLibraryDoesNotHoldIsAnError) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const std::string command = std::string(kPython) + " " + kAdapters + "/wrong_key.py " + marker;
+  const auto run = run_locklab("run --lock ext:wrong --adapter '" + command + "' --clients 2 --ops 10 --key k "
+                               "--fault holder-pause:until=expired --json " + path("wrong.json"));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("wrong.json");
+  EXPECT_EQ(d["verdict"], "error");
+  ASSERT_FALSE(d["verdict_reasons"].empty());
+  EXPECT_EQ(d["verdict_reasons"][0], "adapter ext:wrong (" + command + "): holds the lock, but its key 'other:k' is "
+                                     "on 0 of 1 lock servers (its init_ok's key is not what the library locks)");
+  EXPECT_EQ(d["totals"]["attempts"], 0) << "no client ran";
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
 // ---- a crash or a pause acts on the adapter and its client together --------------
 
 // From the coordinator, at the barrier and every tick: each client's process group (it leads
