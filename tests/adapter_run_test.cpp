@@ -439,6 +439,27 @@ TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
   EXPECT_GT(d["safety"]["stalls"].get<long long>(), 0) << "the refused release left the keys to their TTL";
 }
 
+// sesamecare's refused release (review 2 #1): every request of it reset, the
+// client hears `error` -- the key is still its own -- not `not_owner`, which
+// the harness would count as a lease lost under the holder. (Its adapter-level
+// twin, with the votes refused before they are sent:
+// PeerFixture.SesamecareARefusedReleaseIsAnErrorNotNotOwner.)
+TEST_F(AdapterRun, SesamecareHearsARefusedReleaseAsAnError) {
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  const auto run = run_locklab("run --lock ext:sesamecare-redlock --clients 3 --duration 1.5 --ttl 500 --hold 20 "
+                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("s.json"));
+  ASSERT_NE(run.exit_code, 2) << run.err;
+  const json d = result("s.json");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  const json& fault = d["faults"][0];
+  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
+  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  EXPECT_EQ(fault.value("release_heard", ""), "error") << fault;
+  EXPECT_EQ(fault["failure_hidden"], false) << fault;
+  EXPECT_EQ(d["safety"]["leases_lost_nobody_entered"], 0) << "a refused release read as a lease lost";
+}
+
 // The refusal lands on a client whose one connection is idle, and no request
 // comes: the adapter answers `released` without sending anything. An open
 // connection reset (or left open) is no refusal of a release: the fault did
