@@ -229,6 +229,15 @@ TEST(AwakeBound, AGapCountsAsTwoStepsAndTheLastWaitIsZero) {
   EXPECT_TRUE(bound.spent());
 }
 
+// How often `pid`'s main thread went to sleep of its own accord (it waits in
+// poll() steps: each step it woke from and slept again counts), or -1.
+long long voluntary_switches(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoll(line.substr(line.find(':') + 1));
+  return -1;
+}
+
 // A SIGSTOP does not spend the client's bound (review #2): the client and its
 // adapter are stopped (a holder-pause stops its whole group) for longer than
 // the margin while a release is out, and the adapter answers only after both
@@ -256,8 +265,15 @@ TEST_F(AdapterLockTest, AStopLongerThanTheMarginDoesNotSpendTheBound) {
     const auto until = std::chrono::steady_clock::now() + 2'500ms;  // the stop: longer than the 2 s margin
     harness::wait_until([&] { return std::chrono::steady_clock::now() >= until; }, 3'000ms, 10ms);
   }  // SIGCONT to the group
-  // The answer comes 200 ms after the continue: the client must still be waiting for it.
-  harness::wait_until([] { return false; }, 200ms, 10ms);
+  // The answer comes only once the client has woken from two of its waits
+  // since the continue (each at most kAwakeStep), each ending with a look at
+  // its bound, and is still alive: a bound the stop had spent ends it at once.
+  const long long woken_before = voluntary_switches(client);
+  ASSERT_GE(woken_before, 0);
+  ASSERT_TRUE(harness::wait_until([&] { return voluntary_switches(client) >= woken_before + 3; }, 10'000ms, 5ms))
+      << "the continued client never woke";
+  int early = 0;
+  ASSERT_EQ(::waitpid(client, &early, WNOHANG), 0) << "the client gave up before the answer came";
   std::ofstream(cue + ".go").put('\n');
   int status = 0;
   ASSERT_EQ(::waitpid(client, &status, 0), client);

@@ -439,6 +439,72 @@ TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
   EXPECT_GT(d["safety"]["stalls"].get<long long>(), 0) << "the refused release left the keys to their TTL";
 }
 
+// sesamecare's refused release (review 2 #1): every request of it reset, the
+// client hears `error` -- the key is still its own -- not `not_owner`, which
+// the harness would count as a lease lost under the holder. (Its adapter-level
+// twin, with the votes refused before they are sent:
+// PeerFixture.SesamecareARefusedReleaseIsAnErrorNotNotOwner.)
+TEST_F(AdapterRun, SesamecareHearsARefusedReleaseAsAnError) {
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  const auto run = run_locklab("run --lock ext:sesamecare-redlock --clients 3 --duration 1.5 --ttl 500 --hold 20 "
+                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("s.json"));
+  ASSERT_NE(run.exit_code, 2) << run.err;
+  const json d = result("s.json");
+  ASSERT_EQ(d["faults"].size(), 1u);
+  const json& fault = d["faults"][0];
+  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
+  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  EXPECT_EQ(fault.value("release_heard", ""), "error") << fault;
+  EXPECT_EQ(fault["failure_hidden"], false) << fault;
+  EXPECT_EQ(d["safety"]["leases_lost_nobody_entered"], 0) << "a refused release read as a lease lost";
+}
+
+// The refusal lands on a client whose one connection is idle, and no request
+// comes: the adapter answers `released` without sending anything. An open
+// connection reset (or left open) is no refusal of a release: the fault did
+// not act, and the run is `error` (the oracle's rule for a fault that did not act).
+TEST_F(AdapterRun, ARefusalThatMetOnlyIdleLinksDidNotAct) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const auto run = run_locklab("run --lock ext:silent --adapter '" + std::string(kPython) + " " + kAdapters +
+                               "/silent_release.py " + marker + "' --clients 2 --ops 10 --ttl 300 --hold 1 "
+                               "--fault unavailable:at=release:mode=refuse --json " + path("idle.json"));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("idle.json");
+  EXPECT_EQ(d["verdict"], "error") << d["verdict_reasons"];
+  ASSERT_FALSE(d["verdict_reasons"].empty());
+  EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("fault unavailable:at=release:mode=refuse did not act: ", 0),
+            0u) << d["verdict_reasons"];
+  const json& fault = d["faults"][0];
+  EXPECT_EQ(fault["acted"], false) << fault;
+  EXPECT_EQ(fault["refused"]["count"], 0) << fault;
+  EXPECT_GE(fault["refused"]["connections_open_before"].get<long long>(), 1) << "the client's idle connection";
+  EXPECT_EQ(fault.value("release_heard", ""), "released") << fault;
+  EXPECT_EQ(fault["failure_hidden"], false) << fault;
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// An adapter whose init_ok names a key it does not lock: the probe takes the
+// lock once and finds that key on none of the lock's servers. `error` before
+// any client runs, one line naming the adapter and the key; without the check
+// `holder-pause:until=expired` would end at once, "the key expired".
+TEST_F(AdapterRun, AKeyInInitOkThatTheLibraryDoesNotHoldIsAnError) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string marker = fresh_marker();
+  const std::string command = std::string(kPython) + " " + kAdapters + "/wrong_key.py " + marker;
+  const auto run = run_locklab("run --lock ext:wrong --adapter '" + command + "' --clients 2 --ops 10 --key k "
+                               "--fault holder-pause:until=expired --json " + path("wrong.json"));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json d = result("wrong.json");
+  EXPECT_EQ(d["verdict"], "error");
+  ASSERT_FALSE(d["verdict_reasons"].empty());
+  EXPECT_EQ(d["verdict_reasons"][0], "adapter ext:wrong (" + command + "): holds the lock, but its key 'other:k' is "
+                                     "on 0 of 1 lock servers (its init_ok's key is not what the library locks)");
+  EXPECT_EQ(d["totals"]["attempts"], 0) << "no client ran";
+  EXPECT_TRUE(processes_with(marker).empty());
+}
+
 // ---- a crash or a pause acts on the adapter and its client together --------------
 
 // From the coordinator, at the barrier and every tick: each client's process group (it leads

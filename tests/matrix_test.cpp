@@ -55,6 +55,24 @@ TEST(MatrixPlan, EveryColumnHasItsPlan) {
   EXPECT_FALSE(has_plan("no-such-column"));
 }
 
+// failover and node-restart take the key away and reset the waiters'
+// connections while the holder stays inside for half its lease: that half
+// must outlast a reconnect whose backoff grew while the node was down
+// (ioredis 6: 50 + 100 + 200 + 400 ms, each with up to 200 ms of jitter: the
+// fourth try can come ~950 ms after the crash), with 30 ms waits so that no
+// waiter sleeps through it. With half of 1000 ms, node-redisson's waiters once
+// missed it in a loaded --jobs 6 matrix (docs/faults.md, "The cell's run").
+TEST(MatrixPlan, LostKeyColumnsKeepTheHolderInsideLongerThanAReconnect) {
+  const auto library = find_lock("ext:node-redisson");
+  ASSERT_TRUE(library) << library.error().message;
+  for (const std::string column : {"failover", "node-restart"}) {
+    const CellPlan plan = plan_cell(*library, *find_column(column), true);
+    EXPECT_EQ(plan.options.ttl_ms, 2000) << column;
+    EXPECT_GE(plan.options.ttl_ms / 2, 950) << column << ": the holder's patience is half its lease";
+    EXPECT_EQ(plan.options.wait_ms, 30) << column;
+  }
+}
+
 TEST(MatrixClassify, EachClassFromItsRunDocument) {
   EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
   EXPECT_EQ(classify(run("violation", with(quiet(), "overlaps", 2))), CellClass::me_violation);

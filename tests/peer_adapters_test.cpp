@@ -487,6 +487,40 @@ TEST_F(PeerFixture, SimpleRedisMutexGivesBackALockThatCameAfterItsWait) {
       << "a lock taken after timed_out was left for its ttl (PTTL " << pttl(mutex) << " ms)";
 }
 
+// A release whose votes never left (review 2 #1): every link of the holder is
+// cut, and ioredis, without an offline queue, refuses to send on a connection
+// it is re-opening. That says nothing of the key, which is still ours on every
+// node: `error`, never `not_owner` (which the harness reads as a lease lost
+// under the holder). Before e9e713a the adapter counted such a vote as definite.
+TEST_F(PeerFixture, SesamecareARefusedReleaseIsAnErrorNotNotOwner) {
+  const Peer& redlock = peer_named("sesamecare-redlock");
+  require_installed(redlock);
+  if (HasFatalFailure()) return;
+  LockConfig proxied = config(10'000ms);
+  std::vector<std::unique_ptr<harness::TcpProxy>> proxies;
+  for (std::size_t i = 0; i < proxied.servers.size(); ++i) {
+    auto proxy = harness::TcpProxy::start(server(i).endpoint());
+    ASSERT_TRUE(proxy) << proxy.error().message;
+    proxied.servers[i].endpoint = (*proxy)->endpoint();
+    proxies.push_back(std::move(*proxy));
+  }
+  auto made = AdapterLock::create(redlock.argv, proxied, 1);
+  ASSERT_TRUE(made) << made.error().message;
+  auto holder = std::move(made).value();
+  ASSERT_EQ(holder->try_acquire(2000ms), Acquire::acquired) << holder->last_error();
+  for (auto& proxy : proxies) proxy->cut();
+  // Each client has seen its connection go once it tries to re-open it (refused while cut):
+  // from then on a command is refused before it is sent.
+  ASSERT_TRUE(wait_until([&] {
+    return std::all_of(proxies.begin(), proxies.end(), [](const auto& p) { return p->refused_connections() > 0; });
+  }, 5000ms, 5ms)) << "the adapter's clients never tried to reconnect";
+  EXPECT_EQ(holder->release(), Release::error) << holder->last_error();
+  EXPECT_TRUE(std::all_of(proxies.begin(), proxies.end(), [](const auto& p) { return p->refused_connections() > 0; }));
+  for (std::size_t i = 0; i < proxied.servers.size(); ++i)
+    EXPECT_TRUE(admins_[i].command({"EXISTS", lock_key(redlock.name)})->integer() == 1)
+        << "node " << i << ": the refused release deleted the key";
+}
+
 // The catalog lists exactly the shipped adapters, each file small, executable,
 // with a protocol step point for its release and none between taking the key
 // and its expiry (docs/peers.md says why for each).

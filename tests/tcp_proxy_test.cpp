@@ -160,6 +160,53 @@ TEST_F(TcpProxyTest, CutResetsOpenAndNewConnectionsUntilHealed) {
   ASSERT_TRUE(pong) << pong.error().message;
 }
 
+// A cut resets every open link, but only a link with a request on its way, or
+// a connection made while cut, counts as a refusal (review 2 #6): an idle
+// pooled connection's reset says nothing of any request.
+TEST_F(TcpProxyTest, ACutCountsIdleLinksApartFromRefusals) {
+  auto idle = through_proxy(5s);
+  ASSERT_TRUE(idle.command({"PING"}));
+  ASSERT_TRUE(wait_until([&] { return proxy_->open_connections() == 1u; }, 2s));
+  proxy_->cut();
+  EXPECT_EQ(proxy_->refused_connections(), 0u);
+  EXPECT_EQ(proxy_->idle_connections_reset(), 1u);
+  redis::ConnectionOptions options = server().connection_options();
+  options.endpoint = proxy_->endpoint();
+  auto fresh = redis::Connection::connect(options);
+  if (fresh) {
+    EXPECT_FALSE(fresh->command({"PING"}));
+  }
+  EXPECT_TRUE(wait_until([&] { return proxy_->refused_connections() == 1u; }, 2s))
+      << "the connection made while cut is a refusal";
+  EXPECT_EQ(proxy_->idle_connections_reset(), 1u);
+  proxy_->heal();
+}
+
+// refuse(): an idle connection stays open; one that sends a request is reset
+// before any of it reaches the server, and counted with the time it happened.
+TEST_F(TcpProxyTest, RefuseResetsAConnectionOnlyAsItSendsARequest) {
+  auto idle = through_proxy(5s);
+  auto sender = through_proxy(5s);
+  ASSERT_TRUE(idle.command({"PING"}));
+  ASSERT_TRUE(sender.command({"PING"}));
+  const auto before = Clock::now();
+  proxy_->refuse();
+  EXPECT_EQ(proxy_->open_connections(), 2u) << "nothing is reset before a request comes";
+  const auto sent = Clock::now();
+  auto refused = sender.command({"SET", "refused", "1"});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().kind, ErrorKind::timeout) << refused.error().message;
+  EXPECT_LT(Clock::now() - sent, 2s) << "a reset, not a 5 s timeout";
+  EXPECT_EQ(proxy_->refused_connections(), 1u);
+  EXPECT_EQ(proxy_->refused_connections_until(before), 0u) << "refused after refuse() began, not before";
+  EXPECT_EQ(proxy_->refused_connections_until(Clock::now()), 1u);
+  EXPECT_EQ(proxy_->idle_connections_reset(), 0u);
+  proxy_->heal();
+  auto pong = idle.command({"PING"});
+  ASSERT_TRUE(pong) << "the idle connection was left open: " << pong.error().message;
+  EXPECT_TRUE(run({"GET", "refused"}).is_nil()) << "the refused SET reached the server";
+}
+
 TEST_F(TcpProxyTest, DestroyingTheProxyClosesItsConnections) {
   auto client = through_proxy(5s);
   ASSERT_TRUE(client.command({"PING"}));

@@ -300,6 +300,9 @@ class UnavailableFault final : public GatedFault {
     nlohmann::json out = GatedFault::record();
     if (phase_ != Phase::release || target_ < 0) return out;
     out["refused"] = {{"what", drop_reply_ ? "reply bytes dropped" : "connections reset"}, {"count", refusals_}};
+    // The connections open as the refusal began: an idle (pooled) one is left
+    // open, and is reset and counted only if a request comes on it.
+    if (!drop_reply_) out["refused"]["connections_open_before"] = open_before_;
     if (!release_heard_.empty()) out["release_heard"] = release_heard_;
     out["failure_hidden"] = hidden();
     return out;
@@ -343,14 +346,35 @@ class UnavailableFault final : public GatedFault {
                                     : slot.release_errors.load();
   }
 
-  // What the proxies refused the target so far: connections a cut reset, or
-  // reply bytes dropped.
-  std::uint64_t proxy_refusals() const {
+  // What the proxies refused the target so far: connections reset as a
+  // request came (TcpProxy::refuse(): an idle one is left open), or reply bytes dropped.
+  // Refusals count up to `until` only: the release returned then, and a
+  // refusal after it is of the client's next request, not of its release.
+  std::uint64_t proxy_refusals(Clock::time_point until = Clock::time_point::max()) const {
     std::uint64_t refused = 0;
     for (TcpProxy* link : links_)
-      refused += drop_reply_ ? link->counters(Direction::server_to_client).dropped : link->refused_connections();
+      refused += drop_reply_ ? link->counters(Direction::server_to_client).dropped : link->refused_connections_until(until);
     return refused;
   }
+
+  // The record of the section whose release the fault refused, once that release returned.
+  std::optional<CsRecord> released_section(const NemesisContext& context) const {
+    if (context.history == nullptr || target_ < 0 || records_before_ < 1) return std::nullopt;
+    std::int64_t index = 0;
+    for (const CsRecord& record : context.history->records()) {
+      if (static_cast<int>(record.client) != target_ || ++index < records_before_) continue;
+      if (record.release == kNoReleaseOutcome) return std::nullopt;
+      return record;
+    }
+    return std::nullopt;
+  }
+
+  // When the target's release returned, or now if it has not.
+  Clock::time_point release_returned_at(const NemesisContext& context) const {
+    const auto section = released_section(context);
+    return section ? Clock::time_point(std::chrono::nanoseconds(section->released_ns)) : Clock::now();
+  }
+
 
   // The target's release() returned: its section's record is closed, or it began another.
   bool release_returned(const NemesisContext& context) const {
@@ -367,10 +391,11 @@ class UnavailableFault final : public GatedFault {
   // The release is over (or the run): acted when it failed as the client saw
   // it, or when the proxy refused any of its requests meanwhile.
   void settle_release(NemesisContext& context, const std::string& when) {
-    refusals_ = proxy_refusals() - refusals_before_;
+    refusals_ = proxy_refusals(release_returned_at(context)) - refusals_before_;
     failed_ = observed(context) > baseline_;
     const std::string who = "client " + std::to_string(target_) + "'s release";
-    const std::string refused = std::to_string(refusals_) + (drop_reply_ ? " reply bytes dropped" : " connections reset");
+    const std::string refused =
+        std::to_string(refusals_) + (drop_reply_ ? " reply bytes dropped" : " connections reset as they sent a request");
     const std::string tail = "; links restored" + (when.empty() ? "" : " " + when);
     if (failed_) return end_acting(context, who + " failed (outcome unknown; " + refused + ")" + tail);
     if (refusals_ > 0)
@@ -380,14 +405,8 @@ class UnavailableFault final : public GatedFault {
 
   // The outcome the target's release answered ("" if it never returned).
   std::string heard(const NemesisContext& context) const {
-    if (context.history == nullptr || target_ < 0 || records_before_ < 1) return "";
-    std::int64_t index = 0;
-    for (const CsRecord& record : context.history->records()) {
-      if (static_cast<int>(record.client) != target_ || ++index < records_before_) continue;
-      if (record.release == kNoReleaseOutcome) return "";
-      return to_string(static_cast<Release>(record.release));
-    }
-    return "";
+    const auto section = released_section(context);
+    return section ? to_string(static_cast<Release>(section->release)) : "";
   }
 
   bool hidden() const { return !failed_ && refusals_ > 0 && !release_heard_.empty() && release_heard_ != "error"; }
@@ -398,8 +417,11 @@ class UnavailableFault final : public GatedFault {
     baseline_ = observed(context);
     if (context.history != nullptr) records_before_ = context.history->slot(client).records.load();
     refusals_before_ = proxy_refusals();
+    open_before_ = 0;
+    for (TcpProxy* link : links_) open_before_ += link->open_connections();
     if (drop_reply_) apply_mode(links_, NetMode::drop, 0ms, Direction::server_to_client);
-    else apply_mode(links_, NetMode::cut, 0ms, Direction::both);
+    else  // each connection reset as a request arrives: a refusal counted is a request refused
+      for (TcpProxy* link : links_) link->refuse();
     applied_ = true;
     since_ = Clock::now();
     const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
@@ -432,6 +454,7 @@ class UnavailableFault final : public GatedFault {
   std::int64_t records_before_ = 0;  // the target's records as its release began: its section is the last
   std::uint64_t refusals_before_ = 0;
   std::uint64_t refusals_ = 0;
+  std::size_t open_before_ = 0;  // the target's connections open as the refusal began
   bool failed_ = false;
   std::string release_heard_;
 };

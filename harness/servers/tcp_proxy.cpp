@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,7 +113,9 @@ struct TcpProxy::State {
   std::array<FlowCounters, 2> counters{};
   std::list<Link> links;
   bool cut = false;
-  std::uint64_t refused = 0;  // connections reset by a cut (refused_connections())
+  bool refusing = false;  // refuse(): reset a connection as a request arrives
+  std::vector<Clock::time_point> refused_at;  // when each connection was refused a request (refused_connections())
+  std::uint64_t idle_reset = 0;  // idle connections a cut reset (idle_connections_reset())
   bool reset_links = false;  // retarget(): reset the open connections once
   std::optional<Watch> watch;  // arm_watch() .. release_park() / drop_park()
   std::vector<RespCommand> completed;  // scratch: the requests one read completed
@@ -235,8 +238,15 @@ void TcpProxy::cut() {
   apply([](State& state) { state.cut = true; });
 }
 
+void TcpProxy::refuse() {
+  apply([](State& state) { state.refusing = true; });
+}
+
 void TcpProxy::heal() {
-  apply([](State& state) { state.cut = false; });
+  apply([](State& state) {
+    state.cut = false;
+    state.refusing = false;
+  });
 }
 
 redis::Endpoint TcpProxy::upstream() const {
@@ -278,7 +288,18 @@ std::size_t TcpProxy::open_connections() const {
 
 std::uint64_t TcpProxy::refused_connections() const {
   std::lock_guard lock(mutex_);
-  return state_->refused;
+  return state_->refused_at.size();
+}
+
+std::uint64_t TcpProxy::refused_connections_until(std::chrono::steady_clock::time_point until) const {
+  std::lock_guard lock(mutex_);
+  const auto& times = state_->refused_at;  // in time order: appended by the poll thread
+  return static_cast<std::uint64_t>(std::upper_bound(times.begin(), times.end(), until) - times.begin());
+}
+
+std::uint64_t TcpProxy::idle_connections_reset() const {
+  std::lock_guard lock(mutex_);
+  return state_->idle_reset;
 }
 
 namespace {
@@ -367,6 +388,14 @@ bool write_due(Flow& flow, const ProxyMode& mode, FlowCounters& counters, Clock:
 
 bool wants_read(const Flow& flow) { return !flow.eof && !flow.closing && flow.queued < kMaxBufferedPerFlow; }
 
+// Whether a link a cut resets had request bytes on their way to the server:
+// queued here, or already in the client's socket, not yet read (the client
+// wrote just before the cut landed).
+bool carries_request(const Flow& up, int client) {
+  int unread = 0;
+  return up.queued > 0 || (::ioctl(client, FIONREAD, &unread) == 0 && unread > 0);
+}
+
 }  // namespace
 
 struct TcpProxy::PollSet {
@@ -398,13 +427,18 @@ void TcpProxy::drop_link(Link& link, bool reset) {
 void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
   State& state = *state_;
   if (state.cut || state.reset_links) {
-    if (state.cut) state.refused += state.links.size();
-    for (auto& link : state.links) drop_link(link, true);
+    for (auto& link : state.links) {
+      if (state.cut && carries_request(link.flows[kClientToServer], link.client)) state.refused_at.push_back(now);
+      else if (state.cut) ++state.idle_reset;
+      drop_link(link, true);
+    }
     state.links.clear();
     state.reset_links = false;
   }
+  if (state.refusing) refuse_requests();
   hold_for_group();
   for (auto& link : state.links) {
+    if (link.broken) continue;  // reset below: nothing more of it goes on
     for (std::size_t i = 0; i < 2; ++i)
       if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now, send_limit(link, i))) link.broken = true;
     if (link.flows[kClientToServer].closing && link.flows[kClientToServer].queue.empty()) link.broken = true;
@@ -420,6 +454,16 @@ void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
   }
   state.seen = state.requested;
   applied_.notify_all();
+}
+
+// refuse(): every link whose client has a request on its way is marked to be
+// reset before any of it is forwarded.
+void TcpProxy::refuse_requests() {
+  for (auto& link : state_->links) {
+    if (link.broken || !carries_request(link.flows[kClientToServer], link.client)) continue;
+    link.broken = true;
+    state_->refused_at.push_back(Clock::now());
+  }
 }
 
 // What to wait for, and until when (the next delayed chunk that falls due).
@@ -470,9 +514,10 @@ void TcpProxy::accept_links() {
   for (;;) {
     const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) break;
-    const int server = state_->cut ? -1 : connect_upstream(upstream_);
-    if (server < 0) {  // cut, or the upstream is down: the client sees a reset
-      if (state_->cut) ++state_->refused;
+    const bool refused = state_->cut || state_->refusing;
+    const int server = refused ? -1 : connect_upstream(upstream_);
+    if (server < 0) {  // cut, refusing, or the upstream is down: the client sees a reset
+      if (refused) state_->refused_at.push_back(Clock::now());
       reset_and_close(client);
       continue;
     }

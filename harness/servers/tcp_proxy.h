@@ -103,6 +103,11 @@ class TcpProxy {
   void discard_buffered(Direction direction = Direction::both);
 
   void cut();   // reset every connection, and every new one until heal()
+  // A server that refuses requests: until heal(), reset each connection as a
+  // request of its client reaches the proxy (before any of it is forwarded),
+  // and every new one. An idle connection stays open, so each reset is a
+  // request refused, not a pooled connection caught idle.
+  void refuse();
   void heal();  // accept and forward again (the per-direction modes are kept)
   bool is_cut() const;
 
@@ -123,10 +128,19 @@ class TcpProxy {
 
   FlowCounters counters(Direction direction) const;
   std::size_t open_connections() const;
-  // Connections a cut refused: those open when cut() reset them, and every new
-  // one reset while cut (a client that reconnects to send its request). The
-  // `unavailable` fault counts them: a refusal the client may never report.
+  // Connections a cut or refuse() refused a request: every new one reset
+  // meanwhile (a client that reconnects to send its request), those open when
+  // cut() reset them that had request bytes on their way (queued here, or
+  // unread in the client's socket as the cut landed), and those refuse()
+  // reset as a request arrived. The `unavailable` fault counts them: a refusal
+  // the client may never report.
   std::uint64_t refused_connections() const;
+  // Those of them refused at `until` or before (steady_clock): a fault that
+  // watches one request counts no refusal of the client's next one.
+  std::uint64_t refused_connections_until(std::chrono::steady_clock::time_point until) const;
+  // Connections open and idle when a cut reset them (nothing on its way to
+  // the server): a pooled connection's reset says nothing of a request.
+  std::uint64_t idle_connections_reset() const;
 
  private:
   struct Link;
@@ -153,6 +167,7 @@ class TcpProxy {
   void watch_requests(Link& link, std::string_view bytes, bool dropped, std::chrono::steady_clock::time_point now);
   void park(Link& link, const RespCommand& command, std::chrono::steady_clock::time_point now);
   void hold_for_group();
+  void refuse_requests();
   std::uint64_t send_limit(const Link& link, std::size_t flow) const;
 
   int listen_fd_;

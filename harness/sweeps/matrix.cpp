@@ -1,14 +1,6 @@
 #include "sweeps/matrix.h"
 
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <new>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +8,7 @@
 
 #include "support/run_id.h"
 #include "nemesis/fault_registry.h"
+#include "sweeps/cell_pool.h"
 #include "sweeps/matrix_expectations.h"
 #include "report/matrix_report.h"
 #include "run/run_document.h"
@@ -125,15 +118,19 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
 // and resets the contenders' connections while the holder waits inside with
 // short patience (half its lease): a contender must notice and win in that
 // time. Two things would hide the lost lock behind the contender's own delays:
-// - a library's Redis client reconnects after a backoff of its own (ioredis:
-//   50 ms + up to 200 ms of jitter per connection), which half of a 500 ms
-//   lease does not always cover: the lease is doubled;
+// - a library's Redis client reconnects after a backoff of its own, growing
+//   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
+//   200 ms of jitter). node-redisson's waiters were back 300 ms after a restart
+//   on a quiet machine; on a loaded one (6 cells on 2 cores) the restart itself
+//   takes longer, the backoff grows meanwhile, and half of a doubled lease
+//   (500 ms) once ran out first: "safe, exposed". The lease is quadrupled, so
+//   the holder waits 1 s after the fault for a waiter to get back in;
 // - a waiter asleep on the holder's PTTL (node-redisson's tryLock, generation
 //   5's queue) or retrying one attempt with the votes it already won
 //   (@sesamecare-oss/redlock) sees the key gone only when its wait ends: short
 //   waits (30 ms, as in clock-jump) keep every waiter trying afresh.
 void contenders_keep_trying(RunOptions& o) {
-  o.ttl_ms *= 2;
+  o.ttl_ms *= 4;
   o.wait_ms = 30;
 }
 
@@ -306,37 +303,6 @@ struct Job {
   const FaultColumn* column;
 };
 
-// The cells still to measure, shared by the workers (an anonymous shared
-// mapping made before they fork): each takes the next one when it is free, so
-// a worker that drew long cells does not keep the others waiting at the end.
-class CellQueue {
- public:
-  CellQueue() {
-    void* shared = ::mmap(nullptr, sizeof(std::atomic<std::size_t>), PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared != MAP_FAILED) next_ = new (shared) std::atomic<std::size_t>(0);
-  }
-  ~CellQueue() {
-    if (next_ != nullptr) ::munmap(next_, sizeof(std::atomic<std::size_t>));
-  }
-  CellQueue(const CellQueue&) = delete;
-  CellQueue& operator=(const CellQueue&) = delete;
-  bool shared() const { return next_ != nullptr; }
-  std::size_t take() { return next_->fetch_add(1); }
-
- private:
-  std::atomic<std::size_t>* next_ = nullptr;
-};
-
-// The cells `queue` hands this worker, in a process of its own, so the clients
-// it forks never share a parent with another cell's threads.
-void run_worker(const std::string& dir, const std::vector<Job>& jobs, CellQueue& queue, bool quick, bool progress) {
-  for (std::size_t i = queue.take(); i < jobs.size(); i = queue.take()) {
-    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, quick);
-    if (progress) announce(cell, i, jobs.size());
-  }
-}
-
 // Why this build cannot inject the column's faults (a fault or key the
 // registry does not know), or nullopt when it can.
 std::optional<std::string> column_not_injectable(const FaultColumn& column) {
@@ -456,38 +422,12 @@ std::vector<Job> jobs_of(const MatrixResult& result) {
 }
 
 // Measures the cells, each into its file: in this process for one worker,
-// else in options.jobs forked workers (at most one per cell), waited for.
-Status run_pool(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
-  const int workers = std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
-  CellQueue queue;
-  if (!queue.shared()) return Error{ErrorKind::io, "cannot map the matrix's cell queue"};
-  if (workers == 1) {
-    run_worker(dir, jobs, queue, options.quick, options.progress);
-    return Done{};
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::vector<pid_t> children;
-  const pid_t parent = ::getpid();
-  for (int w = 0; w < workers; ++w) {
-    const pid_t child = ::fork();
-    if (child < 0) {
-      for (pid_t started : children) ::waitpid(started, nullptr, 0);
-      return Error{ErrorKind::io, "fork failed"};
-    }
-    if (child == 0) {
-      // A matrix stopped by a signal takes its workers with it: SIGTERM runs a
-      // worker's server guard (its redis-servers go), and its clients die with it.
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() != parent) ::_exit(1);
-      run_worker(dir, jobs, queue, options.quick, options.progress);
-      std::fflush(stderr);
-      ::_exit(0);
-    }
-    children.push_back(child);
-  }
-  for (pid_t child : children) ::waitpid(child, nullptr, 0);
-  return Done{};
+// else in options.jobs forked workers (sweeps/cell_pool.h), waited for.
+Status measure_cells(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
+  return run_pool(jobs.size(), options.jobs, [&](std::size_t i) {
+    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, options.quick);
+    if (options.progress) announce(cell, i, jobs.size());
+  });
 }
 
 // One cell from its file. A file that is missing or unreadable is a cell of
@@ -557,7 +497,7 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);
   const std::vector<Job> jobs = jobs_of(result);
-  if (auto pooled = run_pool(result.dir, jobs, options); !pooled) return pooled.error();
+  if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;

@@ -228,10 +228,10 @@ constexpr std::array kPeerCells = {
     Row{"ext:simple-redis-mutex", "release-race", C::safe, "release is one script that compares the value before DEL and PUBLISH: the late EVALSHA deletes nothing"},
     Row{"ext:simple-redis-mutex", "expire-gap", C::not_applicable, "SET NX PX is one command: no gap (the fencing INCR comes after it)"},
     Row{"ext:simple-redis-mutex", "clock-skew", C::safe, "no client clock is read at all"},
-    Row{"ext:simple-redis-mutex", "failover", C::me_violation, "the promoted replica never saw the key: a second holder; unless an attempt in flight when failAfter fires takes the key for nobody (its release is dropped)", C::safe},
+    Row{"ext:simple-redis-mutex", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
     Row{"ext:simple-redis-mutex", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
-    Row{"ext:simple-redis-mutex", "node-restart", C::me_violation, "the only copy of the key vanished; unless an attempt in flight when failAfter fires takes the key for nobody (its release is dropped)", C::safe},
-    Row{"ext:simple-redis-mutex", "clock-jump", C::me_violation, "Redis expires the key at once; unless an attempt in flight when failAfter fires takes it for nobody (its release is dropped)", C::safe},
+    Row{"ext:simple-redis-mutex", "node-restart", C::me_violation, "the only copy of the key vanished: a polling waiter takes it while the holder works"},
+    Row{"ext:simple-redis-mutex", "clock-jump", C::me_violation, "Redis expires the key at once: a polling waiter takes it while the holder works"},
     Row{"ext:simple-redis-mutex", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
     Row{"ext:simple-redis-mutex", "unavailable-release", C::liveness, "the refused EVALSHA rejects; the key stays until its TTL"},
     // --- ext:redlock-universal ---

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "servers/server_stats.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -35,6 +37,38 @@ std::string pattern_of(std::string key, const std::string& run_key) {
        at = key.find(run_key, at + placeholder.size()))
     key.replace(at, run_key.size(), placeholder);
   return key;
+}
+
+// How many of `servers` hold `key` now, or an Error naming the first that did not answer.
+Result<std::size_t> servers_holding(const std::vector<redis::ConnectionOptions>& servers, const std::string& key) {
+  std::size_t holding = 0;
+  for (const auto& server : servers) {
+    auto exists = ask(server, {"EXISTS", key});
+    if (!exists || exists->is_error())
+      return Error{ErrorKind::io, "EXISTS " + key + " on " + server.endpoint.to_string() +
+                                      " failed: " + (exists ? std::string(exists->text()) : exists.error().message)};
+    holding += exists->integer() > 0 ? 1 : 0;
+  }
+  return holding;
+}
+
+// The key the harness will read for this lock (until=expired, the keys left,
+// node-crash's holder nodes) must be the one the library holds: once the
+// probe's acquire got the lock, it is on the lock's servers (a majority of
+// them for a multi-node lock) until the probe releases it. A key that is not
+// there would make `until=expired` end at once, "the key expired". An acquire
+// that does not get the lock (another host's probe has it) checks nothing.
+Status check_key_held(AdapterLock& adapter, const LockDescription& lock, const LockConfig& own, const std::string& key) {
+  if (key.empty() || adapter.try_acquire(own.ttl) != Acquire::acquired) return Done{};
+  auto holding = servers_holding(own.servers, key);
+  (void)adapter.release();
+  if (!holding) return Error{ErrorKind::io, "adapter " + lock.label + ": " + holding.error().message};
+  const std::size_t needed = own.servers.size() / 2 + 1;
+  if (*holding >= needed) return Done{};
+  return Error{ErrorKind::protocol, "adapter " + lock.label + ": holds the lock, but its key '" + key + "' is on " +
+                                        std::to_string(*holding) + " of " + std::to_string(own.servers.size()) +
+                                        " lock servers (" + (lock.from_catalog ? "its catalog entry's key" : "its init_ok's key") +
+                                        " is not what the library locks)"};
 }
 
 nlohmann::json probe_json(const LockDescription& lock, const AdapterProbe& probe) {
@@ -82,6 +116,8 @@ Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig
     round_trips.push_back(took->count());
   }
   probe.noop_us = quantiles(round_trips);
+  const std::string key = !lock.key_pattern.empty() ? locked_key(lock, config.key) : probe.identity.key;
+  if (auto held = check_key_held(**adapter, lock, own, key); !held) return held.error();
   return probe;
 }
 

@@ -2,7 +2,9 @@
 // (docs/adapters.md, "In a run"): the coordinator spawns the adapter once,
 // checks its init_ok (a shipped adapter must claim exactly the capabilities
 // its catalog entry declares; one that is not shipped is then described by
-// it), and times a few hundred noop round trips. The run document and the
+// it), takes the lock once to check that the key the harness will read for it
+// is on the lock's servers while held, and times a few hundred noop round
+// trips. The run document and the
 // comparison report show it beside the lock; it is subtracted from nothing.
 #pragma once
 
@@ -31,7 +33,8 @@ struct AdapterProbe {
 // Spawns `lock`'s adapter with `config` (the coordinator's own servers) as
 // client `client`, checks it and times `noops` noops. An Error is one line
 // naming the adapter and what it did (or what it claimed against the catalog:
-// its capabilities, or a `key` other than the catalog's pattern gives).
+// its capabilities, or a `key` other than the catalog's pattern gives; or a
+// key that is not on the lock's servers, a majority of them, while it holds).
 Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig& config, int client,
                                    int noops = kProbeNoops);
 
