@@ -109,6 +109,26 @@ TEST(Checker, VerdictRules) {
   EXPECT_EQ(judge(stalled).reasons.size(), 2u);
 }
 
+// simple-redis-mutex and redis-semaphore say `released` whatever their
+// compare-and-delete did: after Y entered, X's `released` deleted nothing of
+// Y's. The pattern is counted apart (released_after_loss), not as 误删.
+TEST(Checker, AnOwnerCheckedReleaseAfterTheKeyVanishedIsNotAWrongOwnerRelease) {
+  SafetyInput input;
+  input.records = {section(0, 0, 100), section(1, 50, 150)};
+  input.clients = {{0, 150}, {0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = input.counter_growth = 2;
+  input.owner_checked_release = true;
+  const Safety checked = check_safety(input);
+  EXPECT_EQ(checked.wrong_owner_releases, 0);
+  EXPECT_EQ(checked.released_after_loss, 1);
+  EXPECT_EQ(judge(checked).verdict, "violation") << "the overlap still counts";
+  EXPECT_EQ(judge(checked).reasons.size(), 1u) << "but no 'deleted another client's lock'";
+  input.owner_checked_release = false;
+  EXPECT_EQ(check_safety(input).wrong_owner_releases, 1);
+  EXPECT_EQ(check_safety(input).released_after_loss, 0);
+}
+
 TEST(Checker, CheckSafetyIgnoresWrongOwnerForLocksWithoutKeys) {
   SafetyInput input;
   input.records = {section(0, 0, 100), section(1, 50, 150)};

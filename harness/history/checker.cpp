@@ -206,7 +206,8 @@ Safety check_safety(const SafetyInput& input) {
   safety.unconfirmed_writes = unconfirmed_writes(input.records);
   safety.unclaimed_increments =
       std::max<std::int64_t>(0, input.counter_growth - input.confirmed_increments - safety.unconfirmed_writes);
-  safety.wrong_owner_releases = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
+  const std::int64_t after_loss = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
+  (input.owner_checked_release ? safety.released_after_loss : safety.wrong_owner_releases) = after_loss;
   safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);
   safety.keys_left = input.keys_left;
   safety.stale_writes_rejected = input.stale_writes_rejected;

@@ -74,6 +74,9 @@ struct SafetyInput {
   std::int64_t confirmed_increments = 0;
   std::int64_t counter_growth = 0;
   bool lock_has_keys = true;  // false for no-lock / local-mutex: nothing in Redis to delete
+  // The release deletes only its own key (compare-and-delete): a `released` by
+  // X after Y entered cannot have deleted Y's key (see released_after_loss).
+  bool owner_checked_release = false;
   KeysLeft keys_left;
   std::int64_t stale_writes_rejected = 0;
   int live_max_occupancy = 0;  // the shared occupancy counter's high-water mark
@@ -159,6 +162,11 @@ struct Safety {
   std::int64_t unconfirmed_writes = 0;    // may have landed: growth up to this many above confirmed is exact
   std::int64_t unclaimed_increments = 0;  // counter growth beyond every recorded write: a writer the history lacks
   std::int64_t wrong_owner_releases = 0;
+  // The same pattern for an owner-checked release: X's key had vanished and Y
+  // entered, yet X's release said `released`. Its check kept it from deleting
+  // Y's key, so no 误删: the library hid a lost lease (no verdict of its own;
+  // the overlap with Y is what the verdict counts).
+  std::int64_t released_after_loss = 0;
   std::vector<Stall> stalls;
   KeysLeft keys_left;
   std::int64_t stale_writes_rejected = 0;

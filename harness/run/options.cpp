@@ -104,6 +104,8 @@ Capabilities run_capabilities(const std::vector<RunLock>& locks) {
   for (const auto& member : locks) {
     can.uses_redis = can.uses_redis || member.lock.capabilities.uses_redis;
     can.multi_node = can.multi_node || member.lock.capabilities.multi_node;
+    // A fleet's releases are owner-checked only if every member's are.
+    can.owner_checked_release = can.owner_checked_release && member.lock.capabilities.owner_checked_release;
   }
   return can;
 }

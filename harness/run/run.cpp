@@ -461,6 +461,7 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
   // Other hosts' increments are in the shared counter too: only `locklab merge` can judge it.
   if (several_hosts) input.counter_growth = end.confirmed;
   input.lock_has_keys = can.uses_redis;
+  input.owner_checked_release = can.owner_checked_release;
   input.keys_left = lock_keys_left(servers, context);
   input.stale_writes_rejected = end.tally.stale;
   input.live_max_occupancy = history.header().max_occupancy.load();

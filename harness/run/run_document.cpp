@@ -158,6 +158,7 @@ json safety_json(const Findings& f) {
           {"overlap_ms", static_cast<double>(f.safety.overlaps.overlap_ns) / 1e6},
           {"lost_updates", f.safety.lost_updates},
           {"wrong_owner_releases", f.safety.wrong_owner_releases},
+          {"released_after_loss", f.safety.released_after_loss},
           {"stalls", f.safety.stalls.size()},
           {"stall_spans", stalls},
           {"keys_left", f.safety.keys_left.looked ? json(f.safety.keys_left.keys) : json(nullptr)},
