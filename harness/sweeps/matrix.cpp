@@ -70,9 +70,13 @@ void plan_holder_crash(CellPlan& plan, const LockDescription&, bool) {
   plan.faults = {"holder-crash"};
 }
 
-void plan_holder_pause(CellPlan& plan, const LockDescription&, bool) {
+void plan_holder_pause(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
+  // One waiter for a quorum lock: two waiters that split the freed nodes may
+  // both fail their quorum until the pause ends (sesamecare keeps its partial
+  // votes through its retries), and the lapse is then "safe, exposed" by luck.
+  if (generation.capabilities.multi_node) o.clients = 2;
   // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
   plan.faults = {"holder-pause:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
 }
