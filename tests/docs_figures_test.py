@@ -14,6 +14,8 @@ A mark is an HTML comment right after the figure, invisible when rendered:
   without the field are skipped).
 - PATH is dotted keys, `[N]` for an array index, `[key=value,...]` for the one
   array element whose fields match (numbers compare as numbers).
+- PATH holds no space (a mark with one is reported, not skipped): where the
+  field that tells elements apart has spaces, select by index, `rows[3]`.
 - `%` multiplies the field by 100 (a share written as a percentage).
 - The figure is the last number before the mark on its line (thousands
   separators `,` or a thin space allowed); it matches when the field, rounded
@@ -186,6 +188,9 @@ def check_file(root, rel):
     problems, count = [], 0
     with open(os.path.join(root, rel), encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
+            # A mark the pattern cannot read (a space in its path) would check nothing.
+            if line.count("<!-- fig") != len(MARK.findall(line)):
+                problems.append("%s:%d: a '<!-- fig' mark that does not read as FILE PATH [range] [%%]" % (rel, number))
             for mark in MARK.finditer(line):
                 count += 1
                 pattern, path, options = mark.group(1), mark.group(2), mark.group(3).split()
@@ -226,7 +231,8 @@ def self_test(root):
                     "from 4.0–5.7<!-- fig results/*.json cost.rt range -->, **5.74**<!-- fig results/b.json cost.rt -->\n")
         with open(os.path.join(copy, "bad.md"), "w") as f:
             f.write("4.1<!-- fig results/a.json cost.rt -->\nx<!-- fig results/a.json cost.none -->\n"
-                    "4.0–5.9<!-- fig results/*.json cost.rt range -->\n")
+                    "4.0–5.9<!-- fig results/*.json cost.rt range -->\n"
+                    "4.0<!-- fig results/a.json points[lock=x y].share -->\n")
         good, good_marks = run(copy, ["good.md"])
         bad, _ = run(copy, ["bad.md"])
         with open(os.path.join(copy, "stale.md"), "w") as f:
@@ -234,7 +240,7 @@ def self_test(root):
                     " from 3.0–5.9<!-- fig results/*.json cost.rt range -->, **5.00**<!-- fig results/b.json cost.rt -->\n")
         rewritten = update_file(copy, "stale.md")
         stale, _ = run(copy, ["stale.md"])
-        ok = not good and good_marks == 4 and len(bad) == 3 and rewritten == 4 and not stale
+        ok = not good and good_marks == 4 and len(bad) == 4 and rewritten == 4 and not stale
         for line in good + bad:
             print("self-test: " + line)
         return ok
@@ -255,7 +261,7 @@ def main():
         return 0
     if args.self_test:
         if self_test(args.source):
-            print("docs figures: the self-test catches a wrong figure, a missing field and a wrong range, "
+            print("docs figures: the self-test catches a wrong figure, a missing field, a wrong range and an unreadable mark, "
                   "and --update rewrites stale figures")
             return 0
         print("docs figures: the self-test did not catch what it planted", file=sys.stderr)
