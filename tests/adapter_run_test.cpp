@@ -94,7 +94,27 @@ class AdapterRun : public testing::RunDocumentsTest {
     EXPECT_NE(last_out_.find("  - " + line + "\n"), std::string::npos) << last_out_;
   }
 
+  // `lock` under unavailable:at=release:mode=refuse (3 clients, 1.5 s): the
+  // run's fault record, after checking that the fault acted on refused requests.
+  json refused_release_fault(const std::string& lock, const std::string& file) {
+    EXPECT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
+        << "scripts/peers/node_modules is missing: run scripts/peers/install";
+    const auto run = run_locklab("run --lock " + lock + " --clients 3 --duration 1.5 --ttl 500 --hold 20 "
+                                 "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path(file));
+    EXPECT_NE(run.exit_code, 2) << run.err;
+    document_ = result(file);
+    if (document_["faults"].size() != 1u) {
+      ADD_FAILURE() << "one fault record expected: " << document_["faults"];
+      return json::object();
+    }
+    const json fault = document_["faults"][0];
+    EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
+    EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+    return fault;
+  }
+
   std::string last_out_;
+  json document_;  // refused_release_fault()'s whole run document
 };
 
 // ---- a shipped adapter and one that is not ------------------------------------
@@ -419,16 +439,9 @@ INSTANTIATE_TEST_SUITE_P(Languages, AdapterClockSkew, ::testing::Values("python"
 // it. The fault acted (the proxy refused), the record says what was heard, and
 // the keys stay until their TTL: the run is judged (liveness), not `error`.
 TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
-  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
-  const auto run = run_locklab("run --lock ext:redlock-universal --clients 3 --duration 1.5 --ttl 500 --hold 20 "
-                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("u.json"));
-  ASSERT_NE(run.exit_code, 2) << run.err;
-  const json d = result("u.json");
-  ASSERT_EQ(d["faults"].size(), 1u);
-  const json& fault = d["faults"][0];
-  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
-  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  const json fault = refused_release_fault("ext:redlock-universal", "u.json");
+  ASSERT_FALSE(fault.empty());
+  const json& d = document_;
   EXPECT_EQ(fault["refused"]["what"], "connections reset");
   // `released`; or `already_expired` when the extension the cut broke aborted using()'s signal
   // before the release began (the adapter reports the library's word for that: lost).
@@ -445,16 +458,9 @@ TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
 // twin, with the votes refused before they are sent:
 // PeerFixture.SesamecareARefusedReleaseIsAnErrorNotNotOwner.)
 TEST_F(AdapterRun, SesamecareHearsARefusedReleaseAsAnError) {
-  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
-  const auto run = run_locklab("run --lock ext:sesamecare-redlock --clients 3 --duration 1.5 --ttl 500 --hold 20 "
-                               "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path("s.json"));
-  ASSERT_NE(run.exit_code, 2) << run.err;
-  const json d = result("s.json");
-  ASSERT_EQ(d["faults"].size(), 1u);
-  const json& fault = d["faults"][0];
-  EXPECT_TRUE(fault["acted"].get<bool>()) << fault;
-  EXPECT_GT(fault["refused"]["count"].get<long long>(), 0) << fault;
+  const json fault = refused_release_fault("ext:sesamecare-redlock", "s.json");
+  ASSERT_FALSE(fault.empty());
+  const json& d = document_;
   EXPECT_EQ(fault.value("release_heard", ""), "error") << fault;
   EXPECT_EQ(fault["failure_hidden"], false) << fault;
   EXPECT_EQ(d["safety"]["leases_lost_nobody_entered"], 0) << "a refused release read as a lease lost";

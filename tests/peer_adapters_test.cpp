@@ -398,7 +398,17 @@ INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_n
 // redis-lock's lock() cannot be cancelled: after a timed_out it goes on retrying,
 // and when it wins the adapter releases at once (redis_lock.js). The DEL count
 // shows that late lock taken and given back; the key is then free.
-class RedisLockLateTest : public PeerFixture {};
+class RedisLockLateTest : public PeerFixture {
+ protected:
+  // How often the first server ran `command` (lower case), from INFO commandstats.
+  int calls(const std::string& command) {
+    auto info = admins_[0].command({"INFO", "commandstats"});
+    const std::string text(info ? info->text() : "");
+    const std::string field = "cmdstat_" + command + ":calls=";
+    const auto at = text.find(field);
+    return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + field.size());
+  }
+};
 
 TEST_F(RedisLockLateTest, ALockTakenAfterTimedOutIsReleased) {
   const Peer& redis_lock = peer_named("redis-lock");
@@ -409,12 +419,7 @@ TEST_F(RedisLockLateTest, ALockTakenAfterTimedOutIsReleased) {
   ASSERT_TRUE(a && b);
   ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
   ASSERT_EQ(b->try_acquire(100ms), Acquire::timed_out) << b->last_error();
-  auto dels = [&] {
-    auto info = admins_[0].command({"INFO", "commandstats"});
-    const std::string text(info ? info->text() : "");
-    const auto at = text.find("cmdstat_del:calls=");
-    return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + 18);
-  };
+  auto dels = [&] { return calls("del"); };
   const int before = dels();
   ASSERT_EQ(a->release(), Release::released) << a->last_error();
   // a's DEL, then b's abandoned lock() wins (it retries every 5 ms) and b's adapter DELs it.
@@ -438,12 +443,6 @@ TEST_F(RedisLockLateTest, TimedOutAcquiresLeaveOneLockCallNotOneEach) {
   ASSERT_TRUE(a && b);
   ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
   for (int i = 0; i < 10; ++i) ASSERT_EQ(b->try_acquire(20ms), Acquire::timed_out) << b->last_error();
-  auto calls = [&](const std::string& command) {
-    auto info = admins_[0].command({"INFO", "commandstats"});
-    const std::string text(info ? info->text() : "");
-    const auto at = text.find("cmdstat_" + command + ":calls=");
-    return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + command.size() + 15);
-  };
   const int dels_before = calls("del");
   ASSERT_EQ(a->release(), Release::released) << a->last_error();
   // a's DEL, then b's one lock() wins and is given back (nobody waits for it).

@@ -73,7 +73,7 @@ std::string workload_line(const MatrixResult& result) {
       << " faults), " << (result.quick ? "quick" : "full") << " size; " << result.mismatches()
       << " differ from their expected class";
   if (result.errors() > 0) out << ", " << result.errors() << " could not be measured";
-  out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds; failover and node-restart: twice "
+  out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds; failover and node-restart: four times "
          "that), a bounded number of attempts (replay one with the `locklab run` line in its cell file).";
   if (!result.command.empty()) out << " Made by: `" << result.command << "`";
   return out.str();
