@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace locklab::scenarios {
 namespace {
@@ -144,6 +146,36 @@ std::string join(const std::vector<int>& numbers) {
 
 }  // namespace
 
+// `count` instances, or none (those started are stopped) and why not.
+Result<std::vector<Instance>> start_instances(const CounterSetup& setup, int count) {
+  std::vector<Instance> instances;
+  for (int i = 0; i < count; ++i) {
+    auto started = start_instance(setup);
+    if (!started) {
+      for (const auto& instance : instances) stop_instance(instance);
+      return started.error();
+    }
+    instances.push_back(*started);
+  }
+  return instances;
+}
+
+// What a user needs to drive the demo: the front's address, the pids, the ab line.
+void announce(int port, const ServeOptions& options, const std::vector<Instance>& instances) {
+  std::vector<int> instance_pids, instance_ports;
+  for (const auto& instance : instances) {
+    instance_pids.push_back(instance.pid);
+    instance_ports.push_back(instance.port);
+  }
+  std::printf("counter_demo: listening on http://127.0.0.1:%d/ (lock %s, %zu instances on ports %s, counter set to 1)\n",
+              port, options.setup.lock_name.c_str(), instances.size(), join(instance_ports).c_str());
+  std::printf("counter_demo: pids: instances %s; redis %s\n", join(instance_pids).c_str(),
+              join(options.redis_pids).c_str());
+  std::printf("counter_demo: try  ab -n100 -c50 http://127.0.0.1:%d/test  then  curl http://127.0.0.1:%d/counter\n",
+              port, port);
+  std::fflush(stdout);
+}
+
 int serve(const ServeOptions& options) {
   // From here on, only sigwait below sees SIGINT/SIGTERM (every thread inherits the mask).
   const sigset_t signals = stop_signals();
@@ -153,19 +185,15 @@ int serve(const ServeOptions& options) {
     std::fprintf(stderr, "counter_demo: cannot set the counter: %s\n", reset.error().message.c_str());
     return 1;
   }
-  std::vector<Instance> instances;
+  auto started = start_instances(options.setup, options.instances);
+  if (!started) {
+    std::fprintf(stderr, "counter_demo: %s\n", started.error().message.c_str());
+    return 1;
+  }
+  const std::vector<Instance> instances = std::move(started).value();
   auto stop_all = [&instances] {
     for (const auto& instance : instances) stop_instance(instance);
   };
-  for (int i = 0; i < options.instances; ++i) {
-    auto started = start_instance(options.setup);
-    if (!started) {
-      stop_all();
-      std::fprintf(stderr, "counter_demo: %s\n", started.error().message.c_str());
-      return 1;
-    }
-    instances.push_back(*started);
-  }
 
   httplib::Server front;
   use_many_threads(front);
@@ -190,18 +218,7 @@ int serve(const ServeOptions& options) {
     std::fprintf(stderr, "counter_demo: the front stopped listening\n");
     return 1;
   }
-  std::vector<int> instance_pids, instance_ports;
-  for (const auto& instance : instances) {
-    instance_pids.push_back(instance.pid);
-    instance_ports.push_back(instance.port);
-  }
-  std::printf("counter_demo: listening on http://127.0.0.1:%d/ (lock %s, %zu instances on ports %s, counter set to 1)\n",
-              port, options.setup.lock_name.c_str(), instances.size(), join(instance_ports).c_str());
-  std::printf("counter_demo: pids: instances %s; redis %s\n", join(instance_pids).c_str(),
-              join(options.redis_pids).c_str());
-  std::printf("counter_demo: try  ab -n100 -c50 http://127.0.0.1:%d/test  then  curl http://127.0.0.1:%d/counter\n",
-              port, port);
-  std::fflush(stdout);
+  announce(port, options, instances);
 
   int received = 0;
   ::sigwait(&signals, &received);
