@@ -14,9 +14,8 @@
 //   An attempt in flight when failAfter fires can win after lock() rejected, its release function
 //   dropped (line 61): a leak until expiry. So no failAfter here, and one lock() out at a time
 //   (waitForLock): its win goes to the waiting acquire, or, if that one timed out, straight back.
-// - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it
-//   cannot say not_owner. refreshTimeout is GET, then PEXPIRE if still ours (two commands), and
-//   resolves the same either way; after a refreshTimeout that found the lock gone, release is a no-op.
+// - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it cannot
+//   say not_owner. refreshTimeout is GET, then PEXPIRE if ours, resolving the same either way.
 const {createClient} = require('redis');
 const {lock, tryLock} = require('simple-redis-mutex');
 const {serve, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
@@ -51,7 +50,8 @@ serve({
     client = quiet(createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}, ...NODE_REDIS_FAIL_FAST}));
     client.connect().catch(() => {});
     await connected(client);
-    key = m.key;
+    key = m.key;  // the library subscribes (a second connection) on its first tryLock: here, not in a run's wait
+    const [warm, done] = await tryLock(client, `${key}:locklab-warmup`, {timeout: 1000}); if (warm) await done();
   },
   async acquire(m) {
     const before = unhandledSoFar();
