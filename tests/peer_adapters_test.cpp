@@ -395,10 +395,11 @@ INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_n
                            return name;
                          });
 
-// redis-lock's lock() cannot be cancelled: after a timed_out it goes on retrying,
-// and when it wins the adapter releases at once (redis_lock.js). The DEL count
-// shows that late lock taken and given back; the key is then free.
-class RedisLockLateTest : public PeerFixture {
+// A library wait that cannot be cancelled (redis-lock's and simple-redis-mutex's
+// lock()) goes on after a timed_out; what its adapter does with a late win shows
+// in the server's command counts. redis-lock gives it back at once
+// (redis_lock.js): the DEL count shows that late lock taken and given back.
+class LateWinTest : public PeerFixture {
  protected:
   // How often the first server ran `command` (lower case), from INFO commandstats.
   int calls(const std::string& command) {
@@ -410,7 +411,7 @@ class RedisLockLateTest : public PeerFixture {
   }
 };
 
-TEST_F(RedisLockLateTest, ALockTakenAfterTimedOutIsReleased) {
+TEST_F(LateWinTest, ALockTakenAfterTimedOutIsReleased) {
   const Peer& redis_lock = peer_named("redis-lock");
   require_installed(redis_lock);
   if (HasFatalFailure()) return;
@@ -434,7 +435,7 @@ TEST_F(RedisLockLateTest, ALockTakenAfterTimedOutIsReleased) {
 // server commands per acquisition). At most one lock() is out now: after ten
 // timed_out acquires and the holder's release, one late win is given back, and
 // then nothing of b's retries any more.
-TEST_F(RedisLockLateTest, TimedOutAcquiresLeaveOneLockCallNotOneEach) {
+TEST_F(LateWinTest, TimedOutAcquiresLeaveOneLockCallNotOneEach) {
   const Peer& redis_lock = peer_named("redis-lock");
   require_installed(redis_lock);
   if (HasFatalFailure()) return;
@@ -484,6 +485,32 @@ TEST_F(PeerFixture, SimpleRedisMutexGivesBackALockThatCameAfterItsWait) {
   // b's late win must be given back: the key goes long before its 10 s lease.
   EXPECT_TRUE(wait_until([&] { return !key_on_any_server(mutex); }, 6000ms, 10ms))
       << "a lock taken after timed_out was left for its ttl (PTTL " << pttl(mutex) << " ms)";
+}
+
+// simple-redis-mutex keeps a win that came while no acquire waited, for the next
+// acquire (within one wait, at most 100 ms: simple_redis_mutex.js): under load its
+// win's INCR took a whole 30 ms wait, and given back at once every win fell
+// between two acquires. Here b's lock() wins as a's release is published, after
+// b's wait ran out; b's next acquire gets that win: the release script ran once
+// (a's), not twice (a win given back, then taken again).
+TEST_F(LateWinTest, SimpleRedisMutexHandsALateWinToTheNextAcquire) {
+  const Peer& mutex = peer_named("simple-redis-mutex");
+  require_installed(mutex);
+  if (HasFatalFailure()) return;
+  auto a = adapter(mutex, 1, 10'000ms);
+  auto b = adapter(mutex, 2, 10'000ms);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
+  ASSERT_EQ(b->try_acquire(150ms), Acquire::timed_out) << b->last_error();
+  const int scripts = calls("evalsha");
+  ASSERT_EQ(a->release(), Release::released) << a->last_error();
+  ASSERT_TRUE(wait_until([&] { return key_on_any_server(mutex); }, 5000ms, 1ms)) << "b's lock() never won";
+  const auto won_by = std::chrono::steady_clock::now();
+  ASSERT_EQ(b->try_acquire(2000ms), Acquire::acquired) << b->last_error();
+  const auto late = std::chrono::steady_clock::now() - won_by;
+  if (calls("evalsha") != scripts + 1 && late > 90ms) GTEST_SKIP() << "b's acquire came after the kept window";
+  EXPECT_EQ(calls("evalsha"), scripts + 1) << "b's late win was given back and taken again";
+  EXPECT_EQ(b->release(), Release::released) << b->last_error();
 }
 
 // A release whose votes never left (review 2 #1): every link of the holder is

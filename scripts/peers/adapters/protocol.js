@@ -137,6 +137,16 @@ async function answer(adapter, message) {
   return {type: REPLY[type], ...(typeof result === 'string' ? {outcome: result} : result)};
 }
 
+// Resolves once every Redis command the library queued so far has gone to the wire. node-redis
+// writes its queue on setImmediate, while a reply here is written at once: simple-redis-mutex's
+// lock() polls without waiting for its previous attempt, and an attempt queued before its win
+// was answered could reach Redis after acquire_ok had reached the harness, so a fault acting
+// on the holder's key found a command of the holder's still on its way (docs/adapters.md,
+// "Replies come last"). setImmediate callbacks run in order: node-redis's comes first.
+function afterQueuedWrites() {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function serve(adapter) {
   // What a library prints with console (node-redisson's failed renewal, simple-redis-mutex's
   // subscriber errors) goes out as `log` events, which the harness ignores: on stderr it would
@@ -164,6 +174,7 @@ function serve(adapter) {
       } catch (error) {
         reply = {type: 'error', error: String(error && error.message || error)};
       }
+      if (message.type === 'acquire') await afterQueuedWrites();
       send({id: message.id, ...reply});
     });
   });
