@@ -2,15 +2,16 @@
 // The adapter protocol's JSON-lines loop (docs/adapters.md), shared by the
 // JavaScript adapters so that each of them is only its library's part.
 //
-// serve({library, capabilities, init, acquire, release, extend}) answers one
+// serve({library, capabilities, init, acquire, release, extend, close}) answers one
 // request at a time, in order: init -> init_ok (the installed package's
 // version read from node_modules/<library>/package.json), acquire ->
 // acquire_ok, release -> release_ok, extend -> extend_ok, noop -> noop_ok.
 // A handler returns an outcome word or {outcome, error, ...}. A handler that
 // throws answers "when in doubt": acquire `unknown`, release and extend
 // `error`. A library without extend answers extend with `error`. When stdin
-// ends the adapter answers what it has read and exits, holding or not: its
-// timers (a watchdog) stop with it, as a crashed client's would.
+// ends the adapter answers what it has read, runs its close() if it has one,
+// and exits, holding or not: its timers (a watchdog) stop with it, as a
+// crashed client's would.
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
@@ -19,6 +20,7 @@ const util = require('util');
 const RETRY_MS = 5;  // every adapter's pause between attempts (the native workers' --retry-ms)
 const GRACE_MS = 1000;  // a library with its own bounded wait still silent wait_ms + this later: a request is stuck
 const ANSWER_MS = 1500;  // release and extend answer within this, under AdapterLock's 2000 ms margin
+const CLOSE_MS = 500;  // close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
 const LATE = Symbol('late');
 
 let unhandled = 0;
@@ -137,7 +139,7 @@ async function answer(adapter, message) {
   return {type: REPLY[type], ...(typeof result === 'string' ? {outcome: result} : result)};
 }
 
-// Resolves once every Redis command the library queued so far has gone to the wire. node-redis
+// Resolves once every Redis command the library queued so far was written to its socket. node-redis
 // writes its queue on setImmediate, while a reply here is written at once: simple-redis-mutex's
 // lock() polls without waiting for its previous attempt, and an attempt queued before its win
 // was answered could reach Redis after acquire_ok had reached the harness, so a fault acting
@@ -178,7 +180,10 @@ function serve(adapter) {
       send({id: message.id, ...reply});
     });
   });
-  lines.on('close', () => queue.then(() => process.exit(0)));  // the requests already read are answered first
+  // The requests already read are answered first; then the adapter's close() (simple-redis-mutex gives back a
+  // win it kept for an acquire that will not come), bounded by CLOSE_MS.
+  lines.on('close', () => queue.then(() => adapter.close && bounded(adapter.close(), CLOSE_MS))
+    .catch(() => {}).then(() => process.exit(0)));
 }
 
 module.exports = {serve, event, bounded, quiet, connected, unhandledSoFar, installedVersion, IOREDIS_FAIL_FAST,

@@ -6,14 +6,12 @@
 // What the source says (node_modules/simple-redis-mutex/dist/index.js):
 // - the key is "@simple-redis-mutex:lock-" + key, its value Math.random(); tryLock is SET NX PX, then, once
 //   held, INCR of one global counter for the fencing token (lines 103-155): it orders INCRs, not holds.
-// - lock() tries at once, on every release message and every pollingInterval (RETRY_MS here), not waiting
-//   for the attempt before; failAfter rejects it. Attempts' rejections are not caught (line 57): a Redis
-//   error is an unhandled rejection (event `unhandled`), lock() waits on, the acquire is `unknown`. An
-//   attempt in flight when lock() settled (a win, failAfter) can still win if the key vanished meanwhile,
-//   its release dropped (line 61): a lock nobody holds until expiry. So no failAfter, one lock() out at a
-//   time (waitForLock): its win goes to the waiting acquire or, if that timed out, is kept for the next
-//   acquire for one wait (at most 100 ms), then given back: under load a win's INCR took a whole 30 ms
-//   wait, and handed straight back every win fell between two acquires, as no service on lock() sees.
+// - lock() tries at once, on every release message and every pollingInterval (RETRY_MS), not waiting for the
+//   attempt before; failAfter rejects it. Attempts' rejections are uncaught (line 57): an `unhandled` event,
+//   lock() waits on, the acquire is `unknown`. An attempt in flight when lock() settled can still win if the
+//   key vanished, its release dropped (line 61): a lock nobody holds until expiry. So no failAfter, one lock()
+//   out (waitForLock); a win no acquire waits for (under load its INCR took a whole 30 ms wait) is kept for
+//   the next acquire, at most min(its wait, 100 ms, ttl / 4), then given back.
 // - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it cannot
 //   say not_owner. refreshTimeout is GET, then PEXPIRE if ours, resolving the same either way.
 const {createClient} = require('redis');
@@ -21,14 +19,13 @@ const {lock, tryLock} = require('simple-redis-mutex');
 const {serve, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
 
 let client = null, key = '', release = null;  // release: the last acquire's release function
-let pending = null;  // the one lock() out: it waits (release messages, polls) until it wins
-let want = null, kept = null;  // pending's win: to the acquire waiting (want), else kept ({won, timer})
+let pending = null, want = null, kept = null;  // the one lock() out; its win to the waiting acquire, else kept
 
 function waitForLock(ttl, wait) {
   pending = pending || lock(client, key, {timeout: ttl, pollingInterval: RETRY_MS}).then((won) => {
     pending = null;
     if (want) return want(won);
-    kept = {won, timer: setTimeout(() => { kept = null; won().catch(() => {}); }, Math.min(wait, 100))};
+    kept = {won, ttl, timer: setTimeout(giveBack, Math.min(wait, 100, ttl / 4))};
   });
   return new Promise((resolve) => {
     const timer = setTimeout(() => { want = null; resolve(null); }, wait);
@@ -36,8 +33,14 @@ function waitForLock(ttl, wait) {
   });
 }
 
+async function giveBack(handed) {  // releases the kept win unless it is `handed` to an acquire
+  const gone = kept; kept = null;
+  if (gone) { clearTimeout(gone.timer); if (gone.won !== handed) await gone.won().catch(() => {}); }
+}
 async function take(m) {  // a release function, or null when the wait ran out
-  if (kept) { clearTimeout(kept.timer); const {won} = kept; kept = null; return won; }
+  const handed = kept && m.wait_ms > 0 && m.ttl_ms === kept.ttl ? kept.won : null;  // tryLock: one attempt, its ttl
+  await giveBack(handed);
+  if (handed) return handed;
   if (m.wait_ms > 0) return waitForLock(m.ttl_ms, m.wait_ms);
   const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
   return acquired ? releaseFn : null;
@@ -58,12 +61,8 @@ serve({
     const before = unhandledSoFar();
     const got = await bounded(take(m), m.wait_ms + GRACE_MS, (late) => late && late().catch(() => {}));
     if (got === LATE) return {outcome: 'unknown', error: `the library still waiting ${GRACE_MS} ms after wait_ms`};
-    if (got) {
-      release = got;
-      return {outcome: 'acquired', fencing_token: got.fencingToken};
-    }
-    if (unhandledSoFar() > before) return {outcome: 'unknown', error: 'an attempt failed on a Redis error'};
-    return 'timed_out';
+    if (got) return {outcome: 'acquired', fencing_token: (release = got).fencingToken};
+    return unhandledSoFar() > before ? {outcome: 'unknown', error: 'an attempt failed on a Redis error'} : 'timed_out';
   },
   async release() {
     const held = release; release = null;
@@ -71,6 +70,7 @@ serve({
     await held();  // a Redis error throws: `error` (protocol.js)
     return 'released';
   },
+  close: () => giveBack(),  // stdin ended: a kept win is not left to expire
   async extend() {
     if (!release) return {outcome: 'not_owner', error: 'no hold to extend'};
     await release.refreshTimeout();  // back to the acquire's ttl, not ttl_ms; resolves alike if the lock was gone
