@@ -13,6 +13,9 @@
 //   BM_Harness/raw-get-set/clients:1   raw hiredis GET + SET: the critical section's wire work
 //   BM_Harness/client-loop/clients:1   the harness's own client loop (locklab run, thread
 //                                      mode, no-lock) per acquisition: its overhead over the floor
+//   BM_Adapter/echo-floor              the adapter round trip's floor: `cat` echoing a noop
+//                                      request line over AdapterLock's socket pair, timed as
+//                                      AdapterLock times a noop (counters p50_us, p99_us)
 //
 //   compare.py filters results/bench/lock_bench.json BM_Cycle/floor/ BM_Cycle/lua-safe-delete/
 //   compare.py filters results/bench/lock_bench.json BM_Cycle/fanout-floor/ BM_Cycle/redlock/
@@ -26,14 +29,18 @@
 //
 //   build/default/bench/lock_bench --benchmark_min_time=0.2
 //   scripts/bench   (builds, runs, writes results/bench/*.json)
+#include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "bench_support.h"
 #include "raw_floor.h"
 #include "registry.h"
 #include "run/run.h"
 #include "servers/server_stats.h"
+#include "workload/adapter_lock.h"
 
 namespace {
 
@@ -182,6 +189,34 @@ void client_loop(benchmark::State& state, ConnectionOptions node, std::int64_t o
   }
 }
 
+// What an adapter's no-op round trip cannot go below on this machine: the
+// cheapest program that answers a line, `cat`, spawned as AdapterLock spawns an
+// adapter (a socket pair as its stdin and stdout), and the loop of
+// AdapterLock::ask: dump the request, send it, read the line, parse it, check
+// its id. docs/adapters.md ("The round trip") quotes adapters against it.
+void echo_floor(benchmark::State& state) {
+  auto spawned = locklab::harness::AdapterProcess::spawn({"cat"}, "echo-floor", 1s);
+  if (!spawned) return fail(state, spawned.error().message);
+  auto& echo = *spawned;
+  std::vector<double> round_trips_us;
+  long long id = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const nlohmann::json request{{"id", ++id}, {"type", "noop"}};
+    if (auto sent = echo.send_line(request.dump() + "\n"); !sent) return fail(state, sent.error().message);
+    auto line = echo.read_line(2000ms);
+    if (!line) return fail(state, "cat: " + line.error().message);
+    const auto reply = nlohmann::json::parse(*line, nullptr, false);
+    if (reply.is_discarded() || reply.value("id", -1LL) != id) return fail(state, "cat echoed another line");
+    round_trips_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (round_trips_us.empty()) return;
+  std::sort(round_trips_us.begin(), round_trips_us.end());
+  auto at = [&](double q) { return round_trips_us[static_cast<std::size_t>(q * (round_trips_us.size() - 1))]; };
+  state.counters["p50_us"] = at(0.5);
+  state.counters["p99_us"] = at(0.99);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,5 +258,6 @@ int main(int argc, char** argv) {
       ->Iterations(1)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_Adapter/echo-floor", echo_floor)->Unit(benchmark::kMicrosecond);
   return locklab::bench::run_all();
 }

@@ -44,7 +44,9 @@ class RowsDir:
         [bench_run("BM_Cycle/fanout-floor/nodes:5", t, i) for i, t in enumerate((200, 200, 200))] + \
         [bench_run("BM_Cycle/redlock/nodes:5", t, i) for i, t in enumerate((250, 250, 250))] + \
         [{"name": "BM_Cycle/floor/nodes:1_median", "run_name": "BM_Cycle/floor/nodes:1", "run_type": "aggregate",
-          "aggregate_name": "median", "real_time": 1.0, "time_unit": "us"}]  # ignored: the median is taken here
+          "aggregate_name": "median", "real_time": 1.0, "time_unit": "us"}] + \
+        [dict(bench_run("BM_Adapter/echo-floor", 15, i), p50_us=p50, p99_us=p99)  # no-op floor: p50 11, p99 35
+         for i, (p50, p99) in enumerate(((12, 40), (10, 30), (11, 35)))]
 
     def __init__(self, directory):
         self.directory = directory
@@ -220,7 +222,18 @@ class TableTest(unittest.TestCase):
         self.assertIn("- Target: through the adapter within 10 % of the native run (0.9× or more): "
                       "ext:redis-py 0.963× (met).", out)
         self.assertIn("- Target: the adapter's no-op round trip below 50 µs at the median: "
-                      "ext:redis-py 19 µs (met); ext:redis-lock 62 µs (missed).", out)
+                      "ext:redis-py 19 µs (met, 1.7× the floor); ext:redis-lock 62 µs (missed, 5.6× the floor).", out)
+        self.assertIn("- The no-op floor in the same run: `cat` answering the same request line over the same kind "
+                      "of socket pair, timed by the same loop (bench/lock_bench `BM_Adapter/echo-floor`): "
+                      "p50 11 µs, p99 35 µs.", out)
+
+    def test_adapter_targets_without_a_measured_floor(self):
+        # A lock_bench run without BM_Adapter/echo-floor (one made before it existed): no ratio, no floor line.
+        write_json(os.path.join(self.directory, "lock_bench.json"),
+                   {"benchmarks": [r for r in RowsDir.BENCH if r["name"] != "BM_Adapter/echo-floor"]})
+        out = self.adapter_run()
+        self.assertIn("ext:redis-py 19 µs (met); ext:redis-lock 62 µs (missed).", out)
+        self.assertNotIn("no-op floor", out)
 
     def test_adapter_summary(self):
         self.adapter_run()
@@ -235,6 +248,7 @@ class TableTest(unittest.TestCase):
         self.assertIsNone(rows["ext:redis-lock"]["vs_native"])
         self.assertAlmostEqual(rows["ext:redis-lock"]["percent_of_serial_limit"], 100 * 500 * 1080 / 1e6)
         self.assertEqual((rows["ext:redis-lock"]["noop_p50_us"], rows["ext:redis-lock"]["noop_p99_us"]), (62.0, 900.0))
+        self.assertEqual(summary["adapters"]["noop_floor_us"], {"p50": 11.0, "p99": 35.0})
 
     def test_an_adapter_run_that_is_not_safe_says_its_verdict(self):
         self.rows.contended_peer("redis-py `Lock`", [300, 163])

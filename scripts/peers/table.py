@@ -40,6 +40,8 @@ runs of one adapter make one row, each figure the median over its runs):
   adapter / native   median over median
   % of serial limit, Jain, abandoned (summed), counter (exact in every run)   as above
   no-op p50, p99     the adapter's no-op round trip (each run's probe, 300 no-ops; subtracted nowhere)
+  × floor            no-op p50 over the floor's p50: lock_bench's BM_Adapter/echo-floor, `cat`
+                     answering the same line over the same kind of socket pair (same run)
 
 Bad or missing input: a one-line error on stderr, exit 1 (usage: exit 2).
 """
@@ -124,6 +126,21 @@ def bench_cycles(path):
         samples.setdefault((parts[1], int(parts[2][len("nodes:"):])), []).append(
             float(field(run, path, "real_time")) * unit)
     return {key: statistics.median(values) for key, values in samples.items()}
+
+
+def bench_echo_floor(path):
+    """{"p50": µs, "p99": µs}: the medians over the repetitions of BM_Adapter/echo-floor; None if not run."""
+    document = load_json(path)
+    samples = {"p50": [], "p99": []}
+    for run in field(document, path, "benchmarks"):
+        name = run.get("run_name", run.get("name"))
+        if name != "BM_Adapter/echo-floor" or run.get("run_type", "iteration") != "iteration":
+            continue
+        if run.get("error_occurred"):
+            raise InputError(f"{path}: {name} failed: {run.get('error_message', 'no message')}")
+        for q in samples:
+            samples[q].append(float(field(run, path, f"{q}_us")))
+    return {q: statistics.median(v) for q, v in samples.items()} if samples["p50"] else None
 
 
 def floor_key(nodes):
@@ -374,12 +391,16 @@ def adapter_rows(runs, natives, limit):
     return rows
 
 
-def adapter_target_lines(adapters):
+def times_floor(value, floor):
+    return f", {value / floor['p50']:.1f}× the floor" if floor else ""
+
+
+def adapter_target_lines(adapters, floor=None):
     """issue 18's targets, each marked met or missed: the ratio to the native run, the no-op median."""
     ratios = [f"{r['adapter']} {r['vs_native']:.3f}× ({'met' if r['vs_native'] >= ADAPTER_TARGET_RATIO else 'missed'})"
               for r in adapters if r["vs_native"] is not None]
-    noops = [f"{r['adapter']} {r['noop_p50_us']:.0f} µs ({'met' if r['noop_p50_us'] < NOOP_TARGET_US else 'missed'})"
-             for r in adapters]
+    noops = [f"{r['adapter']} {r['noop_p50_us']:.0f} µs ({'met' if r['noop_p50_us'] < NOOP_TARGET_US else 'missed'}"
+             f"{times_floor(r['noop_p50_us'], floor)})" for r in adapters]
     lines = []
     if ratios:
         lines.append(f"- Target: through the adapter within 10 % of the native run ({ADAPTER_TARGET_RATIO}× or more): "
@@ -387,6 +408,11 @@ def adapter_target_lines(adapters):
     if noops:
         lines.append(f"- Target: the adapter's no-op round trip below {NOOP_TARGET_US} µs at the median: "
                      + "; ".join(noops) + ".")
+    if noops and floor:
+        lines.append(f"- The no-op floor in the same run: `cat` answering the same request line over the same kind "
+                     f"of socket pair, timed by the same loop (bench/lock_bench `BM_Adapter/echo-floor`): "
+                     f"p50 {floor['p50']:.0f} µs, p99 {floor['p99']:.0f} µs. No adapter can go below it on this "
+                     f"machine.")
     return lines
 
 
@@ -419,6 +445,7 @@ def tables(rows_dir):
         raise InputError(f"{rows_dir}: not a directory")
     bench_path = os.path.join(rows_dir, "lock_bench.json")
     cycles = bench_cycles(bench_path)
+    echo_floor = bench_echo_floor(bench_path)
     peers, contended, natives, runs = read_row_dirs(rows_dir)
     limit = serial_limit(cycles, contended + natives + runs, bench_path)
     adapters = adapter_rows(runs, natives, limit)  # before anything is printed: it may fail
@@ -437,7 +464,7 @@ def tables(rows_dir):
           f"{limit['acq_per_s']:.0f}/s; RTT = half the raw floor's cycle above, same run.")
     print()
     print_contended(contended, limit)
-    adapter_lines = adapter_target_lines(adapters)
+    adapter_lines = adapter_target_lines(adapters, echo_floor)
     if adapters:
         print()
         print("## Through the adapter: the contended workload, `locklab run --lock ext:NAME`")
@@ -452,7 +479,8 @@ def tables(rows_dir):
     return {"schema": "locklab.peers/3",
             "uncontended": {"rows": uncontended, "targets": targets},
             "contended": {"serial_limit": limit, "rows": contended},
-            "adapters": {"rows": adapters, "target_ratio": ADAPTER_TARGET_RATIO, "noop_target_us": NOOP_TARGET_US}}
+            "adapters": {"rows": adapters, "target_ratio": ADAPTER_TARGET_RATIO, "noop_target_us": NOOP_TARGET_US,
+                         "noop_floor_us": echo_floor}}
 
 
 def main(argv):
