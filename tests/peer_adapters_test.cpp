@@ -409,16 +409,28 @@ class LateWinTest : public PeerFixture {
     const auto at = text.find(field);
     return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + field.size());
   }
+
+  // Two clients of `peer`, the first holding its lock (10 s lease); both null,
+  // with the failure recorded, when that cannot be set up.
+  struct HolderAndWaiter {
+    std::unique_ptr<AdapterLock> holder, waiter;
+  };
+  HolderAndWaiter holder_and_waiter(const std::string& peer) {
+    const Peer& library = peer_named(peer);
+    require_installed(library);
+    if (HasFatalFailure()) return {};
+    HolderAndWaiter clients{adapter(library, 1, 10'000ms), adapter(library, 2, 10'000ms)};
+    if (!clients.holder || !clients.waiter) return {};
+    const Acquire got = clients.holder->try_acquire(2000ms);
+    EXPECT_EQ(got, Acquire::acquired) << clients.holder->last_error();
+    return got == Acquire::acquired ? std::move(clients) : HolderAndWaiter{};
+  }
 };
 
 TEST_F(LateWinTest, ALockTakenAfterTimedOutIsReleased) {
+  auto [a, b] = holder_and_waiter("redis-lock");
+  if (!a) return;
   const Peer& redis_lock = peer_named("redis-lock");
-  require_installed(redis_lock);
-  if (HasFatalFailure()) return;
-  auto a = adapter(redis_lock, 1, 10'000ms);
-  auto b = adapter(redis_lock, 2, 10'000ms);
-  ASSERT_TRUE(a && b);
-  ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
   ASSERT_EQ(b->try_acquire(100ms), Acquire::timed_out) << b->last_error();
   auto dels = [&] { return calls("del"); };
   const int before = dels();
@@ -436,13 +448,9 @@ TEST_F(LateWinTest, ALockTakenAfterTimedOutIsReleased) {
 // timed_out acquires and the holder's release, one late win is given back, and
 // then nothing of b's retries any more.
 TEST_F(LateWinTest, TimedOutAcquiresLeaveOneLockCallNotOneEach) {
+  auto [a, b] = holder_and_waiter("redis-lock");
+  if (!a) return;
   const Peer& redis_lock = peer_named("redis-lock");
-  require_installed(redis_lock);
-  if (HasFatalFailure()) return;
-  auto a = adapter(redis_lock, 1, 10'000ms);
-  auto b = adapter(redis_lock, 2, 10'000ms);
-  ASSERT_TRUE(a && b);
-  ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
   for (int i = 0; i < 10; ++i) ASSERT_EQ(b->try_acquire(20ms), Acquire::timed_out) << b->last_error();
   const int dels_before = calls("del");
   ASSERT_EQ(a->release(), Release::released) << a->last_error();
@@ -495,13 +503,8 @@ TEST_F(PeerFixture, SimpleRedisMutexGivesBackALockThatCameAfterItsWait) {
 // script may run (given back at once, it would), and b's next acquire gets that
 // win: the script ran once (a's), not twice (a win given back, then taken again).
 TEST_F(LateWinTest, SimpleRedisMutexHandsALateWinToTheNextAcquire) {
-  const Peer& mutex = peer_named("simple-redis-mutex");
-  require_installed(mutex);
-  if (HasFatalFailure()) return;
-  auto a = adapter(mutex, 1, 10'000ms);
-  auto b = adapter(mutex, 2, 10'000ms);
-  ASSERT_TRUE(a && b);
-  ASSERT_EQ(a->try_acquire(2000ms), Acquire::acquired) << a->last_error();
+  auto [a, b] = holder_and_waiter("simple-redis-mutex");
+  if (!a) return;
   ASSERT_EQ(b->try_acquire(150ms), Acquire::timed_out) << b->last_error();
   const int scripts = calls("evalsha");
   const int incrs = calls("incr");
