@@ -29,13 +29,13 @@
 //
 //   build/default/bench/lock_bench --benchmark_min_time=0.2
 //   scripts/bench   (builds, runs, writes results/bench/*.json)
-#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "bench_support.h"
+#include "history/metrics.h"
 #include "raw_floor.h"
 #include "registry.h"
 #include "run/run.h"
@@ -198,7 +198,7 @@ void echo_floor(benchmark::State& state) {
   auto spawned = locklab::harness::AdapterProcess::spawn({"cat"}, "echo-floor", 1s);
   if (!spawned) return fail(state, spawned.error().message);
   auto& echo = *spawned;
-  std::vector<double> round_trips_us;
+  std::vector<std::int64_t> round_trips_ns;
   long long id = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
@@ -208,13 +208,12 @@ void echo_floor(benchmark::State& state) {
     if (!line) return fail(state, "cat: " + line.error().message);
     const auto reply = nlohmann::json::parse(*line, nullptr, false);
     if (reply.is_discarded() || reply.value("id", -1LL) != id) return fail(state, "cat echoed another line");
-    round_trips_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    round_trips_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
-  if (round_trips_us.empty()) return;
-  std::sort(round_trips_us.begin(), round_trips_us.end());
-  auto at = [&](double q) { return round_trips_us[static_cast<std::size_t>(q * (round_trips_us.size() - 1))]; };
-  state.counters["p50_us"] = at(0.5);
-  state.counters["p99_us"] = at(0.99);
+  // The harness's nearest-rank rule, as the adapters' probes report theirs.
+  state.counters["p50_us"] = static_cast<double>(locklab::harness::percentile(round_trips_ns, 50)) / 1000.0;
+  state.counters["p99_us"] = static_cast<double>(locklab::harness::percentile(round_trips_ns, 99)) / 1000.0;
 }
 
 }  // namespace

@@ -225,7 +225,7 @@ class TableTest(unittest.TestCase):
                       "ext:redis-py 19 µs (met, 1.7× the floor); ext:redis-lock 62 µs (missed, 5.6× the floor).", out)
         self.assertIn("- The no-op floor in the same run: `cat` answering the same request line over the same kind "
                       "of socket pair, timed by the same loop (bench/lock_bench `BM_Adapter/echo-floor`): "
-                      "p50 11 µs, p99 35 µs.", out)
+                      "p50 11 µs, p99 35 µs, measured with the uncontended floors;", out)
 
     def test_adapter_targets_without_a_measured_floor(self):
         # A lock_bench run without BM_Adapter/echo-floor (one made before it existed): no ratio, no floor line.

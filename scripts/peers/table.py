@@ -40,8 +40,9 @@ runs of one adapter make one row, each figure the median over its runs):
   adapter / native   median over median
   % of serial limit, Jain, abandoned (summed), counter (exact in every run)   as above
   no-op p50, p99     the adapter's no-op round trip (each run's probe, 300 no-ops; subtracted nowhere)
-  × floor            no-op p50 over the floor's p50: lock_bench's BM_Adapter/echo-floor, `cat`
-                     answering the same line over the same kind of socket pair (same run)
+  (target line)      each no-op p50 also as a multiple of the no-op floor's p50: lock_bench's
+                     BM_Adapter/echo-floor, `cat` answering the same line over the same kind of
+                     socket pair, measured with the uncontended floors of the same run
 
 Bad or missing input: a one-line error on stderr, exit 1 (usage: exit 2).
 """
@@ -411,8 +412,9 @@ def adapter_target_lines(adapters, floor=None):
     if noops and floor:
         lines.append(f"- The no-op floor in the same run: `cat` answering the same request line over the same kind "
                      f"of socket pair, timed by the same loop (bench/lock_bench `BM_Adapter/echo-floor`): "
-                     f"p50 {floor['p50']:.0f} µs, p99 {floor['p99']:.0f} µs. No adapter can go below it on this "
-                     f"machine.")
+                     f"p50 {floor['p50']:.0f} µs, p99 {floor['p99']:.0f} µs, measured with the uncontended floors; "
+                     f"each adapter's probe runs as its contended run starts, when busy cores wake faster than idle "
+                     f"ones, so an adapter can come out near it or under it.")
     return lines
 
 

@@ -11,7 +11,7 @@
 //   lock() waits on, the acquire is `unknown`. An attempt in flight when lock() settled can still win if the
 //   key vanished, its release dropped (line 61): a lock nobody holds until expiry. So no failAfter, one lock()
 //   out (waitForLock); a win no acquire waits for (under load its INCR took a whole 30 ms wait) is kept for
-//   the next acquire, at most min(its wait, 100 ms, ttl / 4), then given back.
+//   the next acquire, at most min(its wait, 100 ms, ttl / 4), its lease refreshed then; else given back.
 // - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it cannot
 //   say not_owner. refreshTimeout is GET, then PEXPIRE if ours, resolving the same either way.
 const {createClient} = require('redis');
@@ -40,7 +40,7 @@ async function giveBack(handed) {  // releases the kept win unless it is `handed
 async function take(m) {  // a release function, or null when the wait ran out
   const handed = kept && m.wait_ms > 0 && m.ttl_ms === kept.ttl ? kept.won : null;  // tryLock: one attempt, its ttl
   await giveBack(handed);
-  if (handed) return handed;
+  if (handed) { await handed.refreshTimeout(); return handed; }  // back to a whole lease, if the key is still ours
   if (m.wait_ms > 0) return waitForLock(m.ttl_ms, m.wait_ms);
   const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
   return acquired ? releaseFn : null;
