@@ -2,6 +2,10 @@
 // an acknowledged write (replication held in the proxy), a node's wall clock
 // jumped by the clock shim, and a SIGSTOP that is always undone.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include <time.h>
 
@@ -117,6 +121,42 @@ TEST(ClockJumpTest, JumpForwardExpiresAKeyAndJumpBackRestoresTime) {
   ASSERT_TRUE(harness::jump_clock(server, 0ms));
   EXPECT_TRUE(wait_until([&] { return std::llabs(server_time_seconds(client) - real_time_seconds()) <= 1; }, 5s))
       << "offset 0: TIME is back";
+}
+
+// A port is free only when probed: between a node's crash and its restart on
+// the same port another process may take it. The restart must then fail, not
+// adopt that process because it answers PING (INFO's process_id is not ours):
+// a matrix cell once had a node-restart "restarted" onto a server of another
+// cell running beside it. Here the other process is a redis-server this test
+// starts on the crashed node's port, and ends by its PID.
+TEST(RedisServerRestartTest, APortTakenMeanwhileFailsTheRestartInsteadOfAdoptingItsServer) {
+  auto started = harness::RedisServer::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& server = *started.value();
+  const std::string port = std::to_string(server.endpoint().port);
+  server.crash();
+  auto binary = harness::find_redis_server();
+  ASSERT_TRUE(binary) << binary.error().message;
+  const pid_t other = ::fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    const int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(devnull, STDERR_FILENO);
+    ::execl(binary->c_str(), binary->c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--daemonize", "no", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  auto stranger = [&] {
+    auto link = redis::Connection::connect(server.connection_options());
+    return link && link->command({"PING"});
+  };
+  const bool up = wait_until(stranger, 5s);
+  const auto restarted = up ? server.restart() : Status{Done{}};
+  ::kill(other, SIGKILL);
+  ::waitpid(other, nullptr, 0);
+  ASSERT_TRUE(up) << "the other redis-server did not come up on port " << port;
+  EXPECT_FALSE(restarted) << "the restart adopted another process's server on port " << port;
 }
 
 TEST(ClockJumpTest, AServerNotUnderTheShimCannotBeJumped) {

@@ -113,7 +113,12 @@ void remove_dirs_of_dead_owners() {
 bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 bool readable(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
 
-bool answers_ping(const redis::Endpoint& endpoint, const std::string& password) {
+// True once the server on `endpoint` answers PING and is process `pid`. A port
+// is only free when probed: between a crash and its restart on the same port
+// (or between free_loopback_port() and the bind) another process may take it,
+// and then a PING is answered by that process while ours fails to bind and
+// exits. Without the process_id check a restart adopted another run's server.
+bool answers_as(const redis::Endpoint& endpoint, const std::string& password, pid_t pid) {
   redis::ConnectionOptions options;
   options.endpoint = endpoint;
   options.connect_timeout = 200ms;
@@ -122,7 +127,12 @@ bool answers_ping(const redis::Endpoint& endpoint, const std::string& password) 
   auto connection = redis::Connection::connect(options);
   if (!connection) return false;
   auto reply = connection->command({"PING"});
-  return reply && reply->is_status("PONG");
+  if (!reply || !reply->is_status("PONG")) return false;
+  auto info = connection->command({"INFO", "server"});
+  if (!info || !info->is_string()) return false;
+  const std::string_view text = info->text();
+  const std::string field = "process_id:" + std::to_string(pid) + "\r\n";
+  return text.find(field) != std::string_view::npos;
 }
 
 // Returns true when the child has exited (and reaps it).
@@ -255,7 +265,7 @@ Status RedisServer::launch(int port) {
       pid_ = -1;
       return Error{ErrorKind::io, "redis-server on port " + std::to_string(port) + " exited at start: " + log_tail(300)};
     }
-    if (answers_ping(endpoint_, options_.password)) return Done{};
+    if (answers_as(endpoint_, options_.password, pid_)) return Done{};
     std::this_thread::sleep_for(10ms);
   }
   stop();
