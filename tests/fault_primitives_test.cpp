@@ -126,9 +126,10 @@ TEST(ClockJumpTest, JumpForwardExpiresAKeyAndJumpBackRestoresTime) {
 // A port is free only when probed: between a node's crash and its restart on
 // the same port another process may take it. The restart must then fail, not
 // adopt that process because it answers PING (INFO's process_id is not ours):
-// a matrix cell once had a node-restart "restarted" onto a server of another
-// cell running beside it. Here the other process is a redis-server this test
-// starts on the crashed node's port, and ends by its PID.
+// matrix cells running side by side take their ports from the same free range,
+// and a node-restart could have "restarted" onto another cell's server. Here
+// the other process is a redis-server this test starts on the crashed node's
+// port, and ends by its PID.
 TEST(RedisServerRestartTest, APortTakenMeanwhileFailsTheRestartInsteadOfAdoptingItsServer) {
   auto started = harness::RedisServer::start();
   ASSERT_TRUE(started) << started.error().message;
