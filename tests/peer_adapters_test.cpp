@@ -545,6 +545,11 @@ TEST_F(PeerFixture, SesamecareARefusedReleaseIsAnErrorNotNotOwner) {
   ASSERT_TRUE(made) << made.error().message;
   auto holder = std::move(made).value();
   ASSERT_EQ(holder->try_acquire(2000ms), Acquire::acquired) << holder->last_error();
+  // A quorum is enough to hold it: under load a node may have missed the acquire.
+  std::vector<std::size_t> holding;
+  for (std::size_t i = 0; i < proxied.servers.size(); ++i)
+    if (admins_[i].command({"EXISTS", lock_key(redlock.name)})->integer() == 1) holding.push_back(i);
+  ASSERT_GT(holding.size(), proxied.servers.size() / 2) << "acquired without a quorum of keys";
   for (auto& proxy : proxies) proxy->cut();
   // Each client has seen its connection go once it tries to re-open it (refused while cut):
   // from then on a command is refused before it is sent.
@@ -553,7 +558,7 @@ TEST_F(PeerFixture, SesamecareARefusedReleaseIsAnErrorNotNotOwner) {
   }, 5000ms, 5ms)) << "the adapter's clients never tried to reconnect";
   EXPECT_EQ(holder->release(), Release::error) << holder->last_error();
   EXPECT_TRUE(std::all_of(proxies.begin(), proxies.end(), [](const auto& p) { return p->refused_connections() > 0; }));
-  for (std::size_t i = 0; i < proxied.servers.size(); ++i)
+  for (std::size_t i : holding)
     EXPECT_TRUE(admins_[i].command({"EXISTS", lock_key(redlock.name)})->integer() == 1)
         << "node " << i << ": the refused release deleted the key";
 }
