@@ -13,7 +13,7 @@
 //   BM_Harness/raw-get-set/clients:1   raw hiredis GET + SET: the critical section's wire work
 //   BM_Harness/client-loop/clients:1   the harness's own client loop (locklab run, thread
 //                                      mode, no-lock) per acquisition: its overhead over the floor
-//   BM_Adapter/echo-floor              the adapter round trip's floor: `cat` echoing a noop
+//   BM_Adapter/echo-floor              the adapter round trip's reference: `cat` echoing a noop
 //                                      request line over AdapterLock's socket pair, timed as
 //                                      AdapterLock times a noop (counters p50_us, p99_us)
 //
@@ -189,11 +189,12 @@ void client_loop(benchmark::State& state, ConnectionOptions node, std::int64_t o
   }
 }
 
-// What an adapter's no-op round trip cannot go below on this machine: the
-// cheapest program that answers a line, `cat`, spawned as AdapterLock spawns an
-// adapter (a socket pair as its stdin and stdout), and the loop of
-// AdapterLock::ask: dump the request, send it, read the line, parse it, check
-// its id. docs/adapters.md ("The round trip") quotes adapters against it.
+// A reference for an adapter's no-op round trip, not a bound (a probe on
+// busier cores can come out under it): the cheapest program that answers a
+// line, `cat`, spawned as AdapterLock spawns an adapter (a socket pair as its
+// stdin and stdout), and the loop of AdapterLock::ask: dump the request, send
+// it, read the line, parse it, check its id. docs/adapters.md ("The round
+// trip") quotes adapters against it.
 void echo_floor(benchmark::State& state) {
   auto spawned = locklab::harness::AdapterProcess::spawn({"cat"}, "echo-floor", 1s);
   if (!spawned) return fail(state, spawned.error().message);
