@@ -48,6 +48,7 @@
 #include "redis/connection.h"
 #include "redis/result.h"
 #include "servers/resp_watch.h"
+#include "support/fork_quiet.h"
 
 namespace locklab::harness {
 
@@ -176,6 +177,9 @@ class TcpProxy {
   redis::Endpoint upstream_;
   std::unique_ptr<State> state_;
   mutable std::mutex mutex_;
+  // The poll thread holds mutex_ except around poll(): a client forked from
+  // this process must not copy it mid-allocation (support/fork_quiet.h).
+  QuietAtFork quiet_at_fork_{mutex_};
   std::condition_variable applied_;
   std::thread thread_;
 };

@@ -1,0 +1,91 @@
+// support/fork_quiet.h: a fork() waits for every registered mutex, and the
+// child gets each of them free (the copy of a lock held at the fork would be
+// held in the child for good: a client process hung in the sanitizer preset).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "support/conditions.h"
+#include "support/fork_quiet.h"
+
+namespace locklab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::QuietAtFork;
+using Clock = std::chrono::steady_clock;
+
+// fork(); the child exits 0 when it can take `mutex` at once, 1 when it cannot.
+// Returns the child's exit status.
+int fork_and_try(std::mutex& mutex) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const bool free = mutex.try_lock();
+    ::_exit(free ? 0 : 1);
+  }
+  EXPECT_GT(pid, 0);
+  int status = 0;
+  EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A thread holds the mutex until `let_go` is set or 2 s have passed; returns when it has it.
+struct Holder {
+  std::mutex& mutex;
+  std::atomic<bool> holding{false};
+  std::atomic<bool> let_go{false};
+  std::atomic<bool> gave_up_waiting{false};  // let go after 2 s, not because it was told
+  Clock::time_point released_at{};
+  std::thread thread;
+
+  explicit Holder(std::mutex& m) : mutex(m) {
+    thread = std::thread([this] {
+      const std::lock_guard lock(mutex);
+      holding = true;
+      gave_up_waiting = !harness::wait_until([this] { return let_go.load(); }, 2s, 1ms);
+      released_at = Clock::now();
+    });
+    EXPECT_TRUE(harness::wait_until([this] { return holding.load(); }, 5s, 1ms));
+  }
+  ~Holder() { finish(); }
+  void finish() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+TEST(QuietAtFork, AForkWaitsUntilARegisteredMutexIsFreeAndTheChildGetsItFree) {
+  std::mutex mutex;
+  const QuietAtFork quiet(mutex);
+  Holder holder(mutex);
+  std::thread release_soon([&] {
+    std::this_thread::sleep_for(100ms);  // the fork below is under way by then, waiting
+    holder.let_go = true;
+  });
+  const int child = fork_and_try(mutex);
+  const auto forked_at = Clock::now();
+  release_soon.join();
+  holder.finish();
+  EXPECT_EQ(child, 0) << "the child could not take the mutex: its copy was left held";
+  EXPECT_FALSE(holder.gave_up_waiting);
+  EXPECT_GE(forked_at, holder.released_at) << "the fork went ahead while another thread held the mutex";
+}
+
+TEST(QuietAtFork, AMutexNoLongerRegisteredDoesNotHoldForks) {
+  std::mutex mutex;
+  { const QuietAtFork gone(mutex); }
+  Holder holder(mutex);
+  const int child = fork_and_try(mutex);  // returns while the holder still holds it
+  holder.let_go = true;
+  holder.finish();
+  EXPECT_EQ(child, 1) << "the child's copy of a mutex held at the fork is held";
+  EXPECT_FALSE(holder.gave_up_waiting) << "the fork waited for a mutex that was no longer registered";
+}
+
+}  // namespace
+}  // namespace locklab::testing
