@@ -67,7 +67,7 @@ void expect_cell(const std::string& lock, const std::string& column, const std::
       << ", expected " << harness::class_name(expected->expected) << " (" << expected->reason << ")\n"
       << (*document)["verdict_reasons"].dump() << "\n" << record.dump() << "\nsections [client, enter_ms, exit_ms]: "
       << (*document)["timeline"]["sections"].dump() << "\noverlaps: " << (*document)["timeline"]["overlaps"].dump()
-      << "\ntotals: " << (*document)["totals"].dump();
+      << "\ntotals: " << (*document)["totals"].dump() << "\nnode votes: " << (*document)["node_tally"].dump();
   for (const auto& words : recorded) EXPECT_TRUE(record_says(record, words)) << words << " in " << record.dump();
 }
 

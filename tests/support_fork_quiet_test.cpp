@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/conditions.h"
+#include "servers/tcp_proxy.h"
 #include "support/fork_quiet.h"
 
 namespace locklab::testing {
@@ -35,12 +36,12 @@ int fork_and_try(std::mutex& mutex) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A thread holds the mutex until `let_go` is set or 2 s have passed; returns when it has it.
+// A thread holds the mutex until `let_go` is set or 10 s have passed; returns when it has it.
 struct Holder {
   std::mutex& mutex;
   std::atomic<bool> holding{false};
   std::atomic<bool> let_go{false};
-  std::atomic<bool> gave_up_waiting{false};  // let go after 2 s, not because it was told
+  std::atomic<bool> gave_up_waiting{false};  // let go after 10 s, not because it was told
   Clock::time_point released_at{};
   std::thread thread;
 
@@ -48,7 +49,7 @@ struct Holder {
     thread = std::thread([this] {
       const std::lock_guard lock(mutex);
       holding = true;
-      gave_up_waiting = !harness::wait_until([this] { return let_go.load(); }, 2s, 1ms);
+      gave_up_waiting = !harness::wait_until([this] { return let_go.load(); }, 10s, 1ms);
       released_at = Clock::now();
     });
     EXPECT_TRUE(harness::wait_until([this] { return holding.load(); }, 5s, 1ms));
@@ -85,6 +86,18 @@ TEST(QuietAtFork, AMutexNoLongerRegisteredDoesNotHoldForks) {
   holder.finish();
   EXPECT_EQ(child, 1) << "the child's copy of a mutex held at the fork is held";
   EXPECT_FALSE(holder.gave_up_waiting) << "the fork waited for a mutex that was no longer registered";
+}
+
+// The proxies are why this exists: each one's poll thread is quiet at a fork
+// for as long as the proxy lives.
+TEST(QuietAtFork, EveryTcpProxyRegistersItsPollThreadsMutexForItsLifetime) {
+  const std::size_t before = QuietAtFork::registered();
+  {
+    auto proxy = harness::TcpProxy::start(redis::Endpoint{"127.0.0.1", 1});
+    ASSERT_TRUE(proxy) << proxy.error().message;
+    EXPECT_EQ(QuietAtFork::registered(), before + 1);
+  }
+  EXPECT_EQ(QuietAtFork::registered(), before);
 }
 
 }  // namespace

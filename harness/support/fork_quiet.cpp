@@ -48,6 +48,12 @@ QuietAtFork::QuietAtFork(std::mutex& mutex) : mutex_(&mutex) {
   r.mutexes.push_back(mutex_);
 }
 
+std::size_t QuietAtFork::registered() {
+  Registry& r = registry();
+  const std::lock_guard lock(r.guard);
+  return r.mutexes.size();
+}
+
 QuietAtFork::~QuietAtFork() {
   Registry& r = registry();
   const std::lock_guard lock(r.guard);

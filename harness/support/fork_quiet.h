@@ -10,9 +10,13 @@
 // proxy's poll thread lets go of its mutex only around poll()) registers that
 // mutex here. Every fork() of the process then takes all registered mutexes
 // first (pthread_atfork) and lets go of them in parent and child after, so no
-// such thread is inside the allocator, or anywhere else, when the process forks.
+// such thread is inside its work (and the allocator) when the process forks.
+// Not covered: a registered thread's own start and exit, so the thread that
+// forks must also be the one that starts and joins such threads (it is, for
+// the proxies: the run's coordinator).
 #pragma once
 
+#include <cstddef>
 #include <mutex>
 
 namespace locklab::harness {
@@ -27,6 +31,9 @@ class QuietAtFork {
   ~QuietAtFork();
   QuietAtFork(const QuietAtFork&) = delete;
   QuietAtFork& operator=(const QuietAtFork&) = delete;
+
+  // How many mutexes every fork() takes now (for tests).
+  static std::size_t registered();
 
  private:
   std::mutex* mutex_;
