@@ -34,15 +34,15 @@ void after_fork() {
   r.guard.unlock();
 }
 
-void install_once() {
-  static std::once_flag installed;
-  std::call_once(installed, [] { ::pthread_atfork(before_fork, after_fork, after_fork); });
-}
+// Installed before main(), while the process has one thread: installing on
+// first use could race a fork that another thread makes meanwhile. Prepare
+// handlers run in the reverse order of installation, so these run after any
+// installed later (a library's own), whose locks a registered thread may take.
+[[maybe_unused]] const bool g_installed = ::pthread_atfork(before_fork, after_fork, after_fork) == 0;
 
 }  // namespace
 
 QuietAtFork::QuietAtFork(std::mutex& mutex) : mutex_(&mutex) {
-  install_once();
   Registry& r = registry();
   const std::lock_guard lock(r.guard);
   r.mutexes.push_back(mutex_);
