@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 
-#include "support/conditions.h"
 #include "servers/tcp_proxy.h"
+#include "support/conditions.h"
 #include "support/fork_quiet.h"
 
 namespace locklab::testing {
@@ -34,6 +36,16 @@ int fork_and_try(std::mutex& mutex) {
   int status = 0;
   EXPECT_EQ(::waitpid(pid, &status, 0), pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A thread of this process as /proc tells it: 'R' running, 'S' asleep (a
+// futex, a wait), ... ('?' when it cannot be read).
+char thread_state(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return '?';
+  const auto paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
 }
 
 // A thread holds the mutex until `let_go` is set or 10 s have passed; returns when it has it.
@@ -64,8 +76,12 @@ TEST(QuietAtFork, AForkWaitsUntilARegisteredMutexIsFreeAndTheChildGetsItFree) {
   std::mutex mutex;
   const QuietAtFork quiet(mutex);
   Holder holder(mutex);
+  // Let go once this thread sleeps: in the fork, waiting for the mutex (or,
+  // were the fork not to wait, in waitpid() after it: the child's try then
+  // already failed).
+  const pid_t forking = ::gettid();
   std::thread release_soon([&] {
-    std::this_thread::sleep_for(100ms);  // the fork below is under way by then, waiting
+    EXPECT_TRUE(harness::wait_until([&] { return thread_state(forking) == 'S'; }, 10s, 1ms));
     holder.let_go = true;
   });
   const int child = fork_and_try(mutex);
