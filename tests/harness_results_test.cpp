@@ -87,6 +87,14 @@ TEST(Results, EveryRequiredKeyIsChecked) {
   EXPECT_FALSE(missing_run_keys(wrong_schema).empty());
 }
 
+// locklab.run/2 added the faults' bite; a /1 document (results made before it) is still read.
+TEST(Results, ReadsTheEarlierSchemaVersionToo) {
+  json v1 = complete_document();
+  v1["schema"] = kRunSchemaV1;
+  EXPECT_TRUE(missing_run_keys(v1).empty());
+  EXPECT_STREQ(kRunSchema, "locklab.run/2");
+}
+
 TEST(Results, LoadRejectsGarbageWithItsFileName) {
   TempDir dir;
   const auto path = (dir / "garbage.json").string();

@@ -281,6 +281,18 @@ TEST(MatrixExpectations, DocsListEveryCellWithTheSameClass) {
   }
 }
 
+// Every column states its bite, and docs/faults.md says it in the column's section.
+TEST(MatrixExpectations, DocsStateEveryColumnsBite) {
+  std::ifstream in(LOCKLAB_FAULTS_DOC);
+  ASSERT_TRUE(in) << LOCKLAB_FAULTS_DOC;
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const auto& column : fault_columns()) {
+    ASSERT_FALSE(column.bites.empty()) << column.name << " states no bite";
+    EXPECT_NE(doc.find("Bites when: " + column.bites + " ("), std::string::npos)
+        << "docs/faults.md lacks the bite of " << column.name << ": " << column.bites;
+  }
+}
+
 // The peer libraries' rows (issue 18): every column of every library the
 // issue ships is written down, and docs/peers.md lists each cell with the
 // code's class and reason, as docs/faults.md does for the generations.

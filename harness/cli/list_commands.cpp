@@ -60,7 +60,7 @@ int report_files(const std::vector<std::string>& files, const std::string& out) 
     if (auto written = write_report(runs, out); !written) return complain(kRuntime, written.error().message);
     std::printf("%s\nReport: %s/report.md, %s/report.html\n", markdown_report(runs).c_str(), out.c_str(), out.c_str());
   } catch (const nlohmann::json::exception& e) {  // right keys, wrong types: still not a run document
-    return complain(kUsage, std::string("not a locklab.run/1 document: ") + e.what());
+    return complain(kUsage, std::string("not a locklab.run document: ") + e.what());
   }
   return kOk;
 }
@@ -102,7 +102,7 @@ int index_files(const std::string& dir) {
   try {
     if (auto written = write_index(dir, *matrix, *runs); !written) return complain(kRuntime, written.error().message);
   } catch (const nlohmann::json::exception& e) {  // right keys, wrong types: still not a run document
-    return complain(kUsage, std::string("not a locklab.run/1 document: ") + e.what());
+    return complain(kUsage, std::string("not a locklab.run document: ") + e.what());
   }
   std::printf("Index: %s/index.html, %s/index.md (the fault matrix first, then the comparison)\n", dir.c_str(),
               dir.c_str());

@@ -227,7 +227,7 @@ void add_run_workload_flags(CLI::App& run, RunFlags& flags) {
   run.add_option("--json", flags.json_path, "Write the result document here (atomically)");
   run.add_option("--key", run_options.key, "Lock key")->check(checked_by(key_problem, ""))->capture_default_str();
   run.add_option("--step", run_options.step_specs,
-                 "Step action POINT:pause=MS|pause-until=expired|other-acquired|crash|delay=MS[:CLIENT[:TIMES]] "
+                 "Step action POINT:pause=MS|pause-until=expired|other-acquired|other-inside|crash|delay=MS[:CLIENT[:TIMES]] "
                  "(repeatable)")
       ->check(checked_by(step_problem, ""));
   std::string fault_help = "Inject a fault NAME[:KEY=VALUE]... (repeatable; docs/faults.md):";

@@ -20,6 +20,10 @@ std::string Fault::why_not_acted() const {
   return applied.back()["what"].get<std::string>();
 }
 
+Bite Fault::bite(const BiteEvidence&) const {
+  return {acted(), acted() ? "acted (this fault has no bite rule of its own: acting counts)" : "did not act"};
+}
+
 template <class Call>
 void FaultSet::each(Call call) {
   for (auto& fault : faults_) call(*fault);
@@ -95,6 +99,11 @@ nlohmann::json FaultSet::record() const {
   for (const auto& fault : faults_) {
     nlohmann::json record = fault->record();
     record["acted"] = fault->acted();
+    if (bites_.size() == faults_.size()) {
+      const Bite& bite = bites_[static_cast<std::size_t>(&fault - faults_.data())];
+      record["bit"] = bite.bit;
+      record["bite"] = bite.what;
+    }
     records.push_back(std::move(record));
   }
   return records;
@@ -109,6 +118,24 @@ std::string FaultSet::why_not_acted() const {
   for (const auto& fault : faults_)
     if (!fault->acted())
       why.append(why.empty() ? "" : "; ").append(fault->record().value("spec", fault->name()) + ": " + fault->why_not_acted());
+  return why;
+}
+
+void FaultSet::judge_bites(const BiteEvidence& evidence) {
+  bites_.clear();
+  for (const auto& fault : faults_) bites_.push_back(fault->bite(evidence));
+}
+
+bool FaultSet::bit() const {
+  return std::all_of(bites_.begin(), bites_.end(), [](const Bite& bite) { return bite.bit; });
+}
+
+std::string FaultSet::why_not_bit() const {
+  std::string why;
+  for (std::size_t i = 0; i < bites_.size() && i < faults_.size(); ++i)
+    if (!bites_[i].bit)
+      why.append(why.empty() ? "" : "; ")
+          .append(faults_[i]->record().value("spec", faults_[i]->name()) + ": " + bites_[i].what);
   return why;
 }
 

@@ -10,6 +10,11 @@
 // stopped or jumped, links faulted, a failover done). A run whose asked-for
 // fault did not act proves nothing about that fault: measure() makes its
 // verdict `error` (docs/harness.md, "Faults that did not act").
+//
+// Acting is not biting: every fault also says whether the race it is there
+// for had its chance (bite(), nemesis/bite.h). A run whose fault acted but did
+// not bite cannot read `safe`; a matrix cell whose fault did not bite is
+// `error` ("not exercised").
 #pragma once
 
 #include <chrono>
@@ -19,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nemesis/bite.h"
 #include "nemesis/nemesis.h"
 
 namespace locklab::harness {
@@ -49,6 +55,10 @@ class Fault : public Nemesis {
   // Why it did not act, in its own words (for the verdict's reason). The
   // default: the last thing it recorded, or "nothing was applied".
   virtual std::string why_not_acted() const;
+  // Whether the race this fault is for had its chance in this run, from the
+  // evidence read after after_run() (nemesis/bite.h). The default, for a fault
+  // with no rule of its own: acting counts, and the text says so.
+  virtual Bite bite(const BiteEvidence& evidence) const;
   // The longest this fault may stretch the run (a pause's bound, a slow
   // section); measure() adds it to the workload's hard deadline.
   virtual std::chrono::milliseconds allowance(std::chrono::milliseconds /*ttl*/) const { return {}; }
@@ -74,9 +84,15 @@ class FaultSet final : public Fault {
   std::shared_ptr<const WallClock> client_clock(int client) override;
   std::vector<std::string> client_environment(int client) override;  // every fault's, in order
   FaultNeeds needs() const override;
-  nlohmann::json record() const override;  // an array: one record per fault, each with "acted"
+  // An array: one record per fault, each with "acted", and "bit" and "bite" once judge_bites() ran.
+  nlohmann::json record() const override;
   bool acted() const override;             // every fault of the set acted
   std::string why_not_acted() const override;
+  // Asks every fault whether it bit (after after_run()); kept for record() and bit().
+  void judge_bites(const BiteEvidence& evidence);
+  bool judged() const { return !bites_.empty() || faults_.empty(); }
+  bool bit() const;                       // every fault of the set bit (true when none was asked for)
+  std::string why_not_bit() const;        // "SPEC: what its bite saw", for each fault that did not bite
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;  // the sum
 
  private:
@@ -85,6 +101,7 @@ class FaultSet final : public Fault {
 
   std::vector<std::unique_ptr<Fault>> faults_;
   std::vector<Nemesis*> others_;
+  std::vector<Bite> bites_;  // one per fault, in order, once judged
 };
 
 }  // namespace locklab::harness

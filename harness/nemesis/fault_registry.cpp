@@ -47,7 +47,7 @@ Result<std::unique_ptr<Fault>> make_crash_holder(const FaultSpec& spec, const Fa
 
 Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const FaultEnv& options) {
   if (auto ok = needs_processes(spec, options); !ok) return ok.error();
-  if (spec.has("ms") == spec.has("until")) return fault_error(spec, "give either ms=MS or until=expired|other-acquired");
+  if (spec.has("ms") == spec.has("until")) return fault_error(spec, "give either ms=MS or until=expired|other-acquired|other-inside");
   auto client = client_param(spec, options);
   if (!client) return client.error();
   PauseRule rule;
@@ -58,7 +58,7 @@ Result<std::unique_ptr<Fault>> make_pause_holder(const FaultSpec& spec, const Fa
     if (spec.has("max")) return fault_error(spec, "max bounds until=, not ms=");
   } else {
     const auto until = parse_pause_until(spec.params.at("until"));
-    if (!until) return fault_error(spec, "until must be expired or other-acquired");
+    if (!until) return fault_error(spec, "until must be expired, other-acquired or other-inside");
     rule.until = *until;
     auto max = param_int(spec, "max", 10LL * options.ttl_ms, 1, kMaxMs);
     if (!max) return max.error();
@@ -175,7 +175,7 @@ const std::vector<FaultEntry>& fault_table() {
        make_crash_holder, {"crash-holder"}},
       {"holder-pause", {"ms", "until", "max", "at", "client", "when"},
        "SIGSTOP the holder's whole process group (watchdog and adapter too), SIGCONT after ms= or "
-       "until=expired|other-acquired; at=resp:PATTERN: once the fault proxy parks its matching request (e.g. "
+       "until=expired|other-acquired|other-inside; at=resp:PATTERN: once the fault proxy parks its matching request (e.g. "
        "resp:GET>DEL), sent on before SIGCONT [max=MS at=POINT client=N when=start|holder]",
        make_pause_holder, {"pause-holder"}},
       {"slow-holder", {"ms", "client"},

@@ -44,6 +44,7 @@ std::vector<std::string> lock_keys(const NemesisContext& context) {
 std::optional<PauseRule::Until> parse_pause_until(std::string_view word) {
   if (word == "expired") return PauseRule::Until::expired;
   if (word == "other-acquired") return PauseRule::Until::other_acquired;
+  if (word == "other-inside") return PauseRule::Until::other_inside;
   return std::nullopt;
 }
 
@@ -52,6 +53,7 @@ const char* pause_until_name(PauseRule::Until until) {
     case PauseRule::Until::time: return "time";
     case PauseRule::Until::expired: return "expired";
     case PauseRule::Until::other_acquired: return "other-acquired";
+    case PauseRule::Until::other_inside: return "other-inside";
   }
   return "time";
 }
@@ -74,13 +76,13 @@ std::optional<StepAction> parse_step_action(std::string_view spec, std::string* 
     next = 1;
   }
   if (point.empty()) return fail("no step point");
-  if (next >= parts.size()) return fail("no action (pause=MS | pause-until=expired|other-acquired | crash | delay=MS)");
+  if (next >= parts.size()) return fail("no action (pause=MS | pause-until=expired|other-acquired|other-inside | crash | delay=MS)");
   StepAction action;
   action.point = point;
   const std::string_view kind = parts[next];
   if (kind == "pause") {
     // A bare pause used to stop the client with nothing to resume it.
-    return fail("pause needs a length or a condition: pause=MS or pause-until=expired|other-acquired");
+    return fail("pause needs a length or a condition: pause=MS or pause-until=expired|other-acquired|other-inside");
   } else if (kind.starts_with("pause=")) {
     int ms = 0;
     if (!parse_int(kind.substr(6), ms) || ms < 0) return fail("pause needs a number of ms >= 0");
@@ -88,7 +90,7 @@ std::optional<StepAction> parse_step_action(std::string_view spec, std::string* 
     action.pause.ms = std::chrono::milliseconds{ms};
   } else if (kind.starts_with("pause-until=")) {
     const auto until = parse_pause_until(kind.substr(12));
-    if (!until) return fail("pause-until takes expired or other-acquired");
+    if (!until) return fail("pause-until takes expired, other-acquired or other-inside");
     action.kind = StepAction::Kind::pause;
     action.pause.until = *until;
   } else if (kind == "crash") {

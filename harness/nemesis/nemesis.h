@@ -90,12 +90,14 @@ class Nemesis {
 // How long a stopped client stays stopped: a time, or until a condition holds
 // (polled by the coordinator), never longer than `max`.
 struct PauseRule {
-  enum class Until { time, expired, other_acquired };
+  // other_inside: another client entered after the stop and is inside now
+  // (the release race: the late release meets the new holder inside).
+  enum class Until { time, expired, other_acquired, other_inside };
   Until until = Until::time;
   std::chrono::milliseconds ms{0};   // Until::time
   std::chrono::milliseconds max{0};  // bound on any pause; 0 = 10 x ttl
 };
-// "expired" | "other-acquired" (the spellings of --step and --fault).
+// "expired" | "other-acquired" | "other-inside" (the spellings of --step and --fault).
 std::optional<PauseRule::Until> parse_pause_until(std::string_view word);
 const char* pause_until_name(PauseRule::Until until);
 

@@ -115,7 +115,24 @@ class NetFault final : public GatedFault {
     if (applied_) {
       restore(links_);
       note(context, "links restored at the end of the run");
+      if (cut_.since_ns != 0 && cut_.until_ns == 0) cut_.until_ns = monotonic_ns();
     }
+  }
+
+  // at=held: the holder was cut off past the earliest end of its lease while
+  // another client was trying. The other phases: acting counts.
+  Bite bite(const BiteEvidence& e) const override {
+    if (phase_ != Phase::held || !acted()) return GatedFault::bite(e);
+    const auto section = e.section_of(cut_.holder, cut_.since_ns);
+    if (!section) return {false, "client " + std::to_string(cut_.holder) + " was not inside when its links failed"};
+    const std::int64_t lapse = section->invoke_ns + std::chrono::nanoseconds(e.ttl).count();
+    const std::int64_t until = cut_.until_ns != 0 ? cut_.until_ns : e.end_ns;
+    const std::string cut = "client " + std::to_string(cut_.holder) + "'s links failed from " + e.at(cut_.since_ns) +
+                            " to " + e.at(until) + " while it was inside (its lease could end from " + e.at(lapse) + ")";
+    if (until <= lapse) return {false, cut + ": restored before its lease could end"};
+    const auto hit = e.other_waiting(cut_.holder, lapse, until);
+    if (!hit) return {false, cut + ", but no other client was trying meanwhile"};
+    return {true, cut + "; " + contender_text(e, *hit)};
   }
 
  private:
@@ -195,11 +212,13 @@ class NetFault final : public GatedFault {
       applied_ = true;
       begin_watch(context, holder);
       note_acted(context, what() + " on client " + std::to_string(holder) + "'s links while it holds the lock");
+      cut_ = {holder, monotonic_ns(), 0};
       return;
     }
     if (wait_for_other(context, holder, long_patience(ttl_))) {
       restore(links_);
       applied_ = false;
+      cut_.until_ns = monotonic_ns();
     }
   }
 
@@ -268,6 +287,10 @@ class NetFault final : public GatedFault {
   bool waiting_ = false;
   bool done_ = false;
   int stage_ = 0;
+  struct {
+    int holder = -1;
+    std::int64_t since_ns = 0, until_ns = 0;  // at=held: the holder's links failed, and were restored
+  } cut_;
 };
 
 // ---- unavailable ------------------------------------------------------------------------
@@ -440,8 +463,24 @@ class UnavailableFault final : public GatedFault {
   void end_acting(NemesisContext& context, const std::string& what) {
     restore(links_);
     applied_ = false;
+    if (acted_ns_ == 0) acted_ns_ = monotonic_ns();
     note_acted(context, what);
   }
+
+ public:
+  // at=release: the holder's release could not reach the server, and another
+  // client was trying afterwards (the key it left is what it must get past).
+  // At acquire: acting counts.
+  Bite bite(const BiteEvidence& e) const override {
+    if (phase_ != Phase::release || !acted()) return GatedFault::bite(e);
+    const std::string refused = "client " + std::to_string(target_) + "'s release was refused (seen at " +
+                                e.at(acted_ns_) + ")";
+    const auto hit = e.other_waiting(target_, acted_ns_, e.end_ns);
+    if (!hit) return {false, refused + ", and no other client tried afterwards"};
+    return {true, refused + "; " + contender_text(e, *hit)};
+  }
+
+ private:
 
   Phase phase_;
   bool drop_reply_;
@@ -457,6 +496,7 @@ class UnavailableFault final : public GatedFault {
   std::size_t open_before_ = 0;  // the target's connections open as the refusal began
   bool failed_ = false;
   std::string release_heard_;
+  std::int64_t acted_ns_ = 0;  // when the refusal was first seen to have acted
 };
 
 // client=N, between 0 and the last client; absent: `fallback`.

@@ -6,6 +6,7 @@
 #include "servers/clock_jump.h"
 #include "nemesis/topology_fault.h"
 #include "history/history.h"
+#include "support/conditions.h"
 #include "support/process_control.h"
 
 namespace locklab::harness {
@@ -66,15 +67,67 @@ class Blockers {
 };
 
 // Lock servers where the holder's key is (present and not a blocker), in node order.
+// A hash or a list (reentrant-watchdog, a queue) counts as well as a string.
 std::vector<std::size_t> holder_nodes(const NemesisContext& context, int holder) {
   std::vector<std::size_t> nodes;
   for (std::size_t j = 0; j < context.endpoints.size(); ++j) {
-    auto connection = redis::Connection::connect(context.endpoints[j]);
-    if (!connection) continue;
-    auto value = connection->command({"GET", lock_key_of(context, holder)});
-    if (value && value->is_string() && std::string(value->text()) != kBlocker) nodes.push_back(j);
+    auto probe = RedisProbe::connect(context.endpoints[j]);
+    if (!probe || probe->exists(lock_key_of(context, holder)) != std::optional<bool>(true)) continue;
+    if (probe->value(lock_key_of(context, holder)) != std::optional<std::string>(kBlocker)) nodes.push_back(j);
   }
   return nodes;
+}
+
+// What the lock servers held of the holder's key: its serialized value on
+// each node (DUMP: a string, a hash or a list alike, without its TTL), read
+// just before a fault acts and again right after, through endpoints() (the
+// fronts follow a failover). A node keeps the key when it still holds the
+// very value it held before: absent, unreadable (down) or another value (a
+// contender's, taken meanwhile) is lost.
+using KeyDumps = std::vector<std::optional<std::string>>;
+
+KeyDumps dump_holder_key(const NemesisContext& context, int holder) {
+  KeyDumps dumps;
+  for (const auto& endpoint : context.endpoints) {
+    std::optional<std::string> dump;
+    auto probe = RedisProbe::connect(endpoint);
+    if (probe && probe->value(lock_key_of(context, holder)) != std::optional<std::string>(kBlocker))
+      if (auto reply = probe->read({"DUMP", lock_key_of(context, holder)}); reply && reply->is_string())
+        dump = std::string(reply->text());
+    dumps.push_back(std::move(dump));
+  }
+  return dumps;
+}
+
+struct KeyReading {
+  int holder = -1;
+  std::int64_t ns = 0;  // 0: never read
+  std::size_t before = 0;  // nodes with the holder's key as the fault acted
+  std::size_t kept = 0;    // ... of which still hold that very value after it
+  std::size_t nodes = 0;
+  bool lost() const { return ns != 0 && before > 0 && kept < nodes / 2 + 1; }  // a majority lost it (all of one)
+};
+
+KeyReading compare_key(const NemesisContext& context, int holder, const KeyDumps& before) {
+  const KeyDumps after = dump_holder_key(context, holder);
+  KeyReading reading{holder, monotonic_ns(), 0, 0, context.endpoints.size()};
+  for (std::size_t j = 0; j < before.size() && j < after.size(); ++j) {
+    reading.before += before[j] ? 1 : 0;
+    reading.kept += before[j] && after[j] == before[j] ? 1 : 0;
+  }
+  return reading;
+}
+
+// The holder was inside when its key was gone from a majority of the servers.
+Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::string& where) {
+  if (reading.ns == 0) return {false, "the holder's key was never read after the fault"};
+  if (reading.before == 0) return {false, "client " + std::to_string(reading.holder) + "'s key was on no server as the fault acted"};
+  const std::string read = "client " + std::to_string(reading.holder) + "'s key: on " + std::to_string(reading.before) +
+                           " of " + std::to_string(reading.nodes) + " server(s) as the fault acted, still there on " +
+                           std::to_string(reading.kept) + " " + where + " at " + e.at(reading.ns);
+  if (!reading.lost()) return {false, read + ": the servers did not lose it"};
+  if (!e.section_of(reading.holder, reading.ns)) return {false, read + ", but the holder was no longer inside"};
+  return {true, read + ", while the holder was inside"};
 }
 
 // ---- failover -------------------------------------------------------------------
@@ -113,6 +166,7 @@ class FailoverFault final : public GatedFault {
       const auto held = t->replication()->held_bytes();
       failed_over_ = true;
       begin_watch(context, holder);
+      const KeyDumps before = dump_holder_key(context, holder);
       auto promoted = t->fail_over();
       if (!promoted) {
         note(context, "failover failed: " + promoted.error().message);
@@ -120,6 +174,7 @@ class FailoverFault final : public GatedFault {
       }
       note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
                         " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
+      reading_ = compare_key(context, holder, before);
       return;
     }
     if (watch_over(context, holder, short_patience(ttl_), gate_,
@@ -134,7 +189,14 @@ class FailoverFault final : public GatedFault {
     if (t != nullptr && t->replication() != nullptr && !failed_over_) t->replication()->resume_replication();
   }
 
+  // The promoted master lacked the holder's key while the holder was inside.
+  Bite bite(const BiteEvidence& evidence) const override {
+    if (!acted()) return {false, why_not_acted()};
+    return key_lost_bite(evidence, reading_, "server(s) after the failover");
+  }
+
  private:
+  KeyReading reading_;
   void finish() {
     finished_ = true;
     gate_.release();
@@ -185,7 +247,9 @@ class ParkedHolderFault : public GatedFault {
     if (!holder_handled_) {
       holder_handled_ = true;
       others_before_ = acquisitions_by_others(context, holder);
+      const KeyDumps before = dump_holder_key(context, holder);
       const bool keep_parked = act(context, holder);
+      reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
       blockers_.lift(context);
       since_ = Clock::now();
       if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
@@ -195,6 +259,7 @@ class ParkedHolderFault : public GatedFault {
   }
 
   milliseconds ttl_;
+  KeyReading reading_;  // the holder's key on the servers right after act()
 
  private:
   void undo(NemesisContext& context) final {
@@ -254,6 +319,19 @@ class NodeCrashFault final : public ParkedHolderFault {
     if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
   }
 
+  // when=holder: a majority of the servers lost the holder's key (down, or
+  // back empty) while it was inside. when=start: a minority was down while
+  // clients acquired.
+  Bite bite(const BiteEvidence& e) const override {
+    if (!acted()) return {false, why_not_acted()};
+    if (!at_start_) return key_lost_bite(e, reading_, "server(s) after the crash");
+    const std::int64_t until = restarted_ns_ != 0 ? restarted_ns_ : e.end_ns;
+    const auto entered = e.other_entered(-1, crashed_ns_, until);
+    const std::string down = std::to_string(count_) + " node(s) down from " + e.at(crashed_ns_) + " to " + e.at(until);
+    if (!entered) return {false, down + ", and nobody acquired meanwhile"};
+    return {true, down + "; client " + std::to_string(entered->client) + " acquired at " + e.at(entered->enter_ns)};
+  }
+
   void crash(NemesisContext& context, const std::vector<std::size_t>& nodes) {
     Topology* t = topology(context);
     std::string which;
@@ -263,6 +341,7 @@ class NodeCrashFault final : public ParkedHolderFault {
       append_node(which, j);
     }
     crashed_at_ = Clock::now();
+    crashed_ns_ = monotonic_ns();
     if (nodes.empty()) return note(context, "no node to kill: nothing done");
     note_acted(context, "SIGKILL node(s) " + which);
     if (restart_ == Restart::now) restart_crashed(context, "restarted at once, empty (no persistence)");
@@ -276,6 +355,7 @@ class NodeCrashFault final : public ParkedHolderFault {
       if (auto ok = t->server(j).restart(); !ok) failed += " node " + std::to_string(j) + ": " + ok.error().message;
     }
     crashed_.clear();
+    if (restarted_ns_ == 0) restarted_ns_ = monotonic_ns();
     note(context, "node(s) " + which + " " + how + (failed.empty() ? "" : "; restart failed:" + failed));
   }
 
@@ -284,6 +364,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   bool at_start_;
   std::vector<std::size_t> crashed_;
   Clock::time_point crashed_at_{};
+  std::int64_t crashed_ns_ = 0, restarted_ns_ = 0;
 };
 
 
@@ -365,7 +446,21 @@ class ClockJumpFault final : public ParkedHolderFault {
     }
     note_acted(context, "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
                             (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)");
+    jump_ = {holder, monotonic_ns(), in_majority};
     return true;
+  }
+
+  // The jumped node held the holder's key, and its clock passed the end of
+  // any lease of one ttl while the holder was inside: the opportunity, whether
+  // the lock's key has a TTL to lose (setnx has none) or not.
+  Bite bite(const BiteEvidence& e) const override {
+    if (!acted()) return {false, why_not_acted()};
+    const std::string jumped = "node " + std::to_string(node_) + "'s clock jumped " + ms_text(offset_) + " at " +
+                               e.at(jump_.ns) + " (the ttl is " + ms_text(e.ttl) + ")";
+    if (!jump_.on_holder_node) return {false, jumped + ", but the holder's key was not on that node"};
+    if (offset_ <= e.ttl) return {false, jumped + ": not past a lease of one ttl"};
+    if (!e.section_of(jump_.holder, jump_.ns)) return {false, jumped + ", but the holder was no longer inside"};
+    return {true, jumped + ", on client " + std::to_string(jump_.holder) + "'s node while it was inside"};
   }
 
   void undo_action(NemesisContext& context) override {
@@ -378,6 +473,11 @@ class ClockJumpFault final : public ParkedHolderFault {
   std::size_t node_;
   milliseconds offset_;
   bool jumped_ = false;
+  struct {
+    int holder = -1;
+    std::int64_t ns = 0;
+    bool on_holder_node = false;
+  } jump_;
 };
 
 // ---- factories ---------------------------------------------------------------------------

@@ -129,6 +129,9 @@ std::optional<std::string> ClientParking::why_resume(const NemesisContext& conte
     case PauseRule::Until::other_acquired:
       if (other_acquired(context, client, stopped)) return "another client acquired and wrote, after " + ms_text(waited);
       break;
+    case PauseRule::Until::other_inside:
+      if (other_inside(context, client, stopped)) return "another client entered and is inside, after " + ms_text(waited);
+      break;
   }
   if (waited >= std::chrono::nanoseconds(pause_bound(rule, context.ttl)).count())
     return "the pause bound (max) ran out, after " + ms_text(waited);
@@ -173,6 +176,18 @@ bool ClientParking::other_acquired(const NemesisContext& context, int client, co
   return false;
 }
 
+// Another client entered after this one stopped and has not left: its newest
+// section began since, and is still open.
+bool ClientParking::other_inside(const NemesisContext& context, int client, const Stopped& stopped) const {
+  if (context.history == nullptr) return false;
+  for (int c = 0; c < context.history->clients(); ++c) {
+    if (c == client || static_cast<std::size_t>(c) >= stopped.records_then.size()) continue;
+    const std::int64_t since = context.history->slot(c).records.load() - stopped.records_then[static_cast<std::size_t>(c)];
+    if (since >= 1 && context.history->last_stage(c) == CsStage::inside) return true;
+  }
+  return false;
+}
+
 bool ClientParking::others_gone(const NemesisContext& context, int client) const {
   if (context.history == nullptr) return false;
   for (int c = 0; c < context.history->clients(); ++c) {
@@ -190,7 +205,9 @@ void ClientParking::resume(int client, const std::string& why) {
   (*cells_)[3 * static_cast<std::size_t>(client)].store(kFree);
   if (before_continue_) before_continue_(client);
   found->second.guard.resume();
-  events_.push_back({monotonic_ns(), "SIGCONT client " + std::to_string(client) + ": " + why});
+  const std::int64_t now = monotonic_ns();
+  spans_.push_back({client, rules_[static_cast<std::size_t>(found->second.rule)].at, found->second.since_ns, now});
+  events_.push_back({now, "SIGCONT client " + std::to_string(client) + ": " + why});
   stopped_.erase(found);
 }
 
@@ -214,6 +231,61 @@ milliseconds ClientParking::longest_pause(milliseconds ttl) const {
   for (const auto& rule : rules_)
     longest = std::max(longest, rule.pause.until == PauseRule::Until::time ? rule.pause.ms : pause_bound(rule.pause, ttl));
   return longest;
+}
+
+// --- bites -------------------------------------------------------------------------
+
+namespace {
+
+std::string span_text(const BiteEvidence& e, const ClientParking::Span& span) {
+  return "client " + std::to_string(span.client) + " was stopped at " + span.at + " from " + e.at(span.since_ns) +
+         " to " + e.at(span.until_ns);
+}
+
+Bite pause_inside_bite(const BiteEvidence& e, const ClientParking::Span& span, const CsRecord& section) {
+  const std::int64_t lapse = section.invoke_ns + std::chrono::nanoseconds(e.ttl).count();
+  const std::string stopped = span_text(e, span) + ", inside its section (its lease could end from " + e.at(lapse) + ")";
+  if (span.until_ns <= lapse) return {false, stopped + ": it went on before its lease could end"};
+  const auto hit = e.other_waiting(span.client, lapse, span.until_ns);
+  if (!hit) return {false, stopped + ", but no other client was trying meanwhile"};
+  return {true, stopped + "; " + contender_text(e, *hit)};
+}
+
+// Its last section before `ns` was left but its release never returned: it died still holding.
+bool released_never(const BiteEvidence& e, int client, std::int64_t ns) {
+  const CsRecord* last = nullptr;
+  for (const auto& record : e.records)
+    if (static_cast<int>(record.client) == client && record.enter_ns <= ns) last = &record;
+  return last != nullptr && last->stage != CsStage::closed;
+}
+
+Bite pause_outside_bite(const BiteEvidence& e, const ClientParking::Span& span) {
+  const std::string stopped = span_text(e, span) + ", outside its section";
+  const auto entered = e.other_entered(span.client, span.since_ns, span.until_ns);
+  if (!entered) return {false, stopped + ", and no other client entered meanwhile"};
+  const bool still_inside = entered->exit_ns > span.until_ns;
+  return {true, stopped + "; client " + std::to_string(entered->client) + " entered at " + e.at(entered->enter_ns) +
+                    (still_inside ? " and was still inside when it went on" : " and left at " + e.at(entered->exit_ns))};
+}
+
+}  // namespace
+
+Bite pause_bite(const BiteEvidence& evidence, const std::vector<ClientParking::Span>& spans) {
+  if (spans.empty()) return {false, "no client was stopped"};
+  const ClientParking::Span& span = spans.front();
+  if (auto section = evidence.section_of(span.client, span.since_ns)) return pause_inside_bite(evidence, span, *section);
+  return pause_outside_bite(evidence, span);
+}
+
+Bite crash_bite(const BiteEvidence& e, int client, std::int64_t died_ns, const std::string& key_without_ttl) {
+  std::string died = "client " + std::to_string(client) + " died at " + e.at(died_ns);
+  if (e.section_of(client, died_ns)) died += " inside its section";
+  else if (released_never(e, client, died_ns)) died += " after its section, before its release returned";
+  else if (!key_without_ttl.empty()) died += ", leaving " + key_without_ttl + " with no TTL";
+  else return {false, died + ", neither inside its section nor leaving a key with no TTL"};
+  const auto hit = e.other_waiting(client, died_ns, e.end_ns);
+  if (!hit) return {false, died + ", and no other client tried afterwards"};
+  return {true, died + "; " + contender_text(e, *hit)};
 }
 
 // --- holder-crash -----------------------------------------------------------------
@@ -240,6 +312,36 @@ StepHook CrashHolderFault::client_step_hook(int client) {
     (*cells)[1 + static_cast<std::size_t>(client)].store(monotonic_ns());
     exit_with_group(kCrashExitCode);  // no release, no destructors: gone, watchdog and adapter (its group) and all
   };
+}
+
+static bool is_section_point(std::string_view at) { return at == kCsEnter || at == kCsRead || at == kCsExit; }
+
+// A client that died outside its section (the SETNX/EXPIRE gap) may have left
+// its key with no TTL: read once, as soon as its death is seen.
+void CrashHolderFault::tick(NemesisContext& context) {
+  if (is_section_point(at_)) return;
+  for (int c = 0; c < kMaxFaultClients && c < static_cast<int>(context.client_pids.size()); ++c) {
+    if ((*cells_)[1 + static_cast<std::size_t>(c)].load() == 0 || keys_without_ttl_.count(c) != 0) continue;
+    std::string found;
+    for (const auto& endpoint : context.endpoints) {
+      auto probe = RedisProbe::connect(endpoint);
+      if (probe && probe->pttl(lock_key_of(context, c)) == std::optional<long long>(-1)) found = lock_key_of(context, c);
+    }
+    keys_without_ttl_[c] = found;
+  }
+}
+
+Bite CrashHolderFault::bite(const BiteEvidence& evidence) const {
+  Bite first{false, why_not_acted()};
+  for (int c = 0; c < kMaxFaultClients; ++c) {
+    const std::int64_t died = (*cells_)[1 + static_cast<std::size_t>(c)].load();
+    if (died == 0) continue;
+    const auto key = keys_without_ttl_.find(c);
+    Bite bite = crash_bite(evidence, c, died, key == keys_without_ttl_.end() ? "" : key->second);
+    if (bite.bit) return bite;
+    if (first.what == why_not_acted()) first = bite;
+  }
+  return first;
 }
 
 void CrashHolderFault::after_run(NemesisContext& context) {
@@ -331,6 +433,22 @@ void SlowHolderFault::after_run(NemesisContext& context) {
 
 nlohmann::json SlowHolderFault::record() const {
   return {{"spec", spec_.text}, {"applied", applied_json(events_, go_ns_)}};
+}
+
+// The section outlived the earliest end of its lease while another client was trying.
+Bite SlowHolderFault::bite(const BiteEvidence& e) const {
+  const std::int64_t who = (*cells_)[0].load();
+  if (who <= 0) return {false, why_not_acted()};
+  const int client = static_cast<int>(who - 1);
+  const auto section = e.section_of(client, (*cells_)[1].load());
+  if (!section) return {false, "client " + std::to_string(client) + "'s slow section is not on record"};
+  const std::int64_t lapse = section->invoke_ns + std::chrono::nanoseconds(e.ttl).count();
+  const std::string slow = "client " + std::to_string(client) + "'s section ran from " + e.at(section->enter_ns) +
+                           " to " + e.at(section->exit_ns) + " (its lease could end from " + e.at(lapse) + ")";
+  if (section->exit_ns <= lapse) return {false, slow + ": it left before its lease could end"};
+  const auto hit = e.other_waiting(client, lapse, section->exit_ns);
+  if (!hit) return {false, slow + ", but no other client was trying meanwhile"};
+  return {true, slow + "; " + contender_text(e, *hit)};
 }
 
 std::string SlowHolderFault::why_not_acted() const { return nobody_did(client_, "entered its critical section"); }
@@ -437,6 +555,21 @@ void ClockSkewFault::after_run(NemesisContext& context) {
 std::string ClockSkewFault::why_not_acted() const {
   if (adapter_clock_ == AdapterClock::not_skewed) return adapter_note_;
   return "client " + std::to_string(client_) + " made no acquire attempt with its skewed clock";
+}
+
+// The skewed client tried while another client's lease was live: inside its
+// section, before the earliest end of its lease.
+Bite ClockSkewFault::bite(const BiteEvidence& e) const {
+  for (const auto& section : e.records) {
+    if (static_cast<int>(section.client) == client_) continue;
+    const std::int64_t live_to =
+        std::min(section.exit_ns, section.invoke_ns + std::chrono::nanoseconds(e.ttl).count());
+    if (auto moment = e.waiting(client_, section.enter_ns, live_to))
+      return {true, "client " + std::to_string(client_) + " (its clock off by " + std::to_string(offset_.count()) +
+                        " ms) was trying at " + e.at(*moment) + " while client " + std::to_string(section.client) +
+                        " held a live lease (inside from " + e.at(section.enter_ns) + ")"};
+  }
+  return {false, "client " + std::to_string(client_) + " never tried while another client held a live lease"};
 }
 
 nlohmann::json ClockSkewFault::record() const {

@@ -84,6 +84,14 @@ class ClientParking {
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
+  // Every pause that ended: who, where, from the stop to the SIGCONT (monotonic ns).
+  struct Span {
+    int client = -1;
+    std::string at;
+    std::int64_t since_ns = 0;
+    std::int64_t until_ns = 0;
+  };
+  const std::vector<Span>& spans() const { return spans_; }
   bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
@@ -100,6 +108,7 @@ class ClientParking {
   std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
   bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
+  bool other_inside(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
   void resume(int client, const std::string& why);
   void resume_all_quietly();
@@ -109,9 +118,22 @@ class ClientParking {
   std::map<int, Stopped> stopped_;
   std::vector<RedisProbe> probes_;
   std::vector<AppliedEvent> events_;
+  std::vector<Span> spans_;
   int stops_ = 0;
   std::function<void(int client)> before_continue_;
 };
+
+// The bite of a pause (holder-pause, at a step point or a protocol point),
+// from its first span. Stopped inside its section: the pause outlasted the
+// earliest end of the holder's lease (its acquire call + ttl) while another
+// client was trying. Stopped elsewhere (its release window): another client
+// entered while it was stopped.
+Bite pause_bite(const BiteEvidence& evidence, const std::vector<ClientParking::Span>& spans);
+
+// The bite of a crash: `client` died at `died_ns`, inside its section or
+// leaving a key with no TTL (`key_without_ttl`), and another client was
+// trying afterwards.
+Bite crash_bite(const BiteEvidence& evidence, int client, std::int64_t died_ns, const std::string& key_without_ttl);
 
 // "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.
 std::string nobody_did(int client, const std::string& did);
@@ -123,16 +145,21 @@ class CrashHolderFault final : public Fault {
   std::string name() const override { return "holder-crash"; }
   FaultNeeds needs() const override;
   StepHook client_step_hook(int client) override;
+  void tick(NemesisContext& context) override;
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
   bool acted() const override { return !events_.empty(); }  // a client was killed
   std::string why_not_acted() const override;
+  Bite bite(const BiteEvidence& evidence) const override;
 
  private:
   FaultSpec spec_;
   std::string at_;
   int client_, times_;
   std::shared_ptr<SharedCells> cells_;  // [0]: claims; [1 + client]: when it died
+  // Outside the section (the SETNX/EXPIRE gap): per dead client, the key it
+  // left with no TTL ("" none), read as soon as the coordinator saw it die.
+  std::map<int, std::string> keys_without_ttl_;
   std::vector<AppliedEvent> events_;
   std::int64_t go_ns_ = 0;
 };
@@ -150,6 +177,7 @@ class PauseHolderFault final : public Fault {
   bool acted() const override { return parking_->stops() > 0; }  // a process was stopped
   std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;
+  Bite bite(const BiteEvidence& evidence) const override { return pause_bite(evidence, parking_->spans()); }
 
  private:
   FaultSpec spec_;
@@ -172,6 +200,7 @@ class SlowHolderFault final : public Fault {
   bool acted() const override { return !events_.empty(); }  // a section was made slow
   std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds) const override { return ms_; }
+  Bite bite(const BiteEvidence& evidence) const override;
 
  private:
   FaultSpec spec_;
@@ -210,6 +239,7 @@ class ClockSkewFault final : public Fault {
   void after_run(NemesisContext& context) override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override { return 10 * ttl; }
   nlohmann::json record() const override;
+  Bite bite(const BiteEvidence& evidence) const override;
   // The skewed client made an acquire attempt with its skewed clock (whether
   // the lock reads that clock is the generation's matter, not the fault's);
   // and when it runs an adapter, that adapter runs under the shim.

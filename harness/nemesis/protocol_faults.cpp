@@ -227,6 +227,7 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     set_go(context);
   }
   bool acted() const override { return parking_->stops() > 0; }  // a process was stopped with its request parked
+  Bite bite(const BiteEvidence& evidence) const override { return pause_bite(evidence, parking_->spans()); }
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override {
     return parking_->longest_pause(ttl);
   }
@@ -266,6 +267,16 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     set_go(context);
   }
   bool acted() const override { return kills_ > 0; }  // a client was killed with its request parked
+  // The first death that bites: inside its section, another client trying afterwards.
+  Bite bite(const BiteEvidence& evidence) const override {
+    Bite first{false, why_not_acted()};
+    for (const auto& [client, died_ns] : deaths_) {
+      Bite bite = crash_bite(evidence, client, died_ns, "");
+      if (bite.bit) return bite;
+      if (!first.bit && first.what == why_not_acted()) first = bite;
+    }
+    return first;
+  }
 
  protected:
   // Killed first (by the proxy, as the request parked), dropped after: a
@@ -288,11 +299,13 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     if (!dead)
       return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");
     ++kills_;
+    deaths_.emplace_back(client, monotonic_ns());
     note(client_text(client) + " is dead; its parked " + request + " dropped, its links reset");
   }
 
  private:
   int kills_ = 0;
+  std::vector<std::pair<int, std::int64_t>> deaths_;  // who, and when its death was seen
 };
 
 Result<ProtocolWatch> watch_of(const FaultSpec& spec, const FaultEnv& options, const std::string& at, int client) {

@@ -30,6 +30,7 @@ struct FaultColumn {
   std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
   std::string how;         // one line: how the cell injects it
   bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
+  std::string bites;       // when its race had its chance: the fault's bite (docs/harness.md, "Bite")
 };
 
 // Every column, in the anchors' row order.

@@ -109,6 +109,18 @@ std::string matrix_table(const MatrixResult& result) {
   return out.str();
 }
 
+// What each of the cell's faults was seen to do for its race (its "bite"
+// records, docs/harness.md "Bite"); "-" for a cell that ran none.
+static std::string bites_text(const nlohmann::json& run) {
+  std::string text;
+  if (run.is_object() && run.contains("faults") && run["faults"].is_array())
+    for (const auto& fault : run["faults"])
+      if (fault.is_object() && fault.contains("bite"))
+        text += (text.empty() ? "" : "; ") + std::string(fault.value("bit", false) ? "" : "NOT: ") +
+                fault.value("bite", std::string());
+  return text.empty() ? "-" : text;
+}
+
 std::string matrix_markdown(const MatrixResult& result) {
   std::ostringstream out;
   out << matrix_table(result) << likeness_markdown(result);
@@ -117,19 +129,21 @@ std::string matrix_markdown(const MatrixResult& result) {
          "key that never expires; liveness = safe, but nobody could get the lock for half a lease or more; n/a = "
          "the fault makes no sense for this lock. \"exposed\" after safe (or liveness) marks a run whose "
          "verdict was safe although a lease was lost under a holder: nobody happened to enter, so it was safe by "
-         "luck, not by design. \"wo N\" after a class: the checker counted N wrong-owner releases in that run (a "
+         "luck, not by design. A cell at any class but n/a had its race run: its fault bit (\"what bit\" below; a "
+         "fault that did not bite makes the cell error, docs/harness.md \"Bite\"). \"wo N\" after a class: the checker counted N wrong-owner releases in that run (a "
          "release deleted another client's lock: 误删, the seeds' central story), beside whatever overlapped. ✗ marks a cell whose class differs from the one written "
          "down (docs/faults.md; a library's: docs/peers.md).\n\n## The counts behind each cell\n\n| lock | fault | observed | expected |";
   for (const auto& count : kCounts) out << " " << count.title << " |";
-  out << " why (expected) |\n|---|---|---|---|";
+  out << " why (expected) | what bit |\n|---|---|---|---|";
   for (std::size_t i = 0; i < std::size(kCounts); ++i) out << "---:|";
-  out << "---|\n";
+  out << "---|---|\n";
   for (const auto& cell : result.cells) {
     if (cell.observed == CellClass::not_applicable && cell.matches()) continue;
     out << "| " << cell.lock << " | " << cell.fault << " | " << cell.observed_text()
         << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
-    out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " |\n";
+    out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " | "
+        << bites_text(cell.run) << " |\n";
   }
   return out.str();
 }

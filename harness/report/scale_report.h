@@ -24,7 +24,7 @@ struct CpuShare {
 struct ScalePoint {
   std::string lock;
   int clients = 0;
-  nlohmann::json run;  // the run's locklab.run/1 document
+  nlohmann::json run;  // the run's locklab.run document
   CpuShare cpu;
 };
 

@@ -516,6 +516,17 @@ void judge_faults_acted(Verdict& verdict, const FaultSet& faults) {
   verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
 }
 
+// A fault that acted but did not bite gave the lock no race to survive: a
+// `safe` verdict would claim what the run never tested, so it becomes error
+// ("not exercised"). A violation, a deadlock or a liveness finding stands:
+// it happened, whatever the fault's share in it (docs/harness.md, "Bite").
+void judge_faults_bit(Verdict& verdict, FaultSet& faults, const BiteEvidence& evidence) {
+  faults.judge_bites(evidence);
+  if (!faults.acted() || faults.bit() || verdict.verdict != "safe") return;
+  verdict.verdict = "error";
+  verdict.reasons.insert(verdict.reasons.begin(), "not exercised: " + faults.why_not_bit());
+}
+
 // One host: the history and the oracle Redis watched the same sections, so
 // after the fencing rule they must agree on whether two holders overlapped.
 // (Several hosts: the oracle also sees the others' sections; merge judges.)
@@ -589,7 +600,7 @@ struct MeasuredRun {
   const Servers& servers;
   const NemesisContext& context;
   const SharedHistory& history;
-  const FaultSet& nemeses;
+  FaultSet& nemeses;
   const ClientsRun& run;
   const AdapterProbes& probes;
   std::optional<HostCoordinator>& coordinator;
@@ -615,6 +626,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, m.nemeses);
+  judge_faults_bit(verdict, m.nemeses, BiteEvidence::from(m.history, milliseconds{options.ttl_ms}));
   judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
   if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
     verdict.verdict = "error";

@@ -234,7 +234,8 @@ std::vector<std::string> missing_run_keys(const nlohmann::json& document) {
   if (!document.is_object()) return {"(not a JSON object)"};
   for (const auto& key : required_run_keys())
     if (!document.contains(nlohmann::json::json_pointer(key))) missing.push_back(key);
-  if (document.contains("schema") && document["schema"] != kRunSchema) missing.push_back("/schema = " + std::string(kRunSchema));
+  if (document.contains("schema") && document["schema"] != kRunSchema && document["schema"] != kRunSchemaV1)
+    missing.push_back("/schema = " + std::string(kRunSchema) + " or " + kRunSchemaV1);
   return missing;
 }
 

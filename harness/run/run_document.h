@@ -1,4 +1,4 @@
-// Results: one JSON document per run ("schema": "locklab.run/1", documented in
+// Results: one JSON document per run ("schema": "locklab.run/2", documented in
 // docs/harness.md): the schema's required keys, the document built from what a
 // run saw, written atomically so a reader never sees half a file, and loaded back.
 #pragma once
@@ -20,7 +20,10 @@
 
 namespace locklab::harness {
 
-inline constexpr const char* kRunSchema = "locklab.run/1";
+// /2 added each fault record's "bit" and "bite" (docs/harness.md, "Bite");
+// /1 documents are still read (report, merge, index): their faults are not judged for a bite.
+inline constexpr const char* kRunSchema = "locklab.run/2";
+inline constexpr const char* kRunSchemaV1 = "locklab.run/1";
 
 // Everything the clients counted, summed over their slots.
 struct Tally {
@@ -71,7 +74,7 @@ struct Findings {
   nlohmann::json fleet = nullptr;                      // --fleet: per lock, its clients' counts
 };
 
-// The run's locklab.run/1 document.
+// The run's locklab.run/2 document.
 nlohmann::json run_document(const RunOptions& options, const Findings& findings);
 
 // Keys (JSON pointers) every run document must carry.

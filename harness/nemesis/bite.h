@@ -1,0 +1,67 @@
+// A fault's bite: whether the race its column is about really had its chance
+// in this run (docs/harness.md, "Bite").
+//
+// Acting is not enough. A pause that ended before the lease could lapse, a
+// crash nobody waited behind, a cut that healed inside one ttl: each acted,
+// and none gave the lock anything to survive. A fault bites when the race's
+// OPPORTUNITY was there -- stated as a precondition that the history (or the
+// lock server, read by the fault) shows -- whatever the lock then did with it.
+// A lock immune by design still gets the opportunity, and then reads safe by
+// design (setnx has no TTL to lose under a long pause).
+//
+// The evidence is read once every client is gone: the recorded sections and
+// each client's waits (from the moment it began trying until it got in, or
+// the run ended with it still trying).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/history.h"
+
+namespace locklab::harness {
+
+struct Bite {
+  bool bit = false;
+  std::string what;  // what was observed, with times (ms since the barrier), or why it did not bite
+};
+
+// A span of monotonic ns during which a client was trying to acquire.
+struct WaitSpan {
+  std::int64_t from_ns = 0;
+  std::int64_t to_ns = 0;
+};
+
+struct BiteEvidence {
+  std::vector<CsRecord> records;              // every section, by enter_ns (SharedHistory::records())
+  std::vector<std::vector<WaitSpan>> waits;   // per client
+  std::int64_t go_ns = 0;
+  std::int64_t end_ns = 0;
+  std::chrono::milliseconds ttl{0};
+
+  static BiteEvidence from(const SharedHistory& history, std::chrono::milliseconds ttl);
+
+  // "412.3 ms": a moment relative to the barrier.
+  std::string at(std::int64_t ns) const;
+  // The section `client` was in at `ns` (entered at or before it, not yet left), if any.
+  std::optional<CsRecord> section_of(int client, std::int64_t ns) const;
+  // The first moment in [from, to] at which a client other than `except` was
+  // trying to acquire, and who: the opportunity a contender needs.
+  struct Hit {
+    int client = -1;
+    std::int64_t ns = 0;
+  };
+  std::optional<Hit> other_waiting(int except, std::int64_t from, std::int64_t to) const;
+  // Whether `client` was trying to acquire at some moment in [from, to].
+  std::optional<std::int64_t> waiting(int client, std::int64_t from, std::int64_t to) const;
+  // The first section of a client other than `except` entered in [from, to].
+  std::optional<CsRecord> other_entered(int except, std::int64_t from, std::int64_t to) const;
+};
+
+// "client C was trying at T": the contender part of a bite's text.
+std::string contender_text(const BiteEvidence& evidence, const BiteEvidence::Hit& hit);
+
+}  // namespace locklab::harness

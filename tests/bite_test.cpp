@@ -1,0 +1,129 @@
+// A fault's bite (issue 25, docs/harness.md "Bite"): a run may read `safe`
+// only where its fault's race had its chance. The evidence on synthetic
+// histories, then the built locklab on real Redis: a fixed pause that ends
+// before an auto-extended lease could lapse is "not exercised" (error), the
+// condition that waits for the new holder shows the blind DEL (a violation),
+// and a lock that holds reads safe with its bite recorded.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fixtures/run_documents.h"
+#include "nemesis/bite.h"
+#include "run/run_document.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+using testing::run_locklab;
+
+constexpr std::int64_t kMs = 1'000'000;
+
+CsRecord section(std::uint32_t client, std::int64_t want_ms, std::int64_t enter_ms, std::int64_t exit_ms) {
+  CsRecord record;
+  record.client = client;
+  record.want_ns = want_ms * kMs;
+  record.invoke_ns = enter_ms * kMs;
+  record.enter_ns = enter_ms * kMs;
+  record.exit_ns = exit_ms * kMs;
+  return record;
+}
+
+// Client 0 holds [100, 700]; client 1 waits from 50 and gets in at 710; client 2 never tries.
+BiteEvidence two_clients() {
+  BiteEvidence e;
+  e.records = {section(0, 90, 100, 700), section(1, 50, 710, 760)};
+  e.waits = {{{90 * kMs, 100 * kMs}}, {{50 * kMs, 710 * kMs}}, {}};
+  e.go_ns = 0;
+  e.end_ns = 1000 * kMs;
+  e.ttl = std::chrono::milliseconds{500};
+  return e;
+}
+
+TEST(BiteEvidence, FindsTheSectionAClientWasIn) {
+  const BiteEvidence e = two_clients();
+  ASSERT_TRUE(e.section_of(0, 400 * kMs));
+  EXPECT_EQ(e.section_of(0, 400 * kMs)->enter_ns, 100 * kMs);
+  EXPECT_FALSE(e.section_of(0, 705 * kMs));
+  EXPECT_FALSE(e.section_of(2, 400 * kMs));
+}
+
+TEST(BiteEvidence, AContenderMustBeTryingInsideTheWindow) {
+  const BiteEvidence e = two_clients();
+  const auto hit = e.other_waiting(0, 600 * kMs, 700 * kMs);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->client, 1);
+  EXPECT_EQ(hit->ns, 600 * kMs);
+  EXPECT_FALSE(e.other_waiting(0, 720 * kMs, 900 * kMs)) << "client 1 was inside, not trying";
+  EXPECT_FALSE(e.waiting(2, 0, 1000 * kMs)) << "client 2 never tried";
+  ASSERT_TRUE(e.other_entered(0, 700 * kMs, 720 * kMs));
+  EXPECT_EQ(e.other_entered(0, 700 * kMs, 720 * kMs)->client, 1u);
+  EXPECT_EQ(e.at(412'345'678), "412.3 ms");
+}
+
+class BiteRun : public testing::RunDocumentsTest {
+ protected:
+  BiteRun() : RunDocumentsTest("locklab-bite") {}
+
+  // One run of the built locklab; its document.
+  json run(const std::string& args, const std::string& name) {
+    const auto outcome = run_locklab("run " + args + " --json " + path(name));
+    EXPECT_TRUE(outcome.exit_code == 0 || outcome.exit_code == 1) << outcome.out << outcome.err;
+    return result(name);
+  }
+  static bool python_redis() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+  // The release-race cell's workload for a user's adapter with a watchdog and a blind DEL.
+  static std::string watchdog_blind_del(const std::string& fault) {
+    return "--lock ext:wd --adapter '/usr/bin/python3 " LOCKLAB_TEST_ADAPTERS_DIR
+           "/watchdog_blind_del.py' --clients 2 --ops 6 --ttl 500 --hold 250 --wait 1000 --retry 5 --oracle "
+           "--fault '" + fault + "'";
+  }
+};
+
+// Issue 25, reproduction 1: the column's old fixed pause ended before the
+// renewed lease could lapse: nobody entered, the race never ran. Not `safe`.
+TEST_F(BiteRun, AFixedPauseAWatchdogOutlastsIsNotExercised) {
+  if (!python_redis()) GTEST_SKIP() << "needs Debian's python3-redis";
+  const json doc = run(watchdog_blind_del("holder-pause:at=resp:DEL:ms=375"), "fixed.json");
+  EXPECT_EQ(doc.value("verdict", ""), "error") << doc.dump();
+  ASSERT_TRUE(doc["faults"].is_array() && doc["faults"].size() == 1u);
+  EXPECT_EQ(doc["faults"][0]["bit"], false);
+  EXPECT_NE(doc["verdict_reasons"][0].get<std::string>().find("not exercised"), std::string::npos);
+}
+
+// The release-race column's schedule: stopped until the other client is inside.
+// The watchdog froze with the process, the lease lapsed, the DEL hit the new holder's key.
+TEST_F(BiteRun, TheReleaseRaceConditionShowsTheBlindDel) {
+  if (!python_redis()) GTEST_SKIP() << "needs Debian's python3-redis";
+  const json doc = run(watchdog_blind_del("holder-pause:at=resp:DEL:until=other-inside:max=1500"), "cond.json");
+  EXPECT_EQ(doc.value("verdict", ""), "violation") << doc.dump();
+  EXPECT_EQ(doc["faults"][0]["bit"], true) << doc["faults"].dump();
+  EXPECT_GT(doc["safety"]["wrong_owner_releases"].get<int>() + doc["safety"]["overlaps"].get<int>(), 0);
+}
+
+// A lock that holds under the same race reads safe, and says what bit.
+TEST_F(BiteRun, ACompareAndDeleteSurvivesTheRaceItRan) {
+  const json doc = run("--lock lua-safe-delete --clients 2 --ops 6 --ttl 500 --hold 250 --wait 1000 --retry 5 "
+                       "--oracle --fault holder-pause:at=before-release:until=other-inside:max=1500",
+                       "lua.json");
+  EXPECT_EQ(doc.value("schema", ""), kRunSchema);
+  EXPECT_EQ(doc.value("verdict", ""), "safe") << doc.dump();
+  EXPECT_EQ(doc["faults"][0]["bit"], true);
+  EXPECT_NE(doc["faults"][0]["bite"].get<std::string>().find("entered at"), std::string::npos);
+}
+
+// A pause inside the section shorter than the lease: it acted, nothing could lapse.
+TEST_F(BiteRun, APauseShorterThanTheLeaseIsNotExercised) {
+  const json doc = run("--lock lua-safe-delete --clients 2 --ops 6 --ttl 500 --hold 20 --fault holder-pause:ms=100",
+                       "short.json");
+  EXPECT_EQ(doc.value("verdict", ""), "error") << doc.dump();
+  EXPECT_EQ(doc["faults"][0]["acted"], true);
+  EXPECT_EQ(doc["faults"][0]["bit"], false);
+  EXPECT_NE(doc["faults"][0]["bite"].get<std::string>().find("before its lease could end"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace locklab::harness
