@@ -125,5 +125,25 @@ TEST_F(BiteRun, APauseShorterThanTheLeaseIsNotExercised) {
   EXPECT_NE(doc["faults"][0]["bite"].get<std::string>().find("before its lease could end"), std::string::npos);
 }
 
+// Issue 25, reproduction 10: a random schedule gives an answer. Its draws end
+// on time alone (none waits on another), each lasts past a lease, and the run
+// is error only when no draw bit. Three seeds on three locks; the overlaps and
+// the counter agree with the verdict.
+TEST_F(BiteRun, ARandomScheduleGivesAVerdict) {
+  for (const std::string lock : {"lua-safe-delete", "fenced", "redlock"})
+    for (int seed = 1; seed <= 3; ++seed) {
+      const std::string name = lock + "-" + std::to_string(seed) + ".json";
+      const json doc = run("--lock " + lock + " --clients 4 --duration 1 --ttl 300 --hold 20 --fault random --seed " +
+                               std::to_string(seed),
+                           name);
+      const std::string verdict = doc.value("verdict", "");
+      EXPECT_NE(verdict, "error") << name << ": " << doc["verdict_reasons"].dump();
+      const bool two_holders = doc["safety"]["overlaps"].get<int>() > 0 || doc["safety"]["lost_updates"].get<int>() > 0;
+      EXPECT_EQ(two_holders, verdict == "violation") << name << ": " << doc["safety"].dump();
+      ASSERT_TRUE(doc["faults"][0].contains("draws")) << name;
+      EXPECT_EQ(doc["faults"][0]["draws"].size(), 3u) << name;
+    }
+}
+
 }  // namespace
 }  // namespace locklab::harness

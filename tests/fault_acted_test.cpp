@@ -58,7 +58,7 @@ std::map<std::string, NotActing> cases() {
       {"holder-pause:ms=50:at=no-such-point", {}, kRun + "--ops 10 --fault holder-pause:ms=50:at=no-such-point"});
   add("slow-holder", {"slow-holder:ms=50", {}, kRun + kBothDie + "--fault slow-holder:ms=50"});
   add("clock-skew", {"clock-skew:client=1:offset=0", {}, kRun + kClientOneIdle});
-  add("random", {"random:count=2", {}, kRun + kClientOneIdle + "--fault random:count=2"});
+  add("random", {"random:count=2", {}, kRun + kBothDie + "--fault random:count=2"});
   add("failover", {"failover", not_our_servers("failover"), kRun + kBothDie + "--fault failover"});
   add("node-crash", {"node-crash", not_our_servers("node-crash"), kRun + kBothDie + "--fault node-crash"});
   add("node-pause", {"node-pause", not_our_servers("node-pause"), ""});  // SIGSTOPs from the start: no run-time case

@@ -77,7 +77,7 @@ TEST(FaultRegistry, NamesKeysAndValuesAreChecked) {
   EXPECT_EQ(check("clock-skew:offset=-500"), "");
   EXPECT_NE(check("holder-pause").find("either ms=MS or until"), std::string::npos);
   EXPECT_NE(check("holder-pause:ms=1:until=expired").find("either"), std::string::npos);
-  EXPECT_NE(check("holder-pause:until=later").find("expired or other-acquired"), std::string::npos);
+  EXPECT_NE(check("holder-pause:until=later").find("expired, other-acquired or other-inside"), std::string::npos);
   EXPECT_NE(check("holder-crash:client=3").find("between 0 and 2"), std::string::npos);
   EXPECT_NE(check("slow-holder:ms=abc").find("whole number"), std::string::npos);
   EXPECT_NE(check("slow-holder").find("needs ms="), std::string::npos);

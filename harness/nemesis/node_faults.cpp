@@ -190,9 +190,13 @@ class FailoverFault final : public GatedFault {
   }
 
   // The promoted master lacked the holder's key while the holder was inside.
+  // With the WAIT guard (--wait-replicas): the race also ran when the guard
+  // refused an acquire whose key no replica had, before the failover.
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
-    return key_lost_bite(evidence, reading_, "server(s) after the failover");
+    Bite lost = key_lost_bite(evidence, reading_, "server(s) after the failover");
+    if (lost.bit || !guarded_ || !resumed_) return lost;
+    return {true, "the WAIT guard refused an acquire no replica had acknowledged; then " + lost.what};
   }
 
  private:
@@ -320,11 +324,20 @@ class NodeCrashFault final : public ParkedHolderFault {
   }
 
   // when=holder: a majority of the servers lost the holder's key (down, or
-  // back empty) while it was inside. when=start: a minority was down while
-  // clients acquired.
+  // back empty) while it was inside; with the nodes left down a while
+  // (restart=never|after-ttl) and the holder keeping its majority, a client
+  // acquiring while the minority was down bites too (the quorum's story).
+  // when=start: a minority was down while clients acquired.
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
-    if (!at_start_) return key_lost_bite(e, reading_, "server(s) after the crash");
+    if (at_start_) return down_bite(e);
+    Bite lost = key_lost_bite(e, reading_, "server(s) after the crash");
+    if (lost.bit || restart_ == Restart::now) return lost;
+    Bite down = down_bite(e);
+    return down.bit ? down : lost;
+  }
+
+  Bite down_bite(const BiteEvidence& e) const {
     const std::int64_t until = restarted_ns_ != 0 ? restarted_ns_ : e.end_ns;
     const auto entered = e.other_entered(-1, crashed_ns_, until);
     const std::string down = std::to_string(count_) + " node(s) down from " + e.at(crashed_ns_) + " to " + e.at(until);
