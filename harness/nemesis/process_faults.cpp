@@ -314,7 +314,9 @@ StepHook CrashHolderFault::client_step_hook(int client) {
   };
 }
 
-static bool is_section_point(std::string_view at) { return at == kCsEnter || at == kCsRead || at == kCsExit; }
+static bool is_section_point(std::string_view at) {
+  return at == kCsEnter || at == kCsRead || at == kCsWrite || at == kCsExit;
+}
 
 // A client that died outside its section (the SETNX/EXPIRE gap) may have left
 // its key with no TTL: read once, as soon as its death is seen.

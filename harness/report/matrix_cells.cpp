@@ -42,7 +42,7 @@ const std::vector<FaultColumn>& fault_columns() {
       {"failover", "failover", "7", "failover: replication held, master killed, replica promoted after the first acquire",
        /*topology=*/true, "the promoted master lacked the holder's key while the holder was inside"},
       {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted",
-       /*topology=*/true, "a minority of the lock's nodes was down while a client acquired"},
+       /*topology=*/true, "a minority of the lock's nodes was down while clients tried to acquire"},
       {"node-restart", "restart, no persistence", "9",
        "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once", /*topology=*/true,
        "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was inside"},
