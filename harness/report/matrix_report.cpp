@@ -175,7 +175,8 @@ std::string matrix_html_body(const MatrixResult& result) {
          "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>lock</th>";
   for (const auto& fault : result.faults) {
     const FaultColumn* column = find_column(fault);
-    out << "<th title=\"" << html_escape(column ? column->how : "") << "\">" << html_escape(title_of(column, fault)) << "</th>";
+    const std::string tip = column ? column->how + ". Bites when: " + column->bites : "";
+    out << "<th title=\"" << html_escape(tip) << "\">" << html_escape(title_of(column, fault)) << "</th>";
   }
   out << "</tr>\n";
   for (const auto& lock : result.locks) {
@@ -190,6 +191,7 @@ std::string matrix_html_body(const MatrixResult& result) {
       std::string tip = "expected " + cell->expected_text() + ": " + cell->expected_reason;
       if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
       if (!cell->error.empty()) tip += " -- error: " + cell->error;
+      if (const std::string bit = bites_text(cell->run); bit != "-") tip += " -- what bit: " + bit;
       out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
           << (cell->exposed ? " exposed" : "") << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip)
           << "\">" << html_escape(cell->observed_text());
@@ -203,7 +205,8 @@ std::string matrix_html_body(const MatrixResult& result) {
   out << "</table>\n<p class=\"note\">Counts in a cell: ov = overlapping critical-section pairs, lost = lost counter "
          "updates, wo = wrong-owner releases, stalls = stretches with nobody inside while clients waited, unavail = "
          "ms from a crash to the next acquisition, fenced = stale-token accesses the resource refused. Hover a cell "
-         "for the expected class and why; docs/faults.md has the same reasons (a library's: docs/peers.md).</p>\n"
+         "for the expected class and why, and what its fault was seen to do for its race (what bit); a column's "
+         "header, for when its fault bites. docs/faults.md has the same reasons (a library's: docs/peers.md).</p>\n"
       << likeness_html(result);
   out << "<h2>Violating cells: who held the lock when</h2>\n<p class=\"note\">One lane per client, a bar per critical "
          "section, red bands where two or more were inside at once; grey bars were refused by the fenced resource."
