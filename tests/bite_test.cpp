@@ -64,6 +64,40 @@ TEST(BiteEvidence, AContenderMustBeTryingInsideTheWindow) {
   EXPECT_EQ(e.at(412'345'678), "412.3 ms");
 }
 
+PauseSpan stop(int client, const std::string& at, std::int64_t since_ms, std::int64_t until_ms) {
+  return {client, at, since_ms * kMs, until_ms * kMs};
+}
+
+// Stopped inside: it must outlast the lease's earliest end (acquire + ttl;
+// for a lock that renews itself, the stop + ttl) while another client tries.
+TEST(PauseBite, InsideNeedsTheLeaseToEndWhileAContenderTries) {
+  BiteEvidence e = two_clients();  // client 0 inside [100, 700], acquire call at 100, ttl 500
+  EXPECT_FALSE(pause_bite(e, {stop(0, "locklab:cs-enter", 150, 590)}).bit) << "ended before 600";
+  EXPECT_TRUE(pause_bite(e, {stop(0, "locklab:cs-enter", 150, 650)}).bit) << "client 1 tries at 600-650";
+  e.auto_extends = true;  // a renewal may have come at the stop: the lease lives until 650
+  EXPECT_FALSE(pause_bite(e, {stop(0, "locklab:cs-enter", 150, 650)}).bit);
+  EXPECT_FALSE(pause_bite(e, {}).bit) << "nobody was stopped";
+}
+
+// Stopped outside (the release window): a new holder must be inside when it goes on.
+TEST(PauseBite, OutsideNeedsANewHolderStillInside) {
+  const BiteEvidence e = two_clients();  // client 1 inside [710, 760]
+  EXPECT_TRUE(pause_bite(e, {stop(0, "before-release", 705, 740)}).bit);
+  const Bite left = pause_bite(e, {stop(0, "before-release", 705, 770)});
+  EXPECT_FALSE(left.bit) << "client 1 had left: the late release met no holder";
+  EXPECT_NE(left.what.find("met no holder"), std::string::npos) << left.what;
+  EXPECT_FALSE(pause_bite(e, {stop(0, "before-release", 701, 705)}).bit) << "nobody entered";
+}
+
+// A crash: inside its section, or leaving a key with no TTL, and a contender afterwards.
+TEST(CrashBite, NeedsADeathHoldingTheLockAndSomeoneTryingAfter) {
+  const BiteEvidence e = two_clients();
+  EXPECT_TRUE(crash_bite(e, 0, 300 * kMs, "").bit) << "client 1 waits until 710";
+  EXPECT_FALSE(crash_bite(e, 0, 705 * kMs, "").bit) << "outside its section, no key left";
+  EXPECT_TRUE(crash_bite(e, 0, 705 * kMs, "k").bit) << "a key with no TTL, client 1 still trying";
+  EXPECT_FALSE(crash_bite(e, 1, 740 * kMs, "").bit) << "nobody tries after client 1's death";
+}
+
 class BiteRun : public testing::RunDocumentsTest {
  protected:
   BiteRun() : RunDocumentsTest("locklab-bite") {}
@@ -83,11 +117,13 @@ class BiteRun : public testing::RunDocumentsTest {
   }
 };
 
-// Issue 25, reproduction 1: the column's old fixed pause ended before the
-// renewed lease could lapse: nobody entered, the race never ran. Not `safe`.
+// Issue 25, reproduction 1: a fixed pause (the column's old schedule) ended
+// before the renewed lease could lapse: nobody entered, the race never ran.
+// Not `safe`. 200 ms, not the old 375: renewals every ttl/3 leave at least
+// 333 ms of lease at the stop, so no scheduling delay lets anyone in.
 TEST_F(BiteRun, AFixedPauseAWatchdogOutlastsIsNotExercised) {
   if (!python_redis()) GTEST_SKIP() << "needs Debian's python3-redis";
-  const json doc = run(watchdog_blind_del("holder-pause:at=resp:DEL:ms=375"), "fixed.json");
+  const json doc = run(watchdog_blind_del("holder-pause:at=resp:DEL:ms=200"), "fixed.json");
   EXPECT_EQ(doc.value("verdict", ""), "error") << doc.dump();
   ASSERT_TRUE(doc["faults"].is_array() && doc["faults"].size() == 1u);
   EXPECT_EQ(doc["faults"][0]["bit"], false);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace locklab::harness {
 
@@ -21,14 +22,21 @@ std::vector<WaitSpan> waits_of(const SharedHistory& history, const std::vector<C
 
 }  // namespace
 
-BiteEvidence BiteEvidence::from(const SharedHistory& history, std::chrono::milliseconds ttl) {
+BiteEvidence BiteEvidence::from(const SharedHistory& history, std::chrono::milliseconds ttl, bool auto_extends) {
   BiteEvidence evidence;
+  evidence.auto_extends = auto_extends;
   evidence.records = history.records();
   evidence.go_ns = history.header().go_ns.load();
   evidence.end_ns = monotonic_ns();
   evidence.ttl = ttl;
   for (int c = 0; c < history.clients(); ++c) evidence.waits.push_back(waits_of(history, evidence.records, c));
   return evidence;
+}
+
+std::int64_t BiteEvidence::earliest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const {
+  const std::int64_t lease = std::chrono::nanoseconds(ttl).count();
+  if (!auto_extends || stopped_ns == 0) return section.invoke_ns + lease;
+  return std::max(section.invoke_ns, stopped_ns) + lease;
 }
 
 std::string BiteEvidence::at(std::int64_t ns) const {
@@ -67,6 +75,70 @@ std::optional<CsRecord> BiteEvidence::other_entered(int except, std::int64_t fro
   for (const auto& record : records)
     if (static_cast<int>(record.client) != except && record.enter_ns >= from && record.enter_ns <= to) return record;
   return std::nullopt;
+}
+
+namespace {
+
+std::string span_text(const BiteEvidence& e, const PauseSpan& span) {
+  return "client " + std::to_string(span.client) + " was stopped at " + span.at + " from " + e.at(span.since_ns) +
+         " to " + e.at(span.until_ns);
+}
+
+Bite pause_inside_bite(const BiteEvidence& e, const PauseSpan& span, const CsRecord& section) {
+  const std::int64_t lapse = e.earliest_lease_end(section, span.since_ns);
+  const std::string stopped = span_text(e, span) + ", inside its section (its lease could end from " + e.at(lapse) + ")";
+  if (span.until_ns <= lapse) return {false, stopped + ": it went on before its lease could end"};
+  const auto hit = e.other_waiting(span.client, lapse, span.until_ns);
+  if (!hit) return {false, stopped + ", but no other client was trying meanwhile"};
+  return {true, stopped + "; " + contender_text(e, *hit)};
+}
+
+// Its last section before `ns` was left but its release never returned: it died still holding.
+bool released_never(const BiteEvidence& e, int client, std::int64_t ns) {
+  const CsRecord* last = nullptr;
+  for (const auto& record : e.records)
+    if (static_cast<int>(record.client) == client && record.enter_ns <= ns) last = &record;
+  return last != nullptr && last->stage != CsStage::closed;
+}
+
+// The late release must meet a new holder inside: one that entered while the
+// holder was stopped and was still inside when it went on.
+Bite pause_outside_bite(const BiteEvidence& e, const PauseSpan& span) {
+  const std::string stopped = span_text(e, span) + ", outside its section";
+  std::optional<CsRecord> left;
+  for (const auto& record : e.records) {
+    if (static_cast<int>(record.client) == span.client || record.enter_ns < span.since_ns ||
+        record.enter_ns > span.until_ns)
+      continue;
+    if (record.exit_ns > span.until_ns)
+      return {true, stopped + "; client " + std::to_string(record.client) + " entered at " + e.at(record.enter_ns) +
+                        " and was still inside when it went on"};
+    if (!left) left = record;
+  }
+  if (left)
+    return {false, stopped + "; client " + std::to_string(left->client) + " entered at " + e.at(left->enter_ns) +
+                       " but left at " + e.at(left->exit_ns) + ", before it went on: its release met no holder"};
+  return {false, stopped + ", and no other client entered meanwhile"};
+}
+
+}  // namespace
+
+Bite pause_bite(const BiteEvidence& evidence, const std::vector<PauseSpan>& spans) {
+  if (spans.empty()) return {false, "no client was stopped"};
+  const PauseSpan& span = spans.front();
+  if (auto section = evidence.section_of(span.client, span.since_ns)) return pause_inside_bite(evidence, span, *section);
+  return pause_outside_bite(evidence, span);
+}
+
+Bite crash_bite(const BiteEvidence& e, int client, std::int64_t died_ns, const std::string& key_without_ttl) {
+  std::string died = "client " + std::to_string(client) + " died at " + e.at(died_ns);
+  if (e.section_of(client, died_ns)) died += " inside its section";
+  else if (released_never(e, client, died_ns)) died += " after its section, before its release returned";
+  else if (!key_without_ttl.empty()) died += ", leaving " + key_without_ttl + " with no TTL";
+  else return {false, died + ", neither inside its section nor leaving a key with no TTL"};
+  const auto hit = e.other_waiting(client, died_ns, e.end_ns);
+  if (!hit) return {false, died + ", and no other client tried afterwards"};
+  return {true, died + "; " + contender_text(e, *hit)};
 }
 
 std::string contender_text(const BiteEvidence& evidence, const BiteEvidence::Hit& hit) {

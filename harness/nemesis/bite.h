@@ -40,9 +40,16 @@ struct BiteEvidence {
   std::vector<std::vector<WaitSpan>> waits;   // per client
   std::int64_t go_ns = 0;
   std::int64_t end_ns = 0;
-  std::chrono::milliseconds ttl{0};
+  std::chrono::milliseconds ttl{0};  // the lease the lock really takes (--ttl rounded up to its resolution)
+  bool auto_extends = false;         // a watchdog renews it while the holder runs
 
-  static BiteEvidence from(const SharedHistory& history, std::chrono::milliseconds ttl);
+  static BiteEvidence from(const SharedHistory& history, std::chrono::milliseconds ttl, bool auto_extends);
+
+  // The earliest moment the lease of `section` can have ended, given that
+  // the holder stopped renewing at `stopped_ns` (a pause, a cut; 0: it never
+  // renewed): its acquire call + ttl, or for a lock that renews itself the
+  // later of that and the stop + ttl (a renewal may have come just before).
+  std::int64_t earliest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const;
 
   // "412.3 ms": a moment relative to the barrier.
   std::string at(std::int64_t ns) const;
@@ -63,5 +70,25 @@ struct BiteEvidence {
 
 // "client C was trying at T": the contender part of a bite's text.
 std::string contender_text(const BiteEvidence& evidence, const BiteEvidence::Hit& hit);
+
+// A client stopped by a pause (holder-pause at a step point or a protocol
+// point), from the stop to the SIGCONT (monotonic ns).
+struct PauseSpan {
+  int client = -1;
+  std::string at;
+  std::int64_t since_ns = 0;
+  std::int64_t until_ns = 0;
+};
+
+// The bite of a pause, from its first span. Stopped inside its section: the
+// pause outlasted the earliest end of its lease while another client was
+// trying. Stopped elsewhere (its release window): another client entered
+// while it was stopped and was still inside when it went on.
+Bite pause_bite(const BiteEvidence& evidence, const std::vector<PauseSpan>& spans);
+
+// The bite of a crash: `client` died at `died_ns` inside its section (or after
+// it, before its release returned), or leaving `key_without_ttl` (a key with
+// no TTL; "" none), and another client was trying afterwards.
+Bite crash_bite(const BiteEvidence& evidence, int client, std::int64_t died_ns, const std::string& key_without_ttl);
 
 }  // namespace locklab::harness

@@ -127,6 +127,7 @@ void FaultSet::judge_bites(const BiteEvidence& evidence) {
 }
 
 bool FaultSet::bit() const {
+  if (bites_.size() != faults_.size()) return false;  // not judged (judge_bites) yet
   return std::all_of(bites_.begin(), bites_.end(), [](const Bite& bite) { return bite.bit; });
 }
 

@@ -90,8 +90,7 @@ class FaultSet final : public Fault {
   std::string why_not_acted() const override;
   // Asks every fault whether it bit (after after_run()); kept for record() and bit().
   void judge_bites(const BiteEvidence& evidence);
-  bool judged() const { return !bites_.empty() || faults_.empty(); }
-  bool bit() const;                       // every fault of the set bit (true when none was asked for)
+  bool bit() const;  // judged, and every fault of the set bit (true when none was asked for)
   std::string why_not_bit() const;        // "SPEC: what its bite saw", for each fault that did not bite
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;  // the sum
 

@@ -164,8 +164,8 @@ Result<std::unique_ptr<Fault>> make_random(const FaultSpec& spec, const FaultEnv
 
 std::vector<std::string> random_schedule(std::uint64_t seed, int count, const FaultEnv& options) {
   std::mt19937_64 draw(seed);
-  // One fault per client, so no two act on the same holder at once; each at
-  // that client's first section. Every pause and slow section lasts longer
+  // One fault per client (the first on whoever holds first), each at that
+  // client's first section. Every pause and slow section lasts longer
   // than a lease (so it can bite) and ends on time alone: a draw that waited
   // for another client to get in could wait on a draw that stops that client
   // (two pauses, each until the other acquired: neither ends until its bound).
@@ -177,7 +177,9 @@ std::vector<std::string> random_schedule(std::uint64_t seed, int count, const Fa
   auto past_ttl = [&] { return std::to_string(ttl + ttl / 4 + draw() % (ttl + 1)); };  // [1.25 ttl, 2.25 ttl]
   std::vector<std::string> schedule;
   for (int i = 0; i < count; ++i) {
-    const std::string client = ":client=" + std::to_string(clients[static_cast<std::size_t>(i)]);
+    // The first draw strikes whoever holds first, so at least one acts even
+    // where an unfair lock starves the drawn clients of their first section.
+    const std::string client = i == 0 ? "" : ":client=" + std::to_string(clients[static_cast<std::size_t>(i)]);
     switch (draw() % 3) {
       case 0: schedule.push_back("holder-crash" + client); break;
       case 1: schedule.push_back("holder-pause:ms=" + past_ttl() + client); break;

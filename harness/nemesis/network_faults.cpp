@@ -120,12 +120,17 @@ class NetFault final : public GatedFault {
   }
 
   // at=held: the holder was cut off past the earliest end of its lease while
-  // another client was trying. The other phases: acting counts.
+  // another client was trying; only a mode that keeps its renewals from the
+  // server can (a cut, or requests held or dropped on their way up, or delayed
+  // by a lease or more). The other phases: acting counts.
   Bite bite(const BiteEvidence& e) const override {
     if (phase_ != Phase::held || !acted()) return GatedFault::bite(e);
+    const bool reaches_up = direction_ != Direction::server_to_client;
+    if (mode_ != NetMode::cut && !(reaches_up && (mode_ != NetMode::delay || ms_ >= e.ttl)))
+      return {false, what() + " does not keep the holder's requests from the server for a lease"};
     const auto section = e.section_of(cut_.holder, cut_.since_ns);
     if (!section) return {false, "client " + std::to_string(cut_.holder) + " was not inside when its links failed"};
-    const std::int64_t lapse = section->invoke_ns + std::chrono::nanoseconds(e.ttl).count();
+    const std::int64_t lapse = e.earliest_lease_end(*section, cut_.since_ns);
     const std::int64_t until = cut_.until_ns != 0 ? cut_.until_ns : e.end_ns;
     const std::string cut = "client " + std::to_string(cut_.holder) + "'s links failed from " + e.at(cut_.since_ns) +
                             " to " + e.at(until) + " while it was inside (its lease could end from " + e.at(lapse) + ")";
@@ -447,6 +452,7 @@ class UnavailableFault final : public GatedFault {
       for (TcpProxy* link : links_) link->refuse();
     applied_ = true;
     since_ = Clock::now();
+    refused_from_ns_ = monotonic_ns();
     const std::string what = std::string(drop_reply_ ? "requests applied, replies dropped" : "connections refused (reset)") +
                              " for client " + std::to_string(client) + " as it " + when;
     // Acted only once the target's request failed on these links, or the
@@ -463,7 +469,6 @@ class UnavailableFault final : public GatedFault {
   void end_acting(NemesisContext& context, const std::string& what) {
     restore(links_);
     applied_ = false;
-    if (acted_ns_ == 0) acted_ns_ = monotonic_ns();
     note_acted(context, what);
   }
 
@@ -473,9 +478,9 @@ class UnavailableFault final : public GatedFault {
   // At acquire: acting counts.
   Bite bite(const BiteEvidence& e) const override {
     if (phase_ != Phase::release || !acted()) return GatedFault::bite(e);
-    const std::string refused = "client " + std::to_string(target_) + "'s release was refused (seen at " +
-                                e.at(acted_ns_) + ")";
-    const auto hit = e.other_waiting(target_, acted_ns_, e.end_ns);
+    const std::string refused = "client " + std::to_string(target_) + "'s release was refused (from " +
+                                e.at(refused_from_ns_) + ")";
+    const auto hit = e.other_waiting(target_, refused_from_ns_, e.end_ns);
     if (!hit) return {false, refused + ", and no other client tried afterwards"};
     return {true, refused + "; " + contender_text(e, *hit)};
   }
@@ -496,7 +501,7 @@ class UnavailableFault final : public GatedFault {
   std::size_t open_before_ = 0;  // the target's connections open as the refusal began
   bool failed_ = false;
   std::string release_heard_;
-  std::int64_t acted_ns_ = 0;  // when the refusal was first seen to have acted
+  std::int64_t refused_from_ns_ = 0;  // when the target's links began to refuse
 };
 
 // client=N, between 0 and the last client; absent: `fallback`.

@@ -118,16 +118,30 @@ KeyReading compare_key(const NemesisContext& context, int holder, const KeyDumps
   return reading;
 }
 
-// The holder was inside when its key was gone from a majority of the servers.
+std::string reading_text(const BiteEvidence& e, const KeyReading& reading, const std::string& where) {
+  return "client " + std::to_string(reading.holder) + "'s key: on " + std::to_string(reading.before) + " of " +
+         std::to_string(reading.nodes) + " server(s) as the fault acted, still there on " +
+         std::to_string(reading.kept) + " " + where + " at " + e.at(reading.ns);
+}
+
+// The holder was still inside at `ns` and another client tried while it was:
+// someone could take what the fault took from it.
+Bite holder_met(const BiteEvidence& e, int holder, std::int64_t ns, const std::string& what) {
+  const auto section = e.section_of(holder, ns);
+  if (!section) return {false, what + ", but the holder was no longer inside"};
+  const auto hit = e.other_waiting(holder, ns, section->exit_ns);
+  if (!hit) return {false, what + ", but no other client tried while it was still inside"};
+  return {true, what + ", while the holder was inside; " + contender_text(e, *hit)};
+}
+
+// The servers lost the holder's key (a majority of them) while it was inside,
+// and another client tried meanwhile.
 Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::string& where) {
   if (reading.ns == 0) return {false, "the holder's key was never read after the fault"};
   if (reading.before == 0) return {false, "client " + std::to_string(reading.holder) + "'s key was on no server as the fault acted"};
-  const std::string read = "client " + std::to_string(reading.holder) + "'s key: on " + std::to_string(reading.before) +
-                           " of " + std::to_string(reading.nodes) + " server(s) as the fault acted, still there on " +
-                           std::to_string(reading.kept) + " " + where + " at " + e.at(reading.ns);
+  const std::string read = reading_text(e, reading, where);
   if (!reading.lost()) return {false, read + ": the servers did not lose it"};
-  if (!e.section_of(reading.holder, reading.ns)) return {false, read + ", but the holder was no longer inside"};
-  return {true, read + ", while the holder was inside"};
+  return holder_met(e, reading.holder, reading.ns, read);
 }
 
 // ---- failover -------------------------------------------------------------------
@@ -196,14 +210,15 @@ class FailoverFault final : public GatedFault {
     if (t != nullptr && t->replication() != nullptr && !failed_over_) t->replication()->resume_replication();
   }
 
-  // The promoted master lacked the holder's key while the holder was inside.
-  // With the WAIT guard (--wait-replicas): the race also ran when the guard
-  // refused an acquire whose key no replica had, before the failover.
+  // The opportunity: the master was failed over, replication held since the
+  // run began, while the holder was inside, and another client tried
+  // meanwhile. Whether the promoted master had its key is the lock's doing
+  // (the WAIT guard makes sure it does), read from the servers for the text.
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
-    Bite lost = key_lost_bite(evidence, reading_, "server(s) after the failover");
-    if (lost.bit || !guarded_ || !resumed_) return lost;
-    return {true, "the WAIT guard refused an acquire no replica had acknowledged; then " + lost.what};
+    if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
+    return holder_met(evidence, reading_.holder, reading_.ns,
+                      "failed over: " + reading_text(evidence, reading_, "server(s) after the failover"));
   }
 
  private:
@@ -484,8 +499,7 @@ class ClockJumpFault final : public ParkedHolderFault {
                                e.at(jump_.ns) + " (the ttl is " + ms_text(e.ttl) + ")";
     if (!jump_.on_holder_node) return {false, jumped + ", but the holder's key was not on that node"};
     if (offset_ <= e.ttl) return {false, jumped + ": not past a lease of one ttl"};
-    if (!e.section_of(jump_.holder, jump_.ns)) return {false, jumped + ", but the holder was no longer inside"};
-    return {true, jumped + ", on client " + std::to_string(jump_.holder) + "'s node while it was inside"};
+    return holder_met(e, jump_.holder, jump_.ns, jumped + ", on client " + std::to_string(jump_.holder) + "'s node");
   }
 
   void undo_action(NemesisContext& context) override {

@@ -233,61 +233,6 @@ milliseconds ClientParking::longest_pause(milliseconds ttl) const {
   return longest;
 }
 
-// --- bites -------------------------------------------------------------------------
-
-namespace {
-
-std::string span_text(const BiteEvidence& e, const ClientParking::Span& span) {
-  return "client " + std::to_string(span.client) + " was stopped at " + span.at + " from " + e.at(span.since_ns) +
-         " to " + e.at(span.until_ns);
-}
-
-Bite pause_inside_bite(const BiteEvidence& e, const ClientParking::Span& span, const CsRecord& section) {
-  const std::int64_t lapse = section.invoke_ns + std::chrono::nanoseconds(e.ttl).count();
-  const std::string stopped = span_text(e, span) + ", inside its section (its lease could end from " + e.at(lapse) + ")";
-  if (span.until_ns <= lapse) return {false, stopped + ": it went on before its lease could end"};
-  const auto hit = e.other_waiting(span.client, lapse, span.until_ns);
-  if (!hit) return {false, stopped + ", but no other client was trying meanwhile"};
-  return {true, stopped + "; " + contender_text(e, *hit)};
-}
-
-// Its last section before `ns` was left but its release never returned: it died still holding.
-bool released_never(const BiteEvidence& e, int client, std::int64_t ns) {
-  const CsRecord* last = nullptr;
-  for (const auto& record : e.records)
-    if (static_cast<int>(record.client) == client && record.enter_ns <= ns) last = &record;
-  return last != nullptr && last->stage != CsStage::closed;
-}
-
-Bite pause_outside_bite(const BiteEvidence& e, const ClientParking::Span& span) {
-  const std::string stopped = span_text(e, span) + ", outside its section";
-  const auto entered = e.other_entered(span.client, span.since_ns, span.until_ns);
-  if (!entered) return {false, stopped + ", and no other client entered meanwhile"};
-  const bool still_inside = entered->exit_ns > span.until_ns;
-  return {true, stopped + "; client " + std::to_string(entered->client) + " entered at " + e.at(entered->enter_ns) +
-                    (still_inside ? " and was still inside when it went on" : " and left at " + e.at(entered->exit_ns))};
-}
-
-}  // namespace
-
-Bite pause_bite(const BiteEvidence& evidence, const std::vector<ClientParking::Span>& spans) {
-  if (spans.empty()) return {false, "no client was stopped"};
-  const ClientParking::Span& span = spans.front();
-  if (auto section = evidence.section_of(span.client, span.since_ns)) return pause_inside_bite(evidence, span, *section);
-  return pause_outside_bite(evidence, span);
-}
-
-Bite crash_bite(const BiteEvidence& e, int client, std::int64_t died_ns, const std::string& key_without_ttl) {
-  std::string died = "client " + std::to_string(client) + " died at " + e.at(died_ns);
-  if (e.section_of(client, died_ns)) died += " inside its section";
-  else if (released_never(e, client, died_ns)) died += " after its section, before its release returned";
-  else if (!key_without_ttl.empty()) died += ", leaving " + key_without_ttl + " with no TTL";
-  else return {false, died + ", neither inside its section nor leaving a key with no TTL"};
-  const auto hit = e.other_waiting(client, died_ns, e.end_ns);
-  if (!hit) return {false, died + ", and no other client tried afterwards"};
-  return {true, died + "; " + contender_text(e, *hit)};
-}
-
 // --- holder-crash -----------------------------------------------------------------
 
 CrashHolderFault::CrashHolderFault(FaultSpec spec, std::string at, int client, int times)
@@ -325,11 +270,14 @@ void CrashHolderFault::tick(NemesisContext& context) {
   for (int c = 0; c < kMaxFaultClients && c < static_cast<int>(context.client_pids.size()); ++c) {
     if ((*cells_)[1 + static_cast<std::size_t>(c)].load() == 0 || keys_without_ttl_.count(c) != 0) continue;
     std::string found;
+    bool read_all = true;  // a server that could not be read is read again on the next tick
     for (const auto& endpoint : context.endpoints) {
       auto probe = RedisProbe::connect(endpoint);
-      if (probe && probe->pttl(lock_key_of(context, c)) == std::optional<long long>(-1)) found = lock_key_of(context, c);
+      const auto pttl = probe ? probe->pttl(lock_key_of(context, c)) : std::nullopt;
+      read_all = read_all && pttl.has_value();
+      if (pttl == -1) found = lock_key_of(context, c);
     }
-    keys_without_ttl_[c] = found;
+    if (read_all || !found.empty()) keys_without_ttl_[c] = found;
   }
 }
 
@@ -444,7 +392,7 @@ Bite SlowHolderFault::bite(const BiteEvidence& e) const {
   const int client = static_cast<int>(who - 1);
   const auto section = e.section_of(client, (*cells_)[1].load());
   if (!section) return {false, "client " + std::to_string(client) + "'s slow section is not on record"};
-  const std::int64_t lapse = section->invoke_ns + std::chrono::nanoseconds(e.ttl).count();
+  const std::int64_t lapse = e.earliest_lease_end(*section, 0);  // a watchdog lives on: immune by design
   const std::string slow = "client " + std::to_string(client) + "'s section ran from " + e.at(section->enter_ns) +
                            " to " + e.at(section->exit_ns) + " (its lease could end from " + e.at(lapse) + ")";
   if (section->exit_ns <= lapse) return {false, slow + ": it left before its lease could end"};
@@ -559,14 +507,18 @@ std::string ClockSkewFault::why_not_acted() const {
   return "client " + std::to_string(client_) + " made no acquire attempt with its skewed clock";
 }
 
-// The skewed client tried while another client's lease was live: inside its
-// section, before the earliest end of its lease.
+// The skewed client tried while another client's lease was live (inside its
+// section, before the earliest end of its lease) and its clock, ahead, already
+// read that lease as over: at a moment m with m + offset past the lease's end.
+// A clock on time or behind cannot see a live lease as expired.
 Bite ClockSkewFault::bite(const BiteEvidence& e) const {
+  const std::int64_t offset = std::chrono::nanoseconds(offset_).count();
+  if (offset <= 0) return {false, "client " + std::to_string(client_) + "'s clock is not ahead: no live lease reads as over"};
   for (const auto& section : e.records) {
     if (static_cast<int>(section.client) == client_) continue;
-    const std::int64_t live_to =
-        std::min(section.exit_ns, section.invoke_ns + std::chrono::nanoseconds(e.ttl).count());
-    if (auto moment = e.waiting(client_, section.enter_ns, live_to))
+    const std::int64_t lease_end = e.earliest_lease_end(section, 0);
+    const std::int64_t live_to = std::min(section.exit_ns, lease_end);
+    if (auto moment = e.waiting(client_, std::max(section.enter_ns, lease_end - offset), live_to))
       return {true, "client " + std::to_string(client_) + " (its clock off by " + std::to_string(offset_.count()) +
                         " ms) was trying at " + e.at(*moment) + " while client " + std::to_string(section.client) +
                         " held a live lease (inside from " + e.at(section.enter_ns) + ")"};

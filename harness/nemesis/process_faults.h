@@ -84,14 +84,8 @@ class ClientParking {
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
-  // Every pause that ended: who, where, from the stop to the SIGCONT (monotonic ns).
-  struct Span {
-    int client = -1;
-    std::string at;
-    std::int64_t since_ns = 0;
-    std::int64_t until_ns = 0;
-  };
-  const std::vector<Span>& spans() const { return spans_; }
+  // Every pause that ended: who, where, from the stop to the SIGCONT (nemesis/bite.h).
+  const std::vector<PauseSpan>& spans() const { return spans_; }
   bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
@@ -118,22 +112,11 @@ class ClientParking {
   std::map<int, Stopped> stopped_;
   std::vector<RedisProbe> probes_;
   std::vector<AppliedEvent> events_;
-  std::vector<Span> spans_;
+  std::vector<PauseSpan> spans_;
   int stops_ = 0;
   std::function<void(int client)> before_continue_;
 };
 
-// The bite of a pause (holder-pause, at a step point or a protocol point),
-// from its first span. Stopped inside its section: the pause outlasted the
-// earliest end of the holder's lease (its acquire call + ttl) while another
-// client was trying. Stopped elsewhere (its release window): another client
-// entered while it was stopped.
-Bite pause_bite(const BiteEvidence& evidence, const std::vector<ClientParking::Span>& spans);
-
-// The bite of a crash: `client` died at `died_ns`, inside its section or
-// leaving a key with no TTL (`key_without_ttl`), and another client was
-// trying afterwards.
-Bite crash_bite(const BiteEvidence& evidence, int client, std::int64_t died_ns, const std::string& key_without_ttl);
 
 // "no client <did>" (client -1: any) or "client N never <did>": why a fault did not act.
 std::string nobody_did(int client, const std::string& did);

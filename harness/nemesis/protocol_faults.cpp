@@ -270,8 +270,8 @@ class ProtocolCrashFault final : public ProtocolPointFault {
   // The first death that bites: inside its section, another client trying afterwards.
   Bite bite(const BiteEvidence& evidence) const override {
     Bite first{false, why_not_acted()};
-    for (const auto& [client, died_ns] : deaths_) {
-      Bite bite = crash_bite(evidence, client, died_ns, "");
+    for (const auto& [client, died_ns, key_without_ttl] : deaths_) {
+      Bite bite = crash_bite(evidence, client, died_ns, key_without_ttl);
       if (bite.bit) return bite;
       if (!first.bit && first.what == why_not_acted()) first = bite;
     }
@@ -299,13 +299,27 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     if (!dead)
       return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");
     ++kills_;
-    deaths_.emplace_back(client, monotonic_ns());
+    deaths_.push_back({client, monotonic_ns(), key_left_without_ttl(context, client)});
     note(client_text(client) + " is dead; its parked " + request + " dropped, its links reset");
   }
 
  private:
+  // A client that died between taking a key and giving it a TTL (SETNX>EXPIRE)
+  // left it with none: read once its death was seen ("" none, or unreadable).
+  static std::string key_left_without_ttl(const NemesisContext& context, int client) {
+    for (const auto& endpoint : context.endpoints)
+      if (auto probe = RedisProbe::connect(endpoint); probe && probe->pttl(lock_key_of(context, client)) == -1)
+        return lock_key_of(context, client);
+    return "";
+  }
+
+  struct Death {
+    int client = -1;
+    std::int64_t ns = 0;          // when its death was seen
+    std::string key_without_ttl;  // "" none
+  };
   int kills_ = 0;
-  std::vector<std::pair<int, std::int64_t>> deaths_;  // who, and when its death was seen
+  std::vector<Death> deaths_;
 };
 
 Result<ProtocolWatch> watch_of(const FaultSpec& spec, const FaultEnv& options, const std::string& at, int client) {

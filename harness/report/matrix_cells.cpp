@@ -27,33 +27,34 @@ std::optional<CellClass> parse_class(std::string_view name) {
 const std::vector<FaultColumn>& fault_columns() {
   static const std::vector<FaultColumn> all = {
       {"holder-crash", "holder crash", "1", "holder-crash: SIGKILL-like death inside the critical section", false,
-       "the holder died inside its section, and another client tried afterwards"},
+       "the holder died inside its section (or after it, before its release returned), and another client tried "
+       "afterwards"},
       {"holder-pause", "pause > TTL", "2", "holder-pause: SIGSTOP the holder process until another client acquired",
        false, "the holder was stopped inside its section past its lease's earliest end, while another client tried"},
       {"slow-holder", "slow CS > TTL", "3", "slow-holder: one critical section lasts 3 x ttl, process alive", false,
        "the section outlived its lease's earliest end while another client tried"},
       {"release-race", "check-then-DEL", "4",
        "holder-pause at the release window until another client got in and is inside", false,
-       "the holder was stopped in its release window until another client had entered"},
+       "the holder was stopped in its release window until another client had entered, and that client was still inside when it went on"},
       {"expire-gap", "SETNX/EXPIRE gap", "5", "holder-crash at after-setnx-before-expire", false,
        "the holder died between the two commands, leaving a key with no TTL, and another client tried afterwards"},
       {"clock-skew", "client clock skew", "6", "clock-skew: client 1's wall clock 5 x ttl ahead", false,
-       "the skewed client tried while another client's lease was live"},
+       "the skewed client, its clock ahead, tried while another client's lease was live and its clock read that lease as over"},
       {"failover", "failover", "7", "failover: replication held, master killed, replica promoted after the first acquire",
-       /*topology=*/true, "the promoted master lacked the holder's key while the holder was inside"},
+       /*topology=*/true, "the master was failed over while the holder was inside, and another client tried while it still was"},
       {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted",
        /*topology=*/true, "a minority of the lock's nodes was down while clients tried to acquire"},
       {"node-restart", "restart, no persistence", "9",
        "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once", /*topology=*/true,
-       "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was inside"},
+       "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was inside, and another client tried while it still was"},
       {"clock-jump", "node clock jump", "10",
        "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); waiters "
        "poll every 30 ms",
-       /*topology=*/true, "a node holding the holder's key jumped past a lease of one ttl while the holder was inside"},
+       /*topology=*/true, "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and another client tried while it still was"},
       {"net-cut", "net: holder cut", "11a", "net cut: the holder loses its lock-server links while it works 2 x ttl",
        /*topology=*/true, "the holder was cut off past its lease's earliest end while another client tried"},
       {"unavailable-release", "unavailable: release", "12", "unavailable: the release is refused", /*topology=*/true,
-       "the holder's release could not reach the server, and another client tried afterwards"},
+       "the holder's release could not reach the server, and another client tried from then on"},
   };
   return all;
 }

@@ -109,6 +109,16 @@ std::string matrix_table(const MatrixResult& result) {
   return out.str();
 }
 
+// A text for a Markdown table cell: a resp: pattern's '|' would end the cell.
+static std::string table_text(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '|') escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
+}
+
 // What each of the cell's faults was seen to do for its race (its "bite"
 // records, docs/harness.md "Bite"); "-" for a cell that ran none.
 static std::string bites_text(const nlohmann::json& run) {
@@ -142,8 +152,8 @@ std::string matrix_markdown(const MatrixResult& result) {
     out << "| " << cell.lock << " | " << cell.fault << " | " << cell.observed_text()
         << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
-    out << " " << cell.expected_reason << (cell.error.empty() ? "" : " — error: " + cell.error) << " | "
-        << bites_text(cell.run) << " |\n";
+    out << " " << table_text(cell.expected_reason + (cell.error.empty() ? "" : " — error: " + cell.error)) << " | "
+        << table_text(bites_text(cell.run)) << " |\n";
   }
   return out.str();
 }

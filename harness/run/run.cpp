@@ -527,6 +527,14 @@ void judge_faults_bit(Verdict& verdict, FaultSet& faults, const BiteEvidence& ev
   verdict.reasons.insert(verdict.reasons.begin(), "not exercised: " + faults.why_not_bit());
 }
 
+// The evidence a bite is judged on, with the lease the lock really takes: the
+// ttl rounded up to its resolution (setnx-expire's EXPIRE takes whole seconds).
+BiteEvidence bite_evidence(const SharedHistory& history, const RunOptions& options, const Capabilities& can) {
+  const int resolution = std::max(can.ttl_resolution_ms, 1);
+  const int lease_ms = (options.ttl_ms + resolution - 1) / resolution * resolution;
+  return BiteEvidence::from(history, milliseconds{lease_ms}, can.auto_extends);
+}
+
 // One host: the history and the oracle Redis watched the same sections, so
 // after the fencing rule they must agree on whether two holders overlapped.
 // (Several hosts: the oracle also sees the others' sections; merge judges.)
@@ -626,7 +634,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, m.nemeses);
-  judge_faults_bit(verdict, m.nemeses, BiteEvidence::from(m.history, milliseconds{options.ttl_ms}));
+  judge_faults_bit(verdict, m.nemeses, bite_evidence(m.history, options, can));
   judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
   if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
     verdict.verdict = "error";
