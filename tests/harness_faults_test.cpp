@@ -267,6 +267,53 @@ TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {
   EXPECT_EQ(d["config"]["faults"], json::array({"holder-crash"}));
 }
 
+// Issue 25 §4: with the default flags the stall threshold (3 x ttl = 6 s)
+// outlasts the 3 s run, so no stall is found; the evidence still says
+// deadlock: a key with no expiry, its owner dead inside, the other kept out.
+TEST(CrashHolder, SetnxDeadlocksWithDefaultFlagsFromTheEvidence) {
+  RunOptions options;
+  options.lock = "setnx";
+  options.clients = 2;
+  options.faults = {"holder-crash"};
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "deadlock") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["stalls"], 0) << "the run is shorter than the stall threshold";
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 1);
+  EXPECT_NE(d["verdict_reasons"].dump().find("died inside its section"), std::string::npos) << d["verdict_reasons"];
+}
+
+// Issue 25 §4: a crashed holder of a TTL lock is no deadlock: its key expires.
+TEST(CrashHolder, ATtlLocksDeadHolderIsNoDeadlock) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.duration_s = 1.0;
+  options.ttl_ms = 300;
+  options.faults = {"holder-crash"};
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 0);
+}
+
+// Issue 25 §5a: a holder that crashes at locklab:cs-enter ends its section
+// there, not when the coordinator reaps it. With a 1 ms lease and no pause
+// between attempts the next holder comes in while the dead one is being
+// reaped: the overlaps were all with the dead client, and no update was lost.
+TEST(CrashHolder, ACrashedHoldersSectionEndsAtItsDeathNotAtTheReaping) {
+  for (int run = 0; run < 3; ++run) {
+    RunOptions options;
+    options.lock = "lua-safe-delete";
+    options.ttl_ms = 1;
+    options.hold_ms = 0;
+    options.retry_ms = 0;
+    options.duration_s = 1.0;
+    options.faults = {"holder-crash"};
+    const json d = measured(options);
+    EXPECT_EQ(d["totals"]["crashed_clients"], 1);
+    EXPECT_NE(d["verdict"], "violation") << "run " << run << ": " << d["verdict_reasons"] << d["safety"];
+  }
+}
+
 TEST(CrashHolder, LuaSafeDeleteRecoversAfterAboutOneTtl) {
   const json d = measured(small_run("lua-safe-delete", {"holder-crash"}));
   EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];

@@ -110,6 +110,26 @@ void SharedHistory::forget_dead(int client) const {
   header_->occupancy.fetch_sub(1);
 }
 
+namespace {
+
+// The calling client process's own slot (set once after fork; null elsewhere).
+std::atomic<ClientSlot*> own_slot{nullptr};
+
+void stamp_first(std::atomic<std::int64_t>& cell) {
+  std::int64_t unset = 0;
+  cell.compare_exchange_strong(unset, monotonic_ns());
+}
+
+}  // namespace
+
+void SharedHistory::stamp_killed(int client) const { stamp_first(slot(client).dead_by_ns); }
+
+void SharedHistory::become_own(int client) const { own_slot.store(&slot(client)); }
+
+void stamp_own_death() {
+  if (ClientSlot* own = own_slot.load()) stamp_first(own->dead_by_ns);
+}
+
 std::vector<CsRecord> SharedHistory::records() const {
   const std::int64_t now = monotonic_ns();
   std::vector<CsRecord> all;
@@ -121,7 +141,8 @@ std::vector<CsRecord> SharedHistory::records() const {
     all.insert(all.end(), first, first + std::min(count, capacity_));
     // The last moment a client that never left its section could have acted.
     const std::int64_t died = own.died_ns.load(), finished = own.finished_ns.load();
-    const std::int64_t last_act = died > 0 ? died : finished > 0 ? finished : now;
+    const std::int64_t dead_by = own.dead_by_ns.load();
+    const std::int64_t last_act = died > 0 ? (dead_by > 0 ? std::min(dead_by, died) : died) : finished > 0 ? finished : now;
     for (auto it = all.begin() + static_cast<std::ptrdiff_t>(from); it != all.end(); ++it) {
       if (it->stage == CsStage::inside) it->exit_ns = std::max(last_act, it->enter_ns);
       if (it->stage != CsStage::closed) it->released_ns = it->exit_ns;

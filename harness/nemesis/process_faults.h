@@ -84,6 +84,11 @@ class ClientParking {
   void resume_all(const NemesisContext& context);
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
+  // Pauses that were exercised: they lasted their length, reached their
+  // condition, ran to their bound or to the end of the run. A pause that ended
+  // because no other client was left to change anything was not: nobody could
+  // exploit it (a pause fault acts only through these).
+  int exercised() const { return exercised_; }
   bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
@@ -97,11 +102,15 @@ class ClientParking {
   enum State : std::int64_t { kFree = 0, kParked = 1 };
 
   void stop(const NemesisContext& context, int client);
-  std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
+  struct Resume {
+    std::string why;
+    bool exercised = true;
+  };
+  std::optional<Resume> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
   bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
-  void resume(int client, const std::string& why);
+  void resume(int client, const std::string& why, bool exercised = true);
   void resume_all_quietly();
 
   std::vector<Rule> rules_;
@@ -110,6 +119,7 @@ class ClientParking {
   std::vector<RedisProbe> probes_;
   std::vector<AppliedEvent> events_;
   int stops_ = 0;
+  int exercised_ = 0;
   std::function<void(int client)> before_continue_;
 };
 
@@ -147,7 +157,7 @@ class PauseHolderFault final : public Fault {
   void tick(NemesisContext& context) override { parking_->tick(context); }
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
-  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped
+  bool acted() const override { return parking_->exercised() > 0; }  // a process was stopped, and it counted
   std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;
 

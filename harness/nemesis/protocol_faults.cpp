@@ -226,7 +226,8 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     disarm_all();
     set_go(context);
   }
-  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped with its request parked
+  // A process was stopped with its request parked, and the pause counted (ClientParking::exercised()).
+  bool acted() const override { return parking_->exercised() > 0; }
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override {
     return parking_->longest_pause(ttl);
   }
@@ -288,6 +289,8 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     if (!dead)
       return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");
     ++kills_;
+    // Seen dead: from here on it cannot act, whenever the coordinator reaps it.
+    if (context.history != nullptr) context.history->stamp_killed(client);
     note(client_text(client) + " is dead; its parked " + request + " dropped, its links reset");
   }
 
