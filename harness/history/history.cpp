@@ -104,6 +104,12 @@ void SharedHistory::exit(int client) const {
 void SharedHistory::forget_dead(int client) const {
   std::int64_t unseen = 0;
   slot(client).died_ns.compare_exchange_strong(unseen, monotonic_ns());
+  leave_dead(client);
+}
+
+// Whoever gets here first (the dying client, the coordinator that saw it dead,
+// the one that reaps it) takes it out of the occupancy; the others find it out.
+void SharedHistory::leave_dead(int client) const {
   if (slot(client).inside.exchange(0) == 0) return;
   int expected = client;
   header_->holder.compare_exchange_strong(expected, -1);
@@ -112,8 +118,9 @@ void SharedHistory::forget_dead(int client) const {
 
 namespace {
 
-// The calling client process's own slot (set once after fork; null elsewhere).
-std::atomic<ClientSlot*> own_slot{nullptr};
+// The calling client process's history and index (set once after fork; null elsewhere).
+std::atomic<const SharedHistory*> own_history{nullptr};
+std::atomic<int> own_index{-1};
 
 void stamp_first(std::atomic<std::int64_t>& cell) {
   std::int64_t unset = 0;
@@ -122,12 +129,20 @@ void stamp_first(std::atomic<std::int64_t>& cell) {
 
 }  // namespace
 
-void SharedHistory::stamp_killed(int client) const { stamp_first(slot(client).dead_by_ns); }
+void SharedHistory::stamp_killed(int client) const {
+  stamp_first(slot(client).dead_by_ns);
+  leave_dead(client);
+}
 
-void SharedHistory::become_own(int client) const { own_slot.store(&slot(client)); }
+void SharedHistory::become_own(int client) const {
+  own_index.store(client);
+  own_history.store(this);
+}
 
 void stamp_own_death() {
-  if (ClientSlot* own = own_slot.load()) stamp_first(own->dead_by_ns);
+  const SharedHistory* own = own_history.load();
+  if (own == nullptr) return;
+  own->stamp_killed(own_index.load());  // the same stamp, by the client itself just before _exit
 }
 
 std::vector<CsRecord> SharedHistory::records() const {

@@ -99,7 +99,8 @@ struct ClientSlot {
   // A moment after which the client provably could not act: it stamped it
   // itself just before _exit (a crash at a step point, stamp_own_death()),
   // or the coordinator just after its SIGKILL to the client was sent
-  // (stamp_killed()). Counts only once died_ns confirms the death.
+  // (stamp_killed(), which also takes it out of the live occupancy). Ends an
+  // open section only once died_ns confirms the death.
   std::atomic<std::int64_t> dead_by_ns{0};
   std::atomic<std::int64_t> open_wait_ns{0}; // when it finished while still waiting: that wait's start
   std::atomic<std::int32_t> truncated{0};    // its record array filled up; it stopped early
@@ -153,8 +154,9 @@ class SharedHistory {
   // inside, it no longer is -- a dead client holds nothing the oracle should count.
   void forget_dead(int client) const;
 
-  // The coordinator SIGKILLed `client` (its kill() returned): from now on it
-  // cannot act. The first stamp stays.
+  // `client` can act no more from now on: the coordinator saw it dead after
+  // a SIGKILL, or the client itself is about to _exit (stamp_own_death). The
+  // first stamp stays; it leaves the live occupancy now, not when reaped.
   void stamp_killed(int client) const;
   // In a client process, once after fork(): the slot stamp_own_death() writes.
   void become_own(int client) const;
@@ -178,6 +180,7 @@ class SharedHistory {
 
  private:
   SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);
+  void leave_dead(int client) const;  // out of the live occupancy, once
   CsRecord* records_of(int client) const { return records_ + static_cast<std::size_t>(client) * capacity_; }
 
   void* base_;
