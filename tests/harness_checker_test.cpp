@@ -656,6 +656,9 @@ TEST(Checker, ADeadOwnersKeyWithoutExpiryIsADeadlockWithoutAStall) {
   SafetyInput with_ttl = input;
   with_ttl.keys_left = {1, 0, true};  // a TTL lock: the key frees itself
   EXPECT_EQ(judge(check_safety(with_ttl)).verdict, "safe");
+  SafetyInput leased = input;
+  leased.lock_expires = true;  // getset-timestamp: no Redis TTL, but a waiter takes the key over
+  EXPECT_EQ(judge(check_safety(leased)).verdict, "safe");
   SafetyInput nobody_waited = input;
   nobody_waited.kept_out = {false, false};
   EXPECT_EQ(judge(check_safety(nobody_waited)).verdict, "safe");

@@ -199,7 +199,7 @@ void judge_overlaps(const SafetyInput& input, Safety& safety) {
 
 DeadOwner find_dead_owner(const SafetyInput& input) {
   DeadOwner found;
-  if (input.keys_left.without_ttl == 0 || input.records.empty()) return found;
+  if (input.lock_expires || input.keys_left.without_ttl == 0 || input.records.empty()) return found;
   const auto last = std::max_element(input.records.begin(), input.records.end(),
                                      [](const CsRecord& a, const CsRecord& b) { return a.enter_ns < b.enter_ns; });
   if (last->stage != CsStage::inside) return found;  // its owner left: a key it failed to delete is not a dead owner's

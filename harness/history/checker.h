@@ -83,13 +83,18 @@ struct SafetyInput {
   // Per client (by index, as `clients`): an acquire of its timed out, or it
   // stopped while still waiting. Empty: not known (no deadlock evidence).
   std::vector<bool> kept_out;
+  // The lock has a lease (Capabilities::expires): a key it leaves without a
+  // Redis TTL (getset-timestamp's) is still taken over once its time passed,
+  // so a dead owner's key is no deadlock evidence.
+  bool lock_expires = false;
 };
 
 // A deadlock shown by its evidence rather than by a stall over the threshold
-// (a run shorter than 3 x ttl never has one): a key with no expiry is left,
-// the last section to begin never ended (its client died inside: the key's
-// owner is dead), nobody entered after it, and another client still running
-// after it entered was kept out (a timeout, or a wait still open at its end).
+// (a run shorter than 3 x ttl never has one): a lock without a lease left a
+// key with no expiry, the last section to begin never ended (its client died
+// inside: the key's owner is dead), nobody entered after it, and another
+// client still running after it entered was kept out (a timeout, or a wait
+// still open at its end).
 struct DeadOwner {
   int client = -1;            // the dead owner; -1: no such evidence
   std::int64_t since_ns = 0;  // its section began

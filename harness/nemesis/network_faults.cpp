@@ -100,8 +100,8 @@ class NetFault final : public GatedFault {
     if (topology(context) == nullptr) return note(context, "no topology: nothing done");
     if (phase_ == Phase::acquire) {
       links_ = topology(context)->client_links(client_);
+      apply_mode(links_, mode_, ms_, direction_);  // in effect on return: every byte read from now on meets it
       traffic_before_ = faulted_traffic(links_, mode_, direction_);
-      apply_mode(links_, mode_, ms_, direction_);
       applied_ = true;
       note(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
       hold_the_others(context);

@@ -108,6 +108,7 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
   if (context.history != nullptr)
     for (int c = 0; c < context.history->clients(); ++c)
       stopped.records_then.push_back(context.history->slot(c).records.load());
+  stopped.others_attempts_then = others_attempts(context, client);
   events_.push_back({stopped.since_ns, "SIGSTOP client " + std::to_string(client) + " (pid " +
                                            std::to_string(context.client_pids[i]) + group_text(stopped.guard) +
                                            ") at " + rules_[static_cast<std::size_t>(rule)].at});
@@ -133,8 +134,12 @@ std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisCont
   }
   if (waited >= std::chrono::nanoseconds(pause_bound(rule, context.ttl)).count())
     return Resume{"the pause bound (max) ran out, after " + ms_text(waited)};
-  if (rule.until != PauseRule::Until::time && others_gone(context, client))
+  if (rule.until != PauseRule::Until::time && others_gone(context, client)) {
+    // Others that tried while it lasted were kept out by it: that is the pause at work.
+    if (others_attempts(context, client) > stopped.others_attempts_then)
+      return Resume{"no other client is left to change anything (they tried meanwhile), after " + ms_text(waited)};
     return Resume{"not exercised: no other client is left to change anything, after " + ms_text(waited), false};
+  }
   return std::nullopt;
 }
 
@@ -182,6 +187,13 @@ bool ClientParking::others_gone(const NemesisContext& context, int client) const
     if (slot.finished_ns.load() == 0 && slot.died_ns.load() == 0) return false;
   }
   return true;
+}
+
+std::int64_t ClientParking::others_attempts(const NemesisContext& context, int client) {
+  std::int64_t attempts = 0;
+  for (int c = 0; context.history != nullptr && c < context.history->clients(); ++c)
+    if (c != client) attempts += context.history->slot(c).attempts.load();
+  return attempts;
 }
 
 void ClientParking::resume(int client, const std::string& why, bool exercised) {

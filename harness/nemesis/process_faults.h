@@ -85,9 +85,10 @@ class ClientParking {
   const std::vector<AppliedEvent>& events() const { return events_; }
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
   // Pauses that were exercised: they lasted their length, reached their
-  // condition, ran to their bound or to the end of the run. A pause that ended
-  // because no other client was left to change anything was not: nobody could
-  // exploit it (a pause fault acts only through these).
+  // condition, ran to their bound or to the end of the run, or kept out a
+  // client that tried meanwhile. A pause that ended because no other client
+  // was left, none of them having tried while it lasted, was not: nobody
+  // could exploit it (a pause fault acts only through these).
   int exercised() const { return exercised_; }
   bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
@@ -98,6 +99,7 @@ class ClientParking {
     int rule = 0;
     std::int64_t since_ns = 0;
     std::vector<std::int64_t> records_then;  // every client's record count when it stopped
+    std::int64_t others_attempts_then = 0;   // the other clients' acquire attempts when it stopped
   };
   enum State : std::int64_t { kFree = 0, kParked = 1 };
 
@@ -110,6 +112,7 @@ class ClientParking {
   bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
+  static std::int64_t others_attempts(const NemesisContext& context, int client);
   void resume(int client, const std::string& why, bool exercised = true);
   void resume_all_quietly();
 

@@ -464,6 +464,7 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
   if (several_hosts) input.counter_growth = end.confirmed;
   input.lock_has_keys = can.uses_redis;
   input.owner_checked_release = can.owner_checked_release;
+  input.lock_expires = can.expires;
   input.keys_left = lock_keys_left(servers, context);
   input.stale_writes_rejected = end.tally.stale;
   input.live_max_occupancy = history.header().max_occupancy.load();
