@@ -87,6 +87,12 @@ class NetFault final : public GatedFault {
     return needs;
   }
   milliseconds allowance(milliseconds ttl) const override { return 2 * long_patience(ttl) + ms_; }
+  std::string why_not_acted() const override {
+    if (phase_ == Phase::acquire && traffic_seen_ == 0)
+      return "client " + std::to_string(client_) + " sent nothing while its links were faulted (" + what() +
+             "): its traffic never met them";
+    return GatedFault::why_not_acted();
+  }
   StepHook client_step_hook(int client) override {
     StepHook mine = gate_.hook(client), theirs = contender_.hook(client);
     if (!mine) return theirs;
@@ -195,6 +201,7 @@ class NetFault final : public GatedFault {
     if (acted() || !applied_) return;
     const std::uint64_t now = faulted_traffic(links_, mode_, direction_);
     if (now <= traffic_before_) return;
+    traffic_seen_ = now - traffic_before_;
     note_acted(context, "client " + std::to_string(client_) + "'s traffic met the faulted links (" +
                             std::to_string(now - traffic_before_) +
                             (mode_ == NetMode::cut    ? " connections refused)"
@@ -297,6 +304,7 @@ class NetFault final : public GatedFault {
   std::vector<long long> set_calls_before_;  // per probe, when the others were held (-1: unreadable)
   std::int64_t attempts_before_ = 0;
   std::uint64_t traffic_before_ = 0;  // at=acquire: faulted_traffic() as the mode was set
+  std::uint64_t traffic_seen_ = 0;    // at=acquire: what of it met the faulted links (0: nothing yet)
   bool applied_ = false;
   bool waiting_ = false;
   bool done_ = false;
