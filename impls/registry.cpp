@@ -1,5 +1,7 @@
 #include "registry.h"
 
+#include <utility>
+
 #include "g0_local_mutex.h"
 #include "g0_no_lock.h"
 #include "g1_setnx.h"
@@ -89,6 +91,28 @@ const Generation* find_generation(std::string_view name) {
   for (const auto& generation : generations())
     if (generation.name == name) return &generation;
   return nullptr;
+}
+
+const std::vector<std::string_view>& step_points(std::string_view name) {
+  // Kept by hand next to the generations: each line is what that
+  // generation's .cpp passes to step_() (and its renewal timer's step).
+  static const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> all = {
+      {"setnx", {"before-del"}},
+      {"setnx-expire", {"after-setnx-before-expire", "before-del"}},
+      {"getset-timestamp", {"after-get-before-getset", "before-del"}},
+      {"set-nx-px-token", {"before-release", "after-get-before-del"}},
+      {"lua-safe-delete", {"before-release", "before-undo"}},
+      {"reentrant-watchdog",
+       {"after-acquire-script", "after-failed-attempt", "before-undo", "before-wait", "before-unlock-script",
+        "before-force-unlock-script", "before-renewal", "after-renewal-script"}},
+      {"redlock", {"after-fan-out-before-count", "after-extend-fan-out-before-count", "before-release"}},
+      {"fenced", {"before-release"}},
+      {"fair-queue", {"after-queued", "before-wait", "after-wait", "before-leave", "before-release"}},
+  };
+  static const std::vector<std::string_view> none;
+  for (const auto& [generation, points] : all)
+    if (generation == name) return points;
+  return none;
 }
 
 LockResult make_lock(std::string_view name, const LockConfig& config) {

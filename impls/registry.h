@@ -56,6 +56,11 @@ const std::vector<Generation>& generations();
 
 const Generation* find_generation(std::string_view name);
 
+// Every step point generation `name` calls (the list in its header, "Step
+// points:"), in no particular order; empty for an unknown name or a lock with
+// none. The harness refuses a --step at a point the run's lock never reaches.
+const std::vector<std::string_view>& step_points(std::string_view name);
+
 // A lock of generation `name`, or an Error (unknown name, bad config, unreachable server).
 LockResult make_lock(std::string_view name, const LockConfig& config);
 

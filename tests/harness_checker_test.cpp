@@ -580,6 +580,96 @@ TEST(SharedHistoryTest, AnOpenSectionOfADeadClientLastsUntilItsDeathAndOverlaps)
   EXPECT_EQ(judge(safety).verdict, "violation");
 }
 
+// Issue 25 §5a: a client that crashes at a step point stamps its own death
+// just before _exit; its open section ends there, not when the coordinator
+// reaped it (later): a section entered after the death does not overlap it.
+TEST(SharedHistoryTest, AnOpenSectionEndsAtItsOwnStampedDeathNotAtTheReaping) {
+  auto history = SharedHistory::create(2, 4, nullptr);
+  ASSERT_TRUE(history);
+  const std::int64_t entered = monotonic_ns();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    history->become_own(0);
+    CsRecord open = section(0, entered, 0);
+    open.stage = CsStage::inside;
+    open.release = kNoReleaseOutcome;
+    if (history->append(0, open) == nullptr) ::_exit(1);
+    history->enter(0);
+    stamp_own_death();
+    ::_exit(kCrashExitCode);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::int64_t dead_by = history->slot(0).dead_by_ns.load();
+  ASSERT_GT(dead_by, 0) << "the child stamped its death in the shared slot";
+  stamp_own_death();  // the parent named no slot of its own: nothing happens
+  EXPECT_EQ(history->slot(0).dead_by_ns.load(), dead_by);
+  EXPECT_EQ(history->slot(1).dead_by_ns.load(), 0);
+
+  // Client 1 enters after the death, before the coordinator reaps client 0.
+  const std::int64_t second = monotonic_ns();
+  ASSERT_NE(history->append(1, section(1, second, second + 1'000'000)), nullptr);
+  history->forget_dead(0);
+  const auto records = history->records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].exit_ns, dead_by) << "ends at its death, not at " << history->slot(0).died_ns.load();
+  EXPECT_LT(records[0].exit_ns, history->slot(0).died_ns.load());
+  EXPECT_EQ(find_overlaps(records).pairs, 0);
+
+  // A kill stamp counts only once the death is confirmed (died_ns): a client
+  // still running keeps its section open.
+  auto alive = SharedHistory::create(1, 2, nullptr);
+  ASSERT_TRUE(alive);
+  CsRecord open = section(0, monotonic_ns(), 0);
+  open.stage = CsStage::inside;
+  ASSERT_NE(alive->append(0, open), nullptr);
+  alive->stamp_killed(0);
+  const std::int64_t killed = alive->slot(0).dead_by_ns.load();
+  EXPECT_GT(alive->records()[0].exit_ns, killed) << "not seen dead: open until now";
+  alive->forget_dead(0);
+  EXPECT_EQ(alive->records()[0].exit_ns, killed);
+}
+
+// Issue 25 §4: a key with no expiry whose owner died inside, and another
+// client kept out after it: deadlock, even when no stall reached the threshold.
+TEST(Checker, ADeadOwnersKeyWithoutExpiryIsADeadlockWithoutAStall) {
+  CsRecord dead = section(0, 100, 3000);
+  dead.stage = CsStage::inside;
+  SafetyInput input;
+  input.records = {section(1, 0, 50), dead};
+  input.clients = {{0, 3000}, {0, 3000}};
+  input.run_start_ns = 0;
+  input.stall_threshold_ns = 1'000'000;  // far longer than the run
+  input.keys_left = {1, 1, true};
+  input.kept_out = {false, true};
+  Safety safety = check_safety(input);
+  ASSERT_TRUE(safety.stalls.empty());
+  EXPECT_EQ(safety.dead_owner.client, 0);
+  EXPECT_EQ(safety.dead_owner.kept_out, 1);
+  const Verdict verdict = judge(safety);
+  EXPECT_EQ(verdict.verdict, "deadlock");
+  ASSERT_FALSE(verdict.reasons.empty());
+  EXPECT_NE(verdict.reasons[0].find("died inside its section"), std::string::npos) << verdict.reasons[0];
+
+  // Each piece of evidence is needed.
+  SafetyInput with_ttl = input;
+  with_ttl.keys_left = {1, 0, true};  // a TTL lock: the key frees itself
+  EXPECT_EQ(judge(check_safety(with_ttl)).verdict, "safe");
+  SafetyInput leased = input;
+  leased.lock_expires = true;  // getset-timestamp: no Redis TTL, but a waiter takes the key over
+  EXPECT_EQ(judge(check_safety(leased)).verdict, "safe");
+  SafetyInput nobody_waited = input;
+  nobody_waited.kept_out = {false, false};
+  EXPECT_EQ(judge(check_safety(nobody_waited)).verdict, "safe");
+  SafetyInput owner_left = input;
+  owner_left.records[1].stage = CsStage::left;  // alive: its release failed (a stall decides that case)
+  EXPECT_EQ(judge(check_safety(owner_left)).verdict, "safe");
+  SafetyInput waited_before = input;
+  waited_before.clients[1].finished_ns = 90;  // kept out, but gone before the dead owner entered
+  EXPECT_EQ(judge(check_safety(waited_before)).verdict, "safe");
+}
+
 TEST(SharedHistoryTest, AFullClientArrayRefusesAndIsFlagged) {
   auto history = SharedHistory::create(1, 2, nullptr);
   ASSERT_TRUE(history);

@@ -267,6 +267,70 @@ TEST(CrashHolder, SetnxDeadlocksAndLeavesAKeyWithoutTtl) {
   EXPECT_EQ(d["config"]["faults"], json::array({"holder-crash"}));
 }
 
+// Issue 25 §4: with the default flags the stall threshold (3 x ttl = 6 s)
+// outlasts the 3 s run, so no stall is found; the evidence still says
+// deadlock: a key with no expiry, its owner dead inside, the other kept out.
+TEST(CrashHolder, SetnxDeadlocksWithDefaultFlagsFromTheEvidence) {
+  RunOptions options;
+  options.lock = "setnx";
+  options.clients = 2;
+  options.faults = {"holder-crash"};
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "deadlock") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["stalls"], 0) << "the run is shorter than the stall threshold";
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 1);
+  EXPECT_NE(d["verdict_reasons"].dump().find("died inside its section"), std::string::npos) << d["verdict_reasons"];
+}
+
+// Issue 25 §4: a crashed holder of a TTL lock is no deadlock: its key expires.
+TEST(CrashHolder, ATtlLocksDeadHolderIsNoDeadlock) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  options.duration_s = 1.0;
+  options.ttl_ms = 300;
+  options.faults = {"holder-crash"};
+  const json d = measured(options);
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["keys_left_without_ttl"], 0);
+}
+
+// Issue 25 §5a: a holder that crashes at locklab:cs-enter ends its section
+// there (it stamps its death just before _exit), not when the coordinator
+// reaps it. With a 1 ms lease and no pause between attempts the next holder
+// used to come in while the dead one was being reaped: an overlap with the
+// dead client, and the live occupancy counting it. 40 operations: the
+// document's timeline shows the sections.
+TEST(CrashHolder, ACrashedHoldersSectionEndsAtItsDeathNotAtTheReaping) {
+  for (int run = 0; run < 3; ++run) {
+    RunOptions options = small_run("lua-safe-delete", {"holder-crash"});
+    options.ttl_ms = 1;
+    options.hold_ms = 0;
+    options.retry_ms = 0;
+    const json d = measured(options);
+    ASSERT_EQ(d["faults"][0]["applied"].size(), 1u) << d["faults"];
+    const json& killed = d["faults"][0]["applied"][0];
+    const int dead = std::stoi(killed["what"].get<std::string>().substr(std::string("client ").size()));
+    const double died_ms = killed["t_ms"];
+    double dead_enter = -1, dead_exit = -1;
+    for (const auto& section : d["timeline"]["sections"])
+      if (section[0] == dead) dead_enter = section[1], dead_exit = section[2];
+    // The timeline starts 20 sections before the first overlap: one between
+    // live holders (a 1 ms lease lost for real) may leave the early death out.
+    if (dead_enter < 0 && d["timeline"]["first_section"] > 0) continue;
+    ASSERT_GE(dead_enter, 0) << d["timeline"];
+    EXPECT_LE(dead_exit, died_ms + 0.05) << "run " << run << ": the section ends at the death, not at the reaping";
+    for (const auto& section : d["timeline"]["sections"]) {
+      if (section[0] == dead || section[1].get<double>() <= died_ms + 0.05) continue;
+      EXPECT_GE(section[1].get<double>(), dead_exit) << "run " << run << ": entered after the death, no overlap";
+    }
+    // The verdict itself is not asserted: a 1 ms lease may lapse under a live
+    // holder too, a real overlap between live clients.
+    EXPECT_EQ(d["verdict_reasons"].dump().find("live occupancy"), std::string::npos)
+        << "run " << run << ": the dead client left the occupancy as it died: " << d["verdict_reasons"];
+  }
+}
+
 TEST(CrashHolder, LuaSafeDeleteRecoversAfterAboutOneTtl) {
   const json d = measured(small_run("lua-safe-delete", {"holder-crash"}));
   EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
@@ -405,7 +469,12 @@ TEST(RandomFaults, OneSeedOneScheduleAnotherSeedAnother) {
     options.clients = 4;
     options.seed = seed;
     const json d = measured(options);
-    EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+    // A drawn pause may find nobody left to exploit it (issue 25: not
+    // exercised, so random did not act): the only error allowed.
+    if (d["verdict"] == "error") {
+      EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("fault random:count=2 did not act: ", 0), 0u)
+          << d["verdict_reasons"];
+    }
     EXPECT_EQ(d["faults"].size(), 1u);
     return d["faults"][0]["schedule"];
   };

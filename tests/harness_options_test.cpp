@@ -3,12 +3,14 @@
 // compare() reports what stops it as an error value, not an exit code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "registry.h"
 #include "sweeps/compare.h"
 #include "run/run.h"
 #include "fixtures/locklab_binary.h"
@@ -146,6 +148,30 @@ TEST(Validate, TopologyFaultsNeedServersLocklabStarts) {
 
 // --cluster: a lock whose keys live on one master of the cluster, reached by
 // slot. What cannot work that way is refused before anything starts.
+// Issue 25 §3a: a --step names a point of the run's generation (the registry's
+// list) or the workload's own; the list holds every point the catalog names.
+TEST(Validate, StepPointsMustBeTheGenerations) {
+  for (const auto& generation : generations()) {
+    const auto& points = step_points(generation.name);
+    for (const auto named : {generation.capabilities.release_window, generation.capabilities.acquire_gap}) {
+      if (named.empty()) continue;
+      EXPECT_NE(std::find(points.begin(), points.end(), named), points.end()) << generation.name << ": " << named;
+    }
+  }
+  RunOptions options;
+  options.lock = "set-nx-px-token";
+  options.ops = 10;
+  for (const char* spec : {"after-get-before-del:delay=1", "locklab:cs-read:delay=1", "before-release:crash:1"}) {
+    options.steps = {*parse_step_action(spec, nullptr)};
+    EXPECT_FALSE(validate(options)) << spec;
+  }
+  options.steps = {*parse_step_action("before-undo:crash", nullptr)};  // lua-safe-delete's, not set-nx-px-token's
+  const auto problem = validate(options);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("set-nx-px-token has no step point 'before-undo'"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("after-get-before-del"), std::string::npos) << *problem;
+}
+
 TEST(Validate, ClusterChecks) {
   RunOptions options = valid_options();
   options.cluster = true;

@@ -4,6 +4,7 @@
 // hosts together.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -231,6 +232,18 @@ TEST_F(MultiHost, OraclesThatDisagreeMakeTheRunAnError) {
   EXPECT_EQ(document["oracles"]["history"]["overlapping_pairs"], 0);
   EXPECT_EQ(document["oracles"]["redis"]["pairs"]["violations"], 1);
   EXPECT_NE(document["verdict_reasons"][0].get<std::string>().find("the two oracles disagree"), std::string::npos);
+}
+
+// Issue 25 §5b: `arrived` is never cleared, so a second run of one run id
+// skipped the reset and read the first run's counter as its start. Refused.
+TEST_F(MultiHost, AReusedRunIdIsRefused) {
+  const json first = one_host("again", "run --lock lua-safe-delete --clients 2 --ops 20 --hold 1");
+  ASSERT_EQ(first["verdict"], "safe") << first.dump(2);
+  Outcome second;
+  one_host("again", "run --lock lua-safe-delete --clients 2 --ops 20 --hold 1", &second);
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
+  EXPECT_NE(second.err.find("--run-id again was used before"), std::string::npos) << second.err;
 }
 
 // Issue 16 §3: a deadlocked host merged to `safe`; the worst host verdict wins.

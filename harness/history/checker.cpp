@@ -197,6 +197,21 @@ void judge_overlaps(const SafetyInput& input, Safety& safety) {
 }
 }  // namespace
 
+DeadOwner find_dead_owner(const SafetyInput& input) {
+  DeadOwner found;
+  if (input.lock_expires || input.keys_left.without_ttl == 0 || input.records.empty()) return found;
+  const auto last = std::max_element(input.records.begin(), input.records.end(),
+                                     [](const CsRecord& a, const CsRecord& b) { return a.enter_ns < b.enter_ns; });
+  if (last->stage != CsStage::inside) return found;  // its owner left: a key it failed to delete is not a dead owner's
+  const auto owner = static_cast<std::size_t>(last->client);
+  for (std::size_t c = 0; c < input.kept_out.size() && c < input.clients.size(); ++c)
+    if (c != owner && input.kept_out[c] && input.clients[c].finished_ns > last->enter_ns) ++found.kept_out;
+  if (found.kept_out == 0) return found;
+  found.client = static_cast<int>(owner);
+  found.since_ns = last->enter_ns;
+  return found;
+}
+
 Safety check_safety(const SafetyInput& input) {
   Safety safety;
   judge_overlaps(input, safety);
@@ -211,6 +226,7 @@ Safety check_safety(const SafetyInput& input) {
   safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);
   safety.keys_left = input.keys_left;
   safety.stale_writes_rejected = input.stale_writes_rejected;
+  safety.dead_owner = find_dead_owner(input);
   return safety;
 }
 
@@ -252,6 +268,14 @@ Verdict judge(const Safety& safety) {
     } else {
       verdict.reasons.push_back(what + " (liveness, not a safety violation)");
     }
+  } else if (safety.dead_owner.client >= 0) {
+    // No stall reached the threshold (the run ended first), but the evidence
+    // is all there: nothing will ever free that key.
+    verdict.reasons.push_back("a lock key with no expiry left behind by client " +
+                              std::to_string(safety.dead_owner.client) + ", which died inside its section; " +
+                              std::to_string(safety.dead_owner.kept_out) +
+                              " other client(s) kept out after it (the run ended before a stall reached the threshold)");
+    if (verdict.verdict == "safe") verdict.verdict = "deadlock";
   }
   if (verdict.verdict == "safe" && safety.exposed) {
     verdict.exposed = true;

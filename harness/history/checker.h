@@ -80,7 +80,27 @@ struct SafetyInput {
   KeysLeft keys_left;
   std::int64_t stale_writes_rejected = 0;
   int live_max_occupancy = 0;  // the shared occupancy counter's high-water mark
+  // Per client (by index, as `clients`): an acquire of its timed out, or it
+  // stopped while still waiting. Empty: not known (no deadlock evidence).
+  std::vector<bool> kept_out;
+  // The lock has a lease (Capabilities::expires): a key it leaves without a
+  // Redis TTL (getset-timestamp's) is still taken over once its time passed,
+  // so a dead owner's key is no deadlock evidence.
+  bool lock_expires = false;
 };
+
+// A deadlock shown by its evidence rather than by a stall over the threshold
+// (a run shorter than 3 x ttl never has one): a lock without a lease left a
+// key with no expiry, the last section to begin never ended (its client died
+// inside: the key's owner is dead), nobody entered after it, and another
+// client still running after it entered was kept out (a timeout, or a wait
+// still open at its end).
+struct DeadOwner {
+  int client = -1;            // the dead owner; -1: no such evidence
+  std::int64_t since_ns = 0;  // its section began
+  int kept_out = 0;           // other clients kept out after it
+};
+DeadOwner find_dead_owner(const SafetyInput& input);
 
 // The one rule for two overlapping critical sections, written once: the
 // single-host checker applies it to the recorded history (monotonic ns), and
@@ -170,13 +190,15 @@ struct Safety {
   std::vector<Stall> stalls;
   KeysLeft keys_left;
   std::int64_t stale_writes_rejected = 0;
+  DeadOwner dead_owner;
 };
 
 Safety check_safety(const SafetyInput& input);
 
 // The verdict: "safe", "violation" (overlaps, two or more live holders,
 // lost updates, increments no recorded section made, wrong-owner releases),
-// "deadlock" (a stall while a key without expiry blocks everyone).
+// "deadlock" (a stall while a key without expiry blocks everyone, or a key
+// without expiry whose owner died inside while others were kept out).
 // "error" is decided by the caller (the run could not measure).
 //
 // The invariant (docs/harness.md, "What the oracle sees"): "safe" means no two

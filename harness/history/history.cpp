@@ -104,10 +104,45 @@ void SharedHistory::exit(int client) const {
 void SharedHistory::forget_dead(int client) const {
   std::int64_t unseen = 0;
   slot(client).died_ns.compare_exchange_strong(unseen, monotonic_ns());
+  leave_dead(client);
+}
+
+// Whoever gets here first (the dying client, the coordinator that saw it dead,
+// the one that reaps it) takes it out of the occupancy; the others find it out.
+void SharedHistory::leave_dead(int client) const {
   if (slot(client).inside.exchange(0) == 0) return;
   int expected = client;
   header_->holder.compare_exchange_strong(expected, -1);
   header_->occupancy.fetch_sub(1);
+}
+
+namespace {
+
+// The calling client process's history and index (set once after fork; null elsewhere).
+std::atomic<const SharedHistory*> own_history{nullptr};
+std::atomic<int> own_index{-1};
+
+void stamp_first(std::atomic<std::int64_t>& cell) {
+  std::int64_t unset = 0;
+  cell.compare_exchange_strong(unset, monotonic_ns());
+}
+
+}  // namespace
+
+void SharedHistory::stamp_killed(int client) const {
+  stamp_first(slot(client).dead_by_ns);
+  leave_dead(client);
+}
+
+void SharedHistory::become_own(int client) const {
+  own_index.store(client);
+  own_history.store(this);
+}
+
+void stamp_own_death() {
+  const SharedHistory* own = own_history.load();
+  if (own == nullptr) return;
+  own->stamp_killed(own_index.load());  // the same stamp, by the client itself just before _exit
 }
 
 std::vector<CsRecord> SharedHistory::records() const {
@@ -121,7 +156,8 @@ std::vector<CsRecord> SharedHistory::records() const {
     all.insert(all.end(), first, first + std::min(count, capacity_));
     // The last moment a client that never left its section could have acted.
     const std::int64_t died = own.died_ns.load(), finished = own.finished_ns.load();
-    const std::int64_t last_act = died > 0 ? died : finished > 0 ? finished : now;
+    const std::int64_t dead_by = own.dead_by_ns.load();
+    const std::int64_t last_act = died > 0 ? (dead_by > 0 ? std::min(dead_by, died) : died) : finished > 0 ? finished : now;
     for (auto it = all.begin() + static_cast<std::ptrdiff_t>(from); it != all.end(); ++it) {
       if (it->stage == CsStage::inside) it->exit_ns = std::max(last_act, it->enter_ns);
       if (it->stage != CsStage::closed) it->released_ns = it->exit_ns;

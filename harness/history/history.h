@@ -96,6 +96,12 @@ struct ClientSlot {
   std::atomic<std::int64_t> started_ns{0};   // passed the start barrier
   std::atomic<std::int64_t> finished_ns{0};  // left the loop
   std::atomic<std::int64_t> died_ns{0};      // the coordinator saw the process die (crash, signal, kill)
+  // A moment after which the client provably could not act: it stamped it
+  // itself just before _exit (a crash at a step point, stamp_own_death()),
+  // or the coordinator just after its SIGKILL to the client was sent
+  // (stamp_killed(), which also takes it out of the live occupancy). Ends an
+  // open section only once died_ns confirms the death.
+  std::atomic<std::int64_t> dead_by_ns{0};
   std::atomic<std::int64_t> open_wait_ns{0}; // when it finished while still waiting: that wait's start
   std::atomic<std::int32_t> truncated{0};    // its record array filled up; it stopped early
   std::atomic<std::int32_t> inside{0};       // inside a critical section right now
@@ -148,11 +154,20 @@ class SharedHistory {
   // inside, it no longer is -- a dead client holds nothing the oracle should count.
   void forget_dead(int client) const;
 
+  // `client` can act no more from now on: the coordinator saw it dead after
+  // a SIGKILL, or the client itself is about to _exit (stamp_own_death). The
+  // first stamp stays; it leaves the live occupancy now, not when reaped.
+  void stamp_killed(int client) const;
+  // In a client process, once after fork(): the slot stamp_own_death() writes.
+  void become_own(int client) const;
+
   // Every client's records, sorted by enter_ns. A record still `inside` (its
   // client died or stopped in the section) gets the latest moment the client
-  // could still have acted as its exit: when the coordinator saw it die, else
-  // when it finished, else now (records() is read after every client is gone).
-  // Never earlier: a section is not shortened to hide an overlap.
+  // could still have acted as its exit: for a client confirmed dead
+  // (died_ns), its dead_by_ns if stamped, else when the coordinator saw it
+  // die; else when it finished, else now (records() is read after every
+  // client is gone). Never earlier: a section is not shortened to hide an
+  // overlap -- dead_by_ns is stamped only where the client could no longer act.
   std::vector<CsRecord> records() const;
   // The stage of `client`'s latest record as it stands now, read while the run
   // goes on (a fault's condition "another client got in and wrote"); nullopt:
@@ -165,6 +180,7 @@ class SharedHistory {
 
  private:
   SharedHistory(void* base, std::size_t bytes, int clients, std::size_t capacity);
+  void leave_dead(int client) const;  // out of the live occupancy, once
   CsRecord* records_of(int client) const { return records_ + static_cast<std::size_t>(client) * capacity_; }
 
   void* base_;
@@ -175,5 +191,10 @@ class SharedHistory {
   ClientSlot* slots_;
   CsRecord* records_;
 };
+
+// In a client process about to _exit of its own accord (a crash at a step
+// point): stamps now as its death in the slot become_own() named. Nothing in
+// a process that named none (the coordinator, a thread client).
+void stamp_own_death();
 
 }  // namespace locklab::harness

@@ -24,6 +24,7 @@ struct FaultEnv {
   Capabilities capabilities;
   int nodes = 1;                // --nodes of a multi-node lock
   int wait_replicas = 0;        // --wait-replicas
+  int hosts = 1;                // --hosts: the other hosts' clients contend too
 };
 
 }  // namespace locklab::harness

@@ -304,6 +304,13 @@ std::optional<std::string> fault_spec_problem(const std::string& text) {
 Result<std::unique_ptr<Fault>> make_fault(const FaultSpec& spec, const FaultEnv& options) {
   const FaultEntry* entry = find_fault(spec.name);
   if (auto problem = name_and_keys_problem(spec, entry)) return Error{ErrorKind::usage, *problem};
+  // Every fault of the table stages a race between a holder and a contender
+  // (a pause, a crash, a skewed clock, a cut link or a lost server shows only
+  // when another client takes the lock meanwhile, or waits for it): with one
+  // client nobody can exploit it, and the run would read safe for nothing.
+  if (options.clients * options.hosts < 2)
+    return fault_error(spec, spec.name + " needs a contender: --clients " + std::to_string(options.clients) +
+                                 " leaves nobody to take or wait for the lock (give --clients 2 or more)");
   return entry->make(spec, options);
 }
 

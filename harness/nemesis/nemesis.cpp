@@ -79,6 +79,7 @@ std::optional<StepAction> parse_step_action(std::string_view spec, std::string* 
   if (next >= parts.size()) return fail("no action (pause=MS | pause-until=expired|other-acquired|other-inside | crash | delay=MS)");
   StepAction action;
   action.point = point;
+  action.spec = std::string(spec);
   const std::string_view kind = parts[next];
   if (kind == "pause") {
     // A bare pause used to stop the client with nothing to resume it.

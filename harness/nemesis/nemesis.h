@@ -112,6 +112,7 @@ struct StepAction {
   std::chrono::milliseconds delay{0};  // Kind::delay
   PauseRule pause;                 // Kind::pause
   int times = 1;                   // how many hits act (0 = every hit)
+  std::string spec;                // as given to --step, for the run document ("" when built in code)
 };
 
 // "POINT:ACTION[:CLIENT[:TIMES]]", ACTION = pause=MS | pause-until=expired|other-acquired

@@ -55,6 +55,18 @@ std::uint64_t held_requests(const std::vector<TcpProxy*>& links) {
   return bytes;
 }
 
+// What the faulted links did to their traffic so far: request or reply bytes
+// read in a faulted direction (each one held, delayed or dropped there), and
+// connections a cut refused a request. It grows only once the client sent or
+// was sent something while the mode was on: being faulted is not yet having
+// acted on anything.
+std::uint64_t faulted_traffic(const std::vector<TcpProxy*>& links, NetMode mode, Direction direction) {
+  std::uint64_t seen = 0;
+  for (TcpProxy* link : links)
+    seen += mode == NetMode::cut ? link->refused_connections() : link->counters(direction).received;
+  return seen;
+}
+
 class NetFault final : public GatedFault {
  public:
   NetFault(FaultSpec spec, NetMode mode, milliseconds ms, Direction direction, int client, Phase phase,
@@ -75,6 +87,12 @@ class NetFault final : public GatedFault {
     return needs;
   }
   milliseconds allowance(milliseconds ttl) const override { return 2 * long_patience(ttl) + ms_; }
+  std::string why_not_acted() const override {
+    if (phase_ == Phase::acquire && traffic_seen_ == 0)
+      return "client " + std::to_string(client_) + " sent nothing while its links were faulted (" + what() +
+             "): its traffic never met them";
+    return GatedFault::why_not_acted();
+  }
   StepHook client_step_hook(int client) override {
     StepHook mine = gate_.hook(client), theirs = contender_.hook(client);
     if (!mine) return theirs;
@@ -88,9 +106,10 @@ class NetFault final : public GatedFault {
     if (topology(context) == nullptr) return note(context, "no topology: nothing done");
     if (phase_ == Phase::acquire) {
       links_ = topology(context)->client_links(client_);
-      apply_mode(links_, mode_, ms_, direction_);
+      apply_mode(links_, mode_, ms_, direction_);  // in effect on return: every byte read from now on meets it
+      traffic_before_ = faulted_traffic(links_, mode_, direction_);
       applied_ = true;
-      note_acted(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
+      note(context, what() + " on client " + std::to_string(client_) + "'s links while it acquires");
       hold_the_others(context);
     }
     gate_.arm();
@@ -98,6 +117,7 @@ class NetFault final : public GatedFault {
 
   void tick(NemesisContext& context) override {
     if (done_ || topology(context) == nullptr) return;
+    if (phase_ == Phase::acquire) note_traffic(context);
     if (!others_.empty()) let_the_others_go_once_first(context);
     const int holder = gate_.parked();
     if (holder < 0) return;
@@ -112,6 +132,7 @@ class NetFault final : public GatedFault {
     contender_.release();
     restore(others_);
     others_.clear();
+    if (applied_ && phase_ == Phase::acquire) note_traffic(context);
     if (applied_) {
       restore(links_);
       note(context, "links restored at the end of the run");
@@ -194,11 +215,29 @@ class NetFault final : public GatedFault {
                              : "the other clients' requests let through");
   }
 
+  // at=acquire acts once the target's traffic met the faulted links (a byte
+  // held, delayed or dropped there, a connection refused by the cut), not when
+  // the links were faulted: a target that never sent anything was never touched.
+  // Read while the mode is on: before the links are restored.
+  void note_traffic(NemesisContext& context) {
+    if (acted() || !applied_) return;
+    const std::uint64_t now = faulted_traffic(links_, mode_, direction_);
+    if (now <= traffic_before_) return;
+    traffic_seen_ = now - traffic_before_;
+    note_acted(context, "client " + std::to_string(client_) + "'s traffic met the faulted links (" +
+                            std::to_string(now - traffic_before_) +
+                            (mode_ == NetMode::cut    ? " connections refused)"
+                             : mode_ == NetMode::delay ? " bytes delayed)"
+                             : mode_ == NetMode::hold  ? " bytes held)"
+                                                       : " bytes dropped)"));
+  }
+
   // The acquire got through (late); the client believes it holds: let it stay
   // inside until another client took the lock that expired meanwhile.
   void tick_acquire(NemesisContext& context, int holder) {
     if (!waiting_) {
       waiting_ = true;
+      note_traffic(context);
       restore(links_);
       applied_ = false;
       begin_watch(context, holder);
@@ -288,6 +327,8 @@ class NetFault final : public GatedFault {
   std::vector<RedisProbe> probes_;
   std::vector<long long> set_calls_before_;  // per probe, when the others were held (-1: unreadable)
   std::int64_t attempts_before_ = 0;
+  std::uint64_t traffic_before_ = 0;  // at=acquire: faulted_traffic() as the mode was set
+  std::uint64_t traffic_seen_ = 0;    // at=acquire: what of it met the faulted links (0: nothing yet)
   bool applied_ = false;
   bool waiting_ = false;
   bool done_ = false;

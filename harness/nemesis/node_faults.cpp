@@ -554,6 +554,11 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   auto holder_nodes = holder_nodes_param(spec, *servers);
   if (!holder_nodes) return holder_nodes.error();
   if (*when == "start" && spec.has("holder-nodes")) return fault_error(spec, "holder-nodes needs when=holder");
+  // Killed and restarted before any client starts: no client holds a key yet,
+  // so there is nothing to lose; the spec can never bite.
+  if (*when == "start" && *restart == "now")
+    return fault_error(spec, "restart=now with when=start restarts the servers before any client holds a key: "
+                             "nothing can be lost (use when=holder, or restart=never|after-ttl)");
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(spec, static_cast<std::size_t>(*nodes), how,
                                                                  *when == "start", *holder_nodes,

@@ -79,10 +79,10 @@ void ClientParking::tick(const NemesisContext& context) {
     const int client = static_cast<int>(i);
     if (stopped_.count(client) == 0 && (*cells_)[3 * i].load() == kParked) stop(context, client);
   }
-  std::vector<std::pair<int, std::string>> due;  // resume() erases: decide first, act after
+  std::vector<std::pair<int, Resume>> due;  // resume() erases: decide first, act after
   for (const auto& [client, stopped] : stopped_)
     if (auto why = why_resume(context, client, stopped)) due.emplace_back(client, std::move(*why));
-  for (const auto& [client, why] : due) resume(client, why);
+  for (const auto& [client, why] : due) resume(client, why.why, why.exercised);
 }
 
 void ClientParking::stop(const NemesisContext& context, int client) {
@@ -108,6 +108,7 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
   if (context.history != nullptr)
     for (int c = 0; c < context.history->clients(); ++c)
       stopped.records_then.push_back(context.history->slot(c).records.load());
+  stopped.others_attempts_then = others_attempts(context, client);
   events_.push_back({stopped.since_ns, "SIGSTOP client " + std::to_string(client) + " (pid " +
                                            std::to_string(context.client_pids[i]) + group_text(stopped.guard) +
                                            ") at " + rules_[static_cast<std::size_t>(rule)].at});
@@ -115,28 +116,34 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
   return true;
 }
 
-std::optional<std::string> ClientParking::why_resume(const NemesisContext& context, int client,
-                                                     const Stopped& stopped) {
+std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisContext& context, int client,
+                                                               const Stopped& stopped) {
   const PauseRule& rule = rules_[static_cast<std::size_t>(stopped.rule)].pause;
   const std::int64_t waited = monotonic_ns() - stopped.since_ns;
   switch (rule.until) {
     case PauseRule::Until::time:
-      if (waited >= std::chrono::nanoseconds(rule.ms).count()) return "after " + ms_text(waited);
+      if (waited >= std::chrono::nanoseconds(rule.ms).count()) return Resume{"after " + ms_text(waited)};
       break;
     case PauseRule::Until::expired:
-      if (key_expired(context, client)) return "the key expired, after " + ms_text(waited);
+      if (key_expired(context, client)) return Resume{"the key expired, after " + ms_text(waited)};
       break;
     case PauseRule::Until::other_acquired:
-      if (other_acquired(context, client, stopped)) return "another client acquired and wrote, after " + ms_text(waited);
+      if (other_acquired(context, client, stopped))
+        return Resume{"another client acquired and wrote, after " + ms_text(waited)};
       break;
     case PauseRule::Until::other_inside:
-      if (other_inside(context, client, stopped)) return "another client entered and is inside, after " + ms_text(waited);
+      if (other_inside(context, client, stopped))
+        return Resume{"another client entered and is inside, after " + ms_text(waited)};
       break;
   }
   if (waited >= std::chrono::nanoseconds(pause_bound(rule, context.ttl)).count())
-    return "the pause bound (max) ran out, after " + ms_text(waited);
-  if (rule.until != PauseRule::Until::time && others_gone(context, client))
-    return "no other client is left to change anything, after " + ms_text(waited);
+    return Resume{"the pause bound (max) ran out, after " + ms_text(waited)};
+  if (rule.until != PauseRule::Until::time && others_gone(context, client)) {
+    // Others that tried while it lasted were kept out by it: that is the pause at work.
+    if (others_attempts(context, client) > stopped.others_attempts_then)
+      return Resume{"no other client is left to change anything (they tried meanwhile), after " + ms_text(waited)};
+    return Resume{"not exercised: no other client is left to change anything, after " + ms_text(waited), false};
+  }
   return std::nullopt;
 }
 
@@ -198,9 +205,17 @@ bool ClientParking::others_gone(const NemesisContext& context, int client) const
   return true;
 }
 
-void ClientParking::resume(int client, const std::string& why) {
+std::int64_t ClientParking::others_attempts(const NemesisContext& context, int client) {
+  std::int64_t attempts = 0;
+  for (int c = 0; context.history != nullptr && c < context.history->clients(); ++c)
+    if (c != client) attempts += context.history->slot(c).attempts.load();
+  return attempts;
+}
+
+void ClientParking::resume(int client, const std::string& why, bool exercised) {
   auto found = stopped_.find(client);
   if (found == stopped_.end()) return;
+  if (exercised) ++exercised_;
   // Free first: the client re-checks its state only once it runs again.
   (*cells_)[3 * static_cast<std::size_t>(client)].store(kFree);
   if (before_continue_) before_continue_(client);
@@ -255,6 +270,7 @@ StepHook CrashHolderFault::client_step_hook(int client) {
     if (point != at) return;
     if ((*cells)[0].fetch_add(1) >= times) return;
     (*cells)[1 + static_cast<std::size_t>(client)].store(monotonic_ns());
+    stamp_own_death();  // the section ends here, not when the coordinator reaps us
     exit_with_group(kCrashExitCode);  // no release, no destructors: gone, watchdog and adapter (its group) and all
   };
 }

@@ -86,6 +86,12 @@ class ClientParking {
   int stops() const { return stops_; }  // processes it really stopped (SIGSTOP confirmed)
   // Every pause that ended: who, where, from the stop to the SIGCONT (nemesis/bite.h).
   const std::vector<PauseSpan>& spans() const { return spans_; }
+  // Pauses that were exercised: they lasted their length, reached their
+  // condition, ran to their bound or to the end of the run, or kept out a
+  // client that tried meanwhile. A pause that ended because no other client
+  // was left, none of them having tried while it lasted, was not: nobody
+  // could exploit it (a pause fault acts only through these).
+  int exercised() const { return exercised_; }
   bool reads_lock_key() const;          // a rule waits until=expired: it reads the lock's key
   std::chrono::milliseconds longest_pause(std::chrono::milliseconds ttl) const;  // for the run's deadline
 
@@ -95,16 +101,22 @@ class ClientParking {
     int rule = 0;
     std::int64_t since_ns = 0;
     std::vector<std::int64_t> records_then;  // every client's record count when it stopped
+    std::int64_t others_attempts_then = 0;   // the other clients' acquire attempts when it stopped
   };
   enum State : std::int64_t { kFree = 0, kParked = 1 };
 
   void stop(const NemesisContext& context, int client);
-  std::optional<std::string> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
+  struct Resume {
+    std::string why;
+    bool exercised = true;
+  };
+  std::optional<Resume> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
   bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool other_inside(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool others_gone(const NemesisContext& context, int client) const;
-  void resume(int client, const std::string& why);
+  static std::int64_t others_attempts(const NemesisContext& context, int client);
+  void resume(int client, const std::string& why, bool exercised = true);
   void resume_all_quietly();
 
   std::vector<Rule> rules_;
@@ -114,6 +126,7 @@ class ClientParking {
   std::vector<AppliedEvent> events_;
   std::vector<PauseSpan> spans_;
   int stops_ = 0;
+  int exercised_ = 0;
   std::function<void(int client)> before_continue_;
 };
 
@@ -157,7 +170,7 @@ class PauseHolderFault final : public Fault {
   void tick(NemesisContext& context) override { parking_->tick(context); }
   void after_run(NemesisContext& context) override;
   nlohmann::json record() const override;
-  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped
+  bool acted() const override { return parking_->exercised() > 0; }  // a process was stopped, and it counted
   std::string why_not_acted() const override;
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;
   Bite bite(const BiteEvidence& evidence) const override { return pause_bite(evidence, parking_->spans()); }

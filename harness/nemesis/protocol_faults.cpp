@@ -226,7 +226,8 @@ class ProtocolPauseFault final : public ProtocolPointFault {
     disarm_all();
     set_go(context);
   }
-  bool acted() const override { return parking_->stops() > 0; }  // a process was stopped with its request parked
+  // A process was stopped with its request parked, and the pause counted (ClientParking::exercised()).
+  bool acted() const override { return parking_->exercised() > 0; }
   Bite bite(const BiteEvidence& evidence) const override { return pause_bite(evidence, parking_->spans()); }
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override {
     return parking_->longest_pause(ttl);
@@ -299,6 +300,8 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     if (!dead)
       return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");
     ++kills_;
+    // Seen dead: from here on it cannot act, whenever the coordinator reaps it.
+    if (context.history != nullptr) context.history->stamp_killed(client);
     deaths_.push_back({client, monotonic_ns(), key_left_without_ttl(context, client)});
     note(client_text(client) + " is dead; its parked " + request + " dropped, its links reset");
   }

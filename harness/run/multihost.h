@@ -22,8 +22,8 @@
 //   - the end barrier: each host waits until all N are done, so every host
 //     reads the same final counter and the same pairs.
 // Keys: locklab:run:<run id>:{arrived,reset,ready,done,holders,max,overlaps,
-// pairs,seq,sections,section:<id>}. Use a fresh run id per run (`sections`
-// is never cleared, so a reused id cannot mix two runs' sections).
+// pairs,seq,sections,section:<id>}. Use a fresh run id per run: `arrived` is
+// never cleared, and a host arriving beyond --hosts is refused (a usage error).
 //
 // `locklab merge` combines the hosts' documents (merge_runs below).
 #pragma once
@@ -120,6 +120,13 @@ template <class Reset>
 Status HostCoordinator::arrive(Reset&& reset_shared_state, std::chrono::milliseconds timeout) {
   auto arrived = increment("arrived");
   if (!arrived) return arrived.error();
+  // `arrived` is never cleared: more arrivals than hosts means the id ran
+  // before. Its `reset` is set already, so this host would skip the reset and
+  // read the last run's counter and pairs as its own: refused, not guessed at.
+  if (*arrived > hosts_)
+    return Error{ErrorKind::usage, "--run-id " + run_id_ + " was used before with this oracle (" +
+                                       std::to_string(*arrived) + " arrivals for --hosts " + std::to_string(hosts_) +
+                                       "): give every run a fresh run id"};
   if (*arrived == 1) {
     if (auto cleared = clear_oracle(); !cleared) return cleared;
     if (Status reset = reset_shared_state(); !reset) return reset;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -22,6 +23,7 @@ FaultEnv fault_env(const RunOptions& given) {
   if (auto locks = run_locks(options)) env.capabilities = run_capabilities(*locks);
   env.nodes = options.nodes;
   env.wait_replicas = options.wait_replicas;
+  env.hosts = options.hosts;
   return env;
 }
 
@@ -217,6 +219,43 @@ std::optional<std::string> adapter_problem(const RunOptions& options, const std:
   return std::nullopt;
 }
 
+// The --fault form that acts where a --step cannot: at a protocol step point
+// the fault proxy sees (docs/faults.md, "Protocol step points").
+std::string resp_form(const StepAction& step) {
+  switch (step.kind) {
+    case StepAction::Kind::crash: return "--fault holder-crash:at=resp:DEL";
+    case StepAction::Kind::delay: return "--fault slow-holder:ms=" + std::to_string(step.delay.count());
+    case StepAction::Kind::pause: break;
+  }
+  if (step.pause.until != PauseRule::Until::time)
+    return std::string("--fault holder-pause:at=resp:DEL:until=") + pause_until_name(step.pause.until);
+  return "--fault holder-pause:at=resp:DEL:ms=" + std::to_string(step.pause.ms.count());
+}
+
+// A --step must name a point the clients it targets can reach: one of their
+// generation's step points or the workload's own. An adapter (a library in
+// another process) calls no step hook of ours: a --step there would do nothing.
+std::optional<std::string> step_point_problem(const StepAction& step, const std::vector<RunLock>& locks) {
+  const std::set<std::string_view> workload = {kCsEnter, kCsExit, kCsRead};
+  for (const auto& member : locks) {
+    if (step.client >= 0 && (step.client < member.first_client || step.client >= member.first_client + member.clients))
+      continue;
+    if (member.lock.is_adapter())
+      return "--step " + step.point + ": " + member.lock.label +
+             " is an adapter (a library in another process) and reaches no step point of ours; use a protocol step "
+             "point instead, e.g. " + resp_form(step) + " (docs/faults.md)";
+    if (workload.count(step.point) != 0) continue;
+    const auto& points = step_points(member.lock.name);
+    if (std::find(points.begin(), points.end(), step.point) != points.end()) continue;
+    std::string known;
+    for (const auto point : points) known.append(known.empty() ? "" : ", ").append(point);
+    for (const auto point : workload) known.append(known.empty() ? "" : ", ").append(point);
+    return "--step " + step.point + ": " + member.lock.name + " has no step point '" + step.point + "' (its points: " +
+           known + ")";
+  }
+  return std::nullopt;
+}
+
 // --wait-replicas: every lock of the run must implement the guard.
 std::optional<std::string> wait_replicas_problem(const RunOptions& options, const std::vector<RunLock>& locks) {
   if (options.wait_replicas == 0) return std::nullopt;
@@ -286,6 +325,7 @@ std::optional<std::string> validate(const RunOptions& given) {
     // exiting it would stop or end the whole run.
     if (options.mode == ClientMode::thread && step.kind != StepAction::Kind::delay)
       return "--step pause/crash need --mode process (a thread cannot stop or die alone)";
+    if (auto problem = step_point_problem(step, *locks)) return problem;
   }
   if (auto problem = adapter_problem(options, *locks)) return problem;
   if (auto problem = faults_problem(options)) return problem;

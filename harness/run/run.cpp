@@ -189,6 +189,7 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
     t.truncated = t.truncated || slot.truncated.load() != 0;
     t.per_client.push_back(slot.acquired);
     if (slot.open_wait_ns > 0) t.open_waits.push_back(slot.open_wait_ns);
+    t.kept_out.push_back(slot.open_wait_ns > 0 || slot.timeouts > 0);
     t.spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome.end_ns});
     if (slot.last_error[0] != '\0') t.last_error = slot.last_error;
   }
@@ -453,6 +454,7 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
   SafetyInput input;
   input.records = end.records;
   input.clients = end.tally.spans;
+  input.kept_out = end.tally.kept_out;
   input.run_start_ns = outcome.go_ns;
   input.stall_threshold_ns = static_cast<std::int64_t>(effective_stall_ms(options)) * 1'000'000;
   input.confirmed_increments = end.confirmed;
@@ -462,6 +464,7 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
   if (several_hosts) input.counter_growth = end.confirmed;
   input.lock_has_keys = can.uses_redis;
   input.owner_checked_release = can.owner_checked_release;
+  input.lock_expires = can.expires;
   input.keys_left = lock_keys_left(servers, context);
   input.stale_writes_rejected = end.tally.stale;
   input.live_max_occupancy = history.header().max_occupancy.load();
@@ -506,11 +509,13 @@ void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, 
 // asked to show: whatever the checker found, the verdict is error, with one
 // reason per such fault first (docs/harness.md, "Faults that did not act").
 // Read after the run: a fault knows whether it acted once after_run() ran.
-void judge_faults_acted(Verdict& verdict, const FaultSet& faults) {
+// A --step action that never fired is judged the same way.
+void judge_faults_acted(Verdict& verdict, const FaultSet& faults, const StepNemesis& steps) {
   std::vector<std::string> reasons;
   for (const auto& fault : faults.faults())
     if (!fault->acted())
       reasons.push_back("fault " + fault->record().value("spec", fault->name()) + " did not act: " + fault->why_not_acted());
+  for (auto& line : steps.not_acted()) reasons.push_back(std::move(line));
   if (reasons.empty()) return;
   verdict.verdict = "error";
   verdict.reasons.insert(verdict.reasons.begin(), reasons.begin(), reasons.end());
@@ -609,6 +614,7 @@ struct MeasuredRun {
   const NemesisContext& context;
   const SharedHistory& history;
   FaultSet& nemeses;
+  const StepNemesis& steps;
   const ClientsRun& run;
   const AdapterProbes& probes;
   std::optional<HostCoordinator>& coordinator;
@@ -633,7 +639,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
     judge_across_hosts(verdict, reading, m.run, end, failed_oracle_commands);
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
-  judge_faults_acted(verdict, m.nemeses);
+  judge_faults_acted(verdict, m.nemeses, m.steps);
   judge_faults_bit(verdict, m.nemeses, bite_evidence(m.history, options, can));
   judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
   if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
@@ -654,6 +660,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   findings.adapters = m.probes.record;
   findings.fleet = fleet_json(m.locks, options, m.history);
   auto document = run_document(options, findings);
+  if (!options.steps.empty()) document["step_actions"] = m.steps.record();
   if (m.coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
   if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
   return document;
@@ -701,7 +708,7 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (!run) return run.error();
   const bool faults_injected = !options.faults.empty() || !options.steps.empty() || nemesis != nullptr;
   return judge_and_record(
-      {options, *locks, *servers, context, *history, nemeses, *run, probes, coordinator, counter, faults_injected});
+      {options, *locks, *servers, context, *history, nemeses, steps, *run, probes, coordinator, counter, faults_injected});
 }
 
 }  // namespace locklab::harness

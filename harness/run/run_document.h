@@ -32,6 +32,9 @@ struct Tally {
   std::optional<NodeTally> nodes;
   bool truncated = false;
   std::vector<std::int64_t> per_client, open_waits;
+  // Per client: an acquire of its timed out, or it stopped while still
+  // waiting -- it was kept out at some point (the deadlock evidence, checker.h).
+  std::vector<bool> kept_out;
   std::vector<ClientSpan> spans;
   std::string last_error;
 };

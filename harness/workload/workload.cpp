@@ -524,6 +524,7 @@ class ProcessPool final : public ClientPool {
   // would stop the coordinator's redis-servers): every way out of a client is _exit.
   [[noreturn]] void client_body(int index, ClientFaults faults) {
     become_client_process(parent_);
+    history_.become_own(index);  // a crash at a step point stamps its own death here
     set_environment(faults.environment);
     try {
       Client client(config_, history_, index, std::move(faults.hook), std::move(faults.clock));
