@@ -78,6 +78,10 @@ void LeaseWitness::holder_entered(NemesisContext&, int client) {
   for (auto& feed : feeds_) feed->request_read(client, key);
 }
 
+void LeaseWitness::close_reads() {
+  for (auto& feed : feeds_) feed->close_reads();
+}
+
 WitnessOutcome LeaseWitness::finish(std::vector<CsRecord>& records) {
   WitnessOutcome outcome;
   if (feeds_.empty()) {

@@ -52,6 +52,9 @@ class LeaseWitness : public Nemesis {
   void start();
   void holder_entered(NemesisContext& context, int client) override;
 
+  // No more reads: called before the run's last server count, so the reads
+  // finish() takes out of it are exactly those it counted.
+  void close_reads();
   // Stops the feeds and judges every record: `lease_lost` becomes the
   // witness's finding wherever it could tell (the lock's word stays in
   // `lease_lost_word`, and stands where the witness could not tell).

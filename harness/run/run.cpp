@@ -632,6 +632,7 @@ struct MeasuredRun {
 nlohmann::json judge_and_record(const MeasuredRun& m) {
   const RunOptions& options = m.options;
   const WorkloadOutcome& outcome = m.run.outcome;
+  m.witness.close_reads();  // its reads all before the last server count
   RunEnd end = read_run_end(options, m.servers, m.history, outcome, m.counter, m.coordinator);
   // After the server count was read (its end marker is not the lock's cost),
   // before the checker: the leases lost are the witness's where it could tell.

@@ -136,6 +136,11 @@ void KeyspaceFeed::request_read(int client, const std::string& key) {
   (void)!::write(wake_fd_, &one, sizeof one);
 }
 
+void KeyspaceFeed::close_reads() {
+  reads_closed_.store(true);
+  std::lock_guard wait_for_the_thread(work_mutex_);  // it holds it while it serves a read
+}
+
 FeedLog KeyspaceFeed::stop() {
   stopping_.store(true);
   const std::uint64_t one = 1;
@@ -220,7 +225,8 @@ void KeyspaceFeed::serve_request() {
     std::lock_guard lock(requests_mutex_);
     request.swap(request_);
   }
-  if (!request || subscriber_.broken()) return;  // blind: a read without its marker tells nothing
+  if (!request || reads_closed_.load()) return;
+  if (subscriber_.broken()) return;  // blind: a read without its marker tells nothing
   if (reader_.broken()) {
     auto fresh = redis::Connection::connect(reader_.options());  // a dead context is replaced, never reused
     if (!fresh) return;
@@ -232,7 +238,8 @@ void KeyspaceFeed::serve_request() {
   const int index = static_cast<int>(log_.reads.size());
   read.sent_ns = now_ns();
   auto reply = reader_.command({"EVAL", kReadScript, "1", read.key, channel_, std::to_string(index)});
-  log_.commands_sent += kCommandsPerRead;  // a timed-out EVAL may still have run: counted
+  // A timed-out EVAL may still have run: counted; one that never left is not.
+  if (reply || reply.error().request_sent) log_.commands_sent += kCommandsPerRead;
   if (reply && reply->is_array() && reply->size() == 3) {
     read.replied_ns = now_ns();
     read.pttl = reply->element(0).integer();

@@ -78,6 +78,9 @@ class KeyspaceFeed {
   // Asks for one read of `key` for `client` (served by the thread as soon as
   // it wakes; a request still waiting is replaced: only the newest holder matters).
   void request_read(int client, const std::string& key);
+  // No more reads from now on; returns once a read in flight is done (before
+  // the run's last server count, so every read it takes out was counted).
+  void close_reads();
   // Stops the thread after its end marker came back (or a bound passed) and
   // hands over what it saw. Call once.
   FeedLog stop();
@@ -102,6 +105,7 @@ class KeyspaceFeed {
   std::mutex requests_mutex_;
   std::optional<std::pair<int, std::string>> request_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> reads_closed_{false};
   bool end_sent_ = false;
   std::chrono::steady_clock::time_point end_deadline_{};
   FeedLog log_;
