@@ -3,9 +3,9 @@
 // what the servers saw, not from what the lock said. Through the real binary
 // on servers the run starts: a library whose release always answers
 // `released` (simple-redis-mutex; needs scripts/peers/install), a user's
-// adapter written here that does the same, a generation that keeps its lease,
-// and a run on --redis, which the witness does not watch. The join itself is
-// checked on made-up logs first (no Redis).
+// adapter written here that does the same, a quorum lock, a generation that
+// keeps its lease, and a run on --redis, which the witness does not watch.
+// The join itself is checked on made-up logs first (no Redis).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -152,6 +152,15 @@ TEST_F(Witness, AUserAdapterThatAlwaysAnswersReleasedIsExposed) {
   std::ofstream(adapter) << kAlwaysReleased;
   const json d = run("--lock ext:always-released --adapter '/usr/bin/python3 " + adapter + "' " + kSlowHolder);
   expect_exposed(d);
+}
+
+// Redlock's values are opaque: the witness reads the key on each of the five
+// nodes inside the section, and the lease is lost when fewer than three kept it.
+TEST_F(Witness, AQuorumLockLosesItsLeaseWhenAMajorityOfItsNodesLostTheKey) {
+  const json d = run(std::string("--lock redlock ") + kSlowHolder);
+  expect_exposed(d);
+  EXPECT_EQ(d["witness"]["quorum"], 3) << d["witness"];
+  EXPECT_EQ(d["witness"]["nodes"].size(), 5u) << d["witness"];
 }
 
 TEST_F(Witness, AWatchdogThatKeepsItsLeaseIsNotExposed) {

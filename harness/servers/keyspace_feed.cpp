@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 namespace locklab::harness {
@@ -209,7 +210,9 @@ void KeyspaceFeed::take(const redis::Reply& message) {
       log_.ended_cleanly = true;
       return;
     }
-    item.read = std::stoi(payload);
+    // Only we publish here, but a stray word must not throw on this thread.
+    const auto [end, error] = std::from_chars(payload.data(), payload.data() + payload.size(), item.read);
+    if (error != std::errc{} || end != payload.data() + payload.size() || item.read < 0) return;
   } else if (channel.starts_with(kKeyspacePrefix)) {
     item.key = channel.substr(std::string_view(kKeyspacePrefix).size());
     item.event = payload;
