@@ -129,6 +129,27 @@ TEST(Checker, AnOwnerCheckedReleaseAfterTheKeyVanishedIsNotAWrongOwnerRelease) {
   EXPECT_EQ(check_safety(input).released_after_loss, 0);
 }
 
+// The run's witness saw the lease end under a holder nobody followed, and the
+// owner-checked release still said `released`: a hidden loss, and the run is
+// safe only by luck.
+TEST(Checker, AReleasedForALeaseTheWitnessSawLostIsReleasedAfterLoss) {
+  SafetyInput input;
+  input.records = {section(0, 0, 100)};
+  input.records[0].lease_lost = 1;
+  input.clients = {{0, 150}};
+  input.stall_threshold_ns = 1'000'000;
+  input.confirmed_increments = input.counter_growth = 1;
+  input.owner_checked_release = true;
+  const Safety checked = check_safety(input);
+  EXPECT_EQ(checked.released_after_loss, 1);
+  EXPECT_EQ(checked.leases_lost.inside, 1);
+  EXPECT_EQ(checked.leases_lost.nobody_entered, 1);
+  EXPECT_EQ(judge(checked).verdict, "safe");
+  EXPECT_TRUE(judge(checked).exposed);
+  input.records[0].lease_lost = 0;
+  EXPECT_EQ(check_safety(input).released_after_loss, 0) << "a kept lease, a true released";
+}
+
 TEST(Checker, CheckSafetyIgnoresWrongOwnerForLocksWithoutKeys) {
   SafetyInput input;
   input.records = {section(0, 0, 100), section(1, 50, 150)};

@@ -82,6 +82,25 @@ std::int64_t count_wrong_owner_releases(const std::vector<CsRecord>& by_enter) {
   return wrong;
 }
 
+namespace {
+// An owner-checked release that answered `released` for a lease it had lost:
+// another client entered inside its section (its key had vanished: the
+// wrong-owner pattern), or the section's lease was lost (the run's witness saw
+// the key end before the holder left, or the lock said so itself).
+std::int64_t count_released_after_loss(const std::vector<CsRecord>& by_enter) {
+  std::int64_t hidden = 0;
+  for (std::size_t x = 0; x < by_enter.size(); ++x) {
+    const CsRecord& mine = by_enter[x];
+    if (mine.release != static_cast<std::uint8_t>(Release::released)) continue;
+    bool lost = mine.lease_lost != 0;
+    for (std::size_t y = x + 1; !lost && y < by_enter.size() && by_enter[y].enter_ns < mine.exit_ns; ++y)
+      lost = by_enter[y].client != mine.client && by_enter[y].enter_ns > mine.enter_ns;
+    hidden += lost ? 1 : 0;
+  }
+  return hidden;
+}
+}  // namespace
+
 std::vector<Stall> find_stalls(const std::vector<CsRecord>& by_enter, const std::vector<ClientSpan>& clients,
                                std::int64_t run_start_ns, std::int64_t threshold_ns) {
   std::int64_t waiting_until = run_start_ns;
@@ -221,8 +240,10 @@ Safety check_safety(const SafetyInput& input) {
   safety.unconfirmed_writes = unconfirmed_writes(input.records);
   safety.unclaimed_increments =
       std::max<std::int64_t>(0, input.counter_growth - input.confirmed_increments - safety.unconfirmed_writes);
-  const std::int64_t after_loss = input.lock_has_keys ? count_wrong_owner_releases(input.records) : 0;
-  (input.owner_checked_release ? safety.released_after_loss : safety.wrong_owner_releases) = after_loss;
+  if (input.lock_has_keys && input.owner_checked_release)
+    safety.released_after_loss = count_released_after_loss(input.records);
+  else if (input.lock_has_keys)
+    safety.wrong_owner_releases = count_wrong_owner_releases(input.records);
   safety.stalls = find_stalls(input.records, input.clients, input.run_start_ns, input.stall_threshold_ns);
   safety.keys_left = input.keys_left;
   safety.stale_writes_rejected = input.stale_writes_rejected;

@@ -185,7 +185,9 @@ struct Safety {
   // The same pattern for an owner-checked release: X's key had vanished and Y
   // entered, yet X's release said `released`. Its check kept it from deleting
   // Y's key, so no 误删: the library hid a lost lease (no verdict of its own;
-  // the overlap with Y is what the verdict counts).
+  // the overlap with Y is what the verdict counts). Also counted: a `released`
+  // for a section whose lease was lost (CsRecord::lease_lost, the run's
+  // witness where it could tell) though nobody entered.
   std::int64_t released_after_loss = 0;
   std::vector<Stall> stalls;
   KeysLeft keys_left;

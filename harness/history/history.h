@@ -66,10 +66,15 @@ struct CsRecord {
   std::uint32_t client = 0;
   std::uint8_t has_token = 0;
   std::uint8_t release = kNoReleaseOutcome;  // locklab::Release value once stage is closed
-  // The lease was lost under the holder: its release found the key gone or
-  // someone else's, or the lock's own leases_lost() (failed watchdog
-  // renewals) grew between entering and release() returning.
+  // The lease was lost under the holder. The client fills it with the lock's
+  // own word (lease_lost_word); where the run's witness could tell, its
+  // finding replaces it (run/lease_witness.h: the servers saw the key expire,
+  // be deleted, or its PTTL run out before the holder left).
   std::uint8_t lease_lost = 0;
+  // The lock's own word: its release found the key gone or someone else's,
+  // or its leases_lost() (failed watchdog renewals) grew between entering and
+  // release() returning.
+  std::uint8_t lease_lost_word = 0;
   CsWrite write = CsWrite::written;
   CsStage stage = CsStage::closed;
 };

@@ -33,7 +33,11 @@ void FaultSet::each(Call call) {
 std::string FaultSet::name() const {
   std::string names;
   for (const auto& fault : faults_) names.append(names.empty() ? "" : "+").append(fault->name());
-  for (const auto* other : others_) names.append(names.empty() ? "" : "+").append(other->name());
+  for (const auto* other : others_) {
+    const std::string name = other->name();
+    if (name.empty()) continue;  // an observer, not a fault (the run's witness): not one of the run's nemeses
+    names.append(names.empty() ? "" : "+").append(name);
+  }
   return names.empty() ? "none" : names;
 }
 

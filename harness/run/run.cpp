@@ -17,6 +17,7 @@
 #include "run/run_document.h"
 #include "servers/server_stats.h"
 #include "servers/lock_topology.h"
+#include "run/lease_witness.h"
 
 namespace locklab::harness {
 namespace {
@@ -363,6 +364,31 @@ void watch_history(NemesisContext& context, const SharedHistory& history) {
   context.current_holder = [&history] { return history.header().holder.load(); };
 }
 
+// The run's witness: every lock server the run started, directly (not
+// through the fronts or the client links: a fault must not blind it); its
+// keys. Servers the run does not own are not watched (docs/harness.md, "The
+// server as witness").
+std::unique_ptr<LeaseWitness> make_witness(const RunOptions& options, const Servers& servers, const Capabilities& can,
+                                           const NemesisContext& context) {
+  if (!can.uses_redis) return LeaseWitness::unwatched("the lock uses no Redis server: there is no lease to watch");
+  if (options.cluster)
+    return LeaseWitness::unwatched("a Redis Cluster: the key's master can change under the run (failover, "
+                                   "resharding), and the witness watches single servers");
+  if (servers.topology == nullptr)
+    return LeaseWitness::unwatched("--redis: the servers are not the run's own (others may use them, and the run "
+                                   "does not change their notify-keyspace-events); the lock's own word judges leases");
+  WitnessPlan plan;
+  for (RedisServer* server : servers.topology->servers()) plan.nodes.push_back(server->connection_options());
+  plan.keys = lock_keys(context);
+  plan.key_of = [keys = context.client_keys, key = context.key](int client) {
+    const auto index = static_cast<std::size_t>(client);
+    return client >= 0 && index < keys.size() ? keys[index] : key;  // as lock_key_of
+  };
+  const int nodes = static_cast<int>(plan.nodes.size());
+  plan.quorum = can.multi_node ? nodes / 2 + 1 : 1;  // a quorum lock loses its lease with a majority of its keys
+  return std::make_unique<LeaseWitness>(std::move(plan));
+}
+
 // A fault or a step that reads the lock's key on its servers cannot act on a
 // lock whose key nobody named (an adapter that is not shipped and whose
 // init_ok has no "key"): refused before any client starts, one line. (An
@@ -392,12 +418,15 @@ struct ClientsRun {
 Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks,
                                const SharedHistory& history, FaultSet& nemeses, const StepNemesis& steps,
                                NemesisContext& context, std::optional<HostCoordinator>& coordinator,
-                               const std::optional<OracleSide>& oracle) {
+                               const std::optional<OracleSide>& oracle, LeaseWitness& witness) {
   ClientsRun run;
   // Server commands are counted from the moment every client is set up.
   auto snapshot = [&] {
     if (coordinator)  // every host's clients are ready
       run.started_together = coordinator->start_barrier(milliseconds{options.barrier_timeout_ms});
+    // Before the count starts: its CONFIG SET and SUBSCRIBE are not the lock's
+    // cost, and every client is forked by now.
+    witness.start();
     run.commands_before = commands_served(servers.lock);
   };
   WorkloadConfig workload = workload_config(options, servers, locks);
@@ -598,9 +627,10 @@ namespace {
 Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& options, const Servers& servers,
                                const std::vector<RunLock>& locks, const SharedHistory& history, FaultSet& nemeses,
                                const StepNemesis& steps, NemesisContext& context,
-                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle) {
+                               std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle,
+                               LeaseWitness& witness) {
   if (probes.failure.empty())
-    return run_clients(options, servers, locks, history, nemeses, steps, context, coordinator, oracle);
+    return run_clients(options, servers, locks, history, nemeses, steps, context, coordinator, oracle, witness);
   ClientsRun skipped;
   skipped.outcome.go_ns = skipped.outcome.end_ns = monotonic_ns();
   return skipped;
@@ -619,6 +649,7 @@ struct MeasuredRun {
   const AdapterProbes& probes;
   std::optional<HostCoordinator>& coordinator;
   CounterResource& counter;
+  LeaseWitness& witness;
   bool faults_injected = false;  // --fault, --step or the caller's nemesis
 };
 
@@ -626,7 +657,11 @@ struct MeasuredRun {
 nlohmann::json judge_and_record(const MeasuredRun& m) {
   const RunOptions& options = m.options;
   const WorkloadOutcome& outcome = m.run.outcome;
-  const RunEnd end = read_run_end(options, m.servers, m.history, outcome, m.counter, m.coordinator);
+  m.witness.close_reads();  // its reads all before the last server count
+  RunEnd end = read_run_end(options, m.servers, m.history, outcome, m.counter, m.coordinator);
+  // After the server count was read (its end marker is not the lock's cost),
+  // before the checker: the leases lost are the witness's where it could tell.
+  const WitnessOutcome witnessed = m.witness.finish(end.records);
   const Capabilities can = run_capabilities(m.locks);
   const Safety safety =
       check_run_safety(options, can, m.servers, m.context, m.history, outcome, end, options.hosts > 1);
@@ -650,7 +685,8 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
 
   std::optional<std::int64_t> final_value, served;
   if (end.counter_final) final_value = *end.counter_final;
-  if (end.commands_after && m.run.commands_before) served = *end.commands_after - *m.run.commands_before;
+  if (end.commands_after && m.run.commands_before)
+    served = *end.commands_after - *m.run.commands_before - witnessed.commands_on_servers;
   const ServerFacts facts = server_facts(m.servers);
   const LockDescription description = run_description(m.locks);
   Findings findings{description,      facts,       outcome,     end.tally,
@@ -661,6 +697,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   findings.fleet = fleet_json(m.locks, options, m.history);
   auto document = run_document(options, findings);
   if (!options.steps.empty()) document["step_actions"] = m.steps.record();
+  document["witness"] = witnessed.block;
   if (m.coordinator) document["oracles"] = oracles_block(safety, reading, agreement, failed_oracle_commands);
   if (!options.run_id.empty()) document["multihost"] = multihost_block(options, reading, final_value, end.confirmed);
   return document;
@@ -704,11 +741,14 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   if (!options.steps.empty()) nemeses.also(steps);
   if (nemesis != nullptr) nemeses.also(*nemesis);
   watch_history(context, *history);
-  auto run = run_or_skip(probes, options, *servers, *locks, *history, nemeses, steps, context, coordinator, *oracle);
+  const auto witness = make_witness(options, *servers, laid_out, context);
+  nemeses.also(*witness);  // hears each new holder
+  auto run = run_or_skip(probes, options, *servers, *locks, *history, nemeses, steps, context, coordinator, *oracle,
+                         *witness);
   if (!run) return run.error();
   const bool faults_injected = !options.faults.empty() || !options.steps.empty() || nemesis != nullptr;
-  return judge_and_record(
-      {options, *locks, *servers, context, *history, nemeses, steps, *run, probes, coordinator, counter, faults_injected});
+  return judge_and_record({options, *locks, *servers, context, *history, nemeses, steps, *run, probes, coordinator,
+                           counter, *witness, faults_injected});
 }
 
 }  // namespace locklab::harness

@@ -165,7 +165,8 @@ class Client {
     const Release released = lock_->release();
     record->released_ns = monotonic_ns();
     record->release = static_cast<std::uint8_t>(released);
-    record->lease_lost = lease_lost_under_us(released, leases_lost_before) ? 1 : 0;
+    record->lease_lost_word = lease_lost_under_us(released, leases_lost_before) ? 1 : 0;
+    record->lease_lost = record->lease_lost_word;  // the run's witness may overrule it (run/lease_witness.h)
     SharedHistory::set_stage(*record, CsStage::closed);
     if (released == Release::error) {
       add(slot_.release_errors);
