@@ -33,10 +33,14 @@ BiteEvidence BiteEvidence::from(const SharedHistory& history, std::chrono::milli
   return evidence;
 }
 
-std::int64_t BiteEvidence::earliest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const {
+std::int64_t BiteEvidence::latest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const {
   const std::int64_t lease = std::chrono::nanoseconds(ttl).count();
-  if (!auto_extends || stopped_ns == 0) return section.invoke_ns + lease;
-  return std::max(section.invoke_ns, stopped_ns) + lease;
+  if (!auto_extends || stopped_ns == 0) return section.enter_ns + lease;
+  return std::max(section.enter_ns, stopped_ns) + lease;
+}
+
+std::int64_t BiteEvidence::earliest_lease_end(const CsRecord& section) const {
+  return section.invoke_ns + std::chrono::nanoseconds(ttl - kServerClockSlack).count();
 }
 
 std::string BiteEvidence::at(std::int64_t ns) const {
@@ -84,13 +88,19 @@ std::string span_text(const BiteEvidence& e, const PauseSpan& span) {
          " to " + e.at(span.until_ns);
 }
 
+// Another client got in while it was stopped: its lease had lapsed, the race
+// ran (whatever the arithmetic below would have allowed). Else the stop must
+// outlast the latest moment its lease can have lapsed while a contender tried.
 Bite pause_inside_bite(const BiteEvidence& e, const PauseSpan& span, const CsRecord& section) {
-  const std::int64_t lapse = e.earliest_lease_end(section, span.since_ns);
-  const std::string stopped = span_text(e, span) + ", inside its section (its lease could end from " + e.at(lapse) + ")";
-  if (span.until_ns <= lapse) return {false, stopped + ": it went on before its lease could end"};
+  const std::string stopped = span_text(e, span) + ", inside its section";
+  if (const auto entered = e.other_entered(span.client, span.since_ns, span.until_ns))
+    return {true, stopped + "; client " + std::to_string(entered->client) + " got in at " + e.at(entered->enter_ns)};
+  const std::int64_t lapse = e.latest_lease_end(section, span.since_ns);
+  const std::string until = " (its lease had ended by " + e.at(lapse) + ")";
+  if (span.until_ns <= lapse) return {false, stopped + until + ": it went on before that"};
   const auto hit = e.other_waiting(span.client, lapse, span.until_ns);
-  if (!hit) return {false, stopped + ", but no other client was trying meanwhile"};
-  return {true, stopped + "; " + contender_text(e, *hit)};
+  if (!hit) return {false, stopped + until + ", but no other client was trying meanwhile"};
+  return {true, stopped + until + "; " + contender_text(e, *hit)};
 }
 
 // Its last section before `ns` was left but its release never returned: it died still holding.

@@ -24,6 +24,10 @@
 
 namespace locklab::harness {
 
+// How much earlier than our acquire call the server may date a lease (its
+// cached clock): a bound on the window, not a measurement.
+inline constexpr std::chrono::milliseconds kServerClockSlack{5};
+
 struct Bite {
   bool bit = false;
   std::string what;  // what was observed, with times (ms since the barrier), or why it did not bite
@@ -45,11 +49,16 @@ struct BiteEvidence {
 
   static BiteEvidence from(const SharedHistory& history, std::chrono::milliseconds ttl, bool auto_extends);
 
-  // The earliest moment the lease of `section` can have ended, given that
-  // the holder stopped renewing at `stopped_ns` (a pause, a cut; 0: it never
-  // renewed): its acquire call + ttl, or for a lock that renews itself the
-  // later of that and the stop + ttl (a renewal may have come just before).
-  std::int64_t earliest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const;
+  // The latest moment the lease of `section` can have ended by, given that
+  // the holder stopped renewing at `stopped_ns` (a pause, a cut; 0: it does
+  // not renew): its entry + ttl (the key was set before the acquire returned),
+  // or for a lock that renews itself the later of that and the stop + ttl (a
+  // renewal may have come just before). A stop past it has let the lease go.
+  std::int64_t latest_lease_end(const CsRecord& section, std::int64_t stopped_ns) const;
+  // The earliest moment it can have ended: its acquire call + ttl, less the
+  // server clock's slack (Redis stamps a key's expiry from the time it cached
+  // at the start of its event loop turn, which may be a little earlier).
+  std::int64_t earliest_lease_end(const CsRecord& section) const;
 
   // "412.3 ms": a moment relative to the barrier.
   std::string at(std::int64_t ns) const;

@@ -10,11 +10,10 @@
 // A fault at a step point must happen INSIDE the client, at the exact moment
 // (a pause between GET and DEL). That part is a StepHook the nemesis hands to
 // client i; it runs in that client's process (or thread). The workload also
-// reports four points of its own through the same hook:
+// reports three points of its own through the same hook:
 //   "locklab:cs-enter"  the client just acquired and is inside
 //   "locklab:cs-exit"   the client is about to release
 //   "locklab:cs-read"   inside: its counter read was accepted, its write not yet sent
-//   "locklab:cs-write"  inside: its hold is over, its counter write is next
 // The default Nemesis does nothing. Faults (fault.h, nemesis/fault_registry.h: `--fault SPEC`)
 // and step actions (StepAction below: `--step POINT:ACTION`; StepNemesis in
 // nemesis/step_actions.h) are nemeses.
@@ -43,8 +42,7 @@ namespace locklab::harness {
 
 inline constexpr std::string_view kCsEnter = "locklab:cs-enter";
 inline constexpr std::string_view kCsExit = "locklab:cs-exit";
-inline constexpr std::string_view kCsRead = "locklab:cs-read";  // the counter read was accepted; the hold and the write are next
-inline constexpr std::string_view kCsWrite = "locklab:cs-write";  // the hold is over; the counter write is next
+inline constexpr std::string_view kCsRead = "locklab:cs-read";  // the counter read was accepted; the write is next
 
 class SharedHistory;
 class Topology;

@@ -151,14 +151,18 @@ class NetFault final : public GatedFault {
       return {false, what() + " does not keep the holder's requests from the server for a lease"};
     const auto section = e.section_of(cut_.holder, cut_.since_ns);
     if (!section) return {false, "client " + std::to_string(cut_.holder) + " was not inside when its links failed"};
-    const std::int64_t lapse = e.earliest_lease_end(*section, cut_.since_ns);
     const std::int64_t until = cut_.until_ns != 0 ? cut_.until_ns : e.end_ns;
     const std::string cut = "client " + std::to_string(cut_.holder) + "'s links failed from " + e.at(cut_.since_ns) +
-                            " to " + e.at(until) + " while it was inside (its lease could end from " + e.at(lapse) + ")";
-    if (until <= lapse) return {false, cut + ": restored before its lease could end"};
+                            " to " + e.at(until) + " while it was inside";
+    // Another client got in meanwhile: its lease had lapsed, the race ran.
+    if (const auto entered = e.other_entered(cut_.holder, cut_.since_ns, until))
+      return {true, cut + "; client " + std::to_string(entered->client) + " got in at " + e.at(entered->enter_ns)};
+    const std::int64_t lapse = e.latest_lease_end(*section, cut_.since_ns);
+    const std::string by = " (its lease had ended by " + e.at(lapse) + ")";
+    if (until <= lapse) return {false, cut + by + ": restored before that"};
     const auto hit = e.other_waiting(cut_.holder, lapse, until);
-    if (!hit) return {false, cut + ", but no other client was trying meanwhile"};
-    return {true, cut + "; " + contender_text(e, *hit)};
+    if (!hit) return {false, cut + by + ", but no other client was trying meanwhile"};
+    return {true, cut + by + "; " + contender_text(e, *hit)};
   }
 
  private:

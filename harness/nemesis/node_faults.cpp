@@ -146,17 +146,10 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
 
 // ---- failover -------------------------------------------------------------------
 
-// The failover and the restart (node-crash when=holder) park the holder just
-// before its counter write (locklab:cs-write: its read and its hold are done),
-// not as it enters: let go once another client got in, its write lands at the
-// start of the new holder's section, a whole hold before that holder writes.
-// So two holders that drew one token from a counter that went back with the
-// lost key (fenced) both write on every run, not by the order of two writes
-// about a millisecond apart (docs/faults.md, "Parking the holder").
 class FailoverFault final : public GatedFault {
  public:
   FailoverFault(FaultSpec spec, bool guarded, milliseconds ttl)
-      : GatedFault(std::move(spec), std::string(kCsWrite), -1), guarded_(guarded), ttl_(ttl) {}
+      : GatedFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), ttl_(ttl) {}
 
   FaultNeeds needs() const override {
     FaultNeeds needs;
@@ -305,7 +298,7 @@ class NodeCrashFault final : public ParkedHolderFault {
  public:
   NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start, std::size_t holder_nodes,
                  milliseconds ttl)
-      : ParkedHolderFault(std::move(spec), kCsWrite, holder_nodes, ttl),
+      : ParkedHolderFault(std::move(spec), kCsEnter, holder_nodes, ttl),
         count_(nodes),
         restart_(restart),
         at_start_(at_start) {}

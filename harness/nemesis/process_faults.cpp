@@ -276,7 +276,7 @@ StepHook CrashHolderFault::client_step_hook(int client) {
 }
 
 static bool is_section_point(std::string_view at) {
-  return at == kCsEnter || at == kCsRead || at == kCsWrite || at == kCsExit;
+  return at == kCsEnter || at == kCsRead || at == kCsExit;
 }
 
 // A client that died outside its section (the SETNX/EXPIRE gap) may have left
@@ -408,13 +408,18 @@ Bite SlowHolderFault::bite(const BiteEvidence& e) const {
   const int client = static_cast<int>(who - 1);
   const auto section = e.section_of(client, (*cells_)[1].load());
   if (!section) return {false, "client " + std::to_string(client) + "'s slow section is not on record"};
-  const std::int64_t lapse = e.earliest_lease_end(*section, 0);  // a watchdog lives on: immune by design
   const std::string slow = "client " + std::to_string(client) + "'s section ran from " + e.at(section->enter_ns) +
-                           " to " + e.at(section->exit_ns) + " (its lease could end from " + e.at(lapse) + ")";
-  if (section->exit_ns <= lapse) return {false, slow + ": it left before its lease could end"};
+                           " to " + e.at(section->exit_ns);
+  if (const auto entered = e.other_entered(client, section->enter_ns, section->exit_ns))
+    return {true, slow + "; client " + std::to_string(entered->client) + " got in at " + e.at(entered->enter_ns)};
+  // A watchdog lives on (the process runs): by then its lease would have
+  // ended but for renewals, which is the race a renewing lock is immune to.
+  const std::int64_t lapse = e.latest_lease_end(*section, 0);
+  const std::string by = " (its lease would have ended by " + e.at(lapse) + ")";
+  if (section->exit_ns <= lapse) return {false, slow + by + ": it left before that"};
   const auto hit = e.other_waiting(client, lapse, section->exit_ns);
-  if (!hit) return {false, slow + ", but no other client was trying meanwhile"};
-  return {true, slow + "; " + contender_text(e, *hit)};
+  if (!hit) return {false, slow + by + ", but no other client was trying meanwhile"};
+  return {true, slow + by + "; " + contender_text(e, *hit)};
 }
 
 std::string SlowHolderFault::why_not_acted() const { return nobody_did(client_, "entered its critical section"); }
@@ -532,9 +537,11 @@ Bite ClockSkewFault::bite(const BiteEvidence& e) const {
   if (offset <= 0) return {false, "client " + std::to_string(client_) + "'s clock is not ahead: no live lease reads as over"};
   for (const auto& section : e.records) {
     if (static_cast<int>(section.client) == client_) continue;
-    const std::int64_t lease_end = e.earliest_lease_end(section, 0);
-    const std::int64_t live_to = std::min(section.exit_ns, lease_end);
-    if (auto moment = e.waiting(client_, std::max(section.enter_ns, lease_end - offset), live_to))
+    // Live for sure until its earliest end; read as over by a clock ahead from
+    // when that clock passes its latest end.
+    const std::int64_t live_to = std::min(section.exit_ns, e.earliest_lease_end(section));
+    const std::int64_t reads_over = e.latest_lease_end(section, 0) - offset;
+    if (auto moment = e.waiting(client_, std::max(section.enter_ns, reads_over), live_to))
       return {true, "client " + std::to_string(client_) + " (its clock off by " + std::to_string(offset_.count()) +
                         " ms) was trying at " + e.at(*moment) + " while client " + std::to_string(section.client) +
                         " held a live lease (inside from " + e.at(section.enter_ns) + ")"};

@@ -48,9 +48,23 @@ void TopologyFault::begin_watch(const NemesisContext& context, int holder) {
   others_before_ = acquisitions_by_others(context, holder);
 }
 
+// Another client got in: it is inside now (past its oracle's enter: the
+// history's `inside` flag is set after it), or two acquisitions passed (one of
+// them is over). An acquisition alone is counted before the client is inside:
+// a parked holder let go then could finish before the other's oracle saw it
+// enter, and the two oracles would disagree on a real overlap.
+bool TopologyFault::overtaken(const NemesisContext& context, int holder) const {
+  const std::int64_t more = acquisitions_by_others(context, holder) - others_before_;
+  if (more >= 2) return true;
+  if (more < 1 || context.history == nullptr) return false;
+  for (int i = 0; i < context.history->clients(); ++i)
+    if (i != holder && context.history->slot(i).inside.load() != 0) return true;
+  return false;
+}
+
 bool TopologyFault::watch_over(const NemesisContext& context, int holder, milliseconds patience, Gate& gate,
                                const std::string& overtaken, const std::string& waited_tail) {
-  if (acquisitions_by_others(context, holder) > others_before_) {
+  if (this->overtaken(context, holder)) {
     note(context, overtaken);
   } else if (std::chrono::steady_clock::now() - since_ > patience) {
     note(context, "no other client acquired within " + ms_text(patience) + waited_tail);

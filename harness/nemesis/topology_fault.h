@@ -57,6 +57,7 @@ class TopologyFault : public Fault {
   bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience, Gate& gate,
                   const std::string& overtaken, const std::string& waited_tail = "");
   static std::string overtaken_note(int holder);  // "another client acquired while client H still holds"
+  bool overtaken(const NemesisContext& context, int holder) const;  // another client got in since begin_watch
 
   FaultSpec spec_;
   std::chrono::steady_clock::time_point since_{};  // when the fault's current episode began

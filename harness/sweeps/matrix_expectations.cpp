@@ -91,7 +91,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "failover", C::me_violation, "asynchronous replication loses the key (no WAIT guard here)"},
     Row{"reentrant-watchdog", "failover", C::me_violation, "asynchronous replication loses the hash (no WAIT guard here)"},
     Row{"redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"fenced", "failover", C::me_violation, "the token counter goes back with the lost key: two holders draw the same token, and both writes are accepted"},
+    Row{"fenced", "failover", C::me_violation, "the token counter goes back with the lost key: two holders draw the same token", C::safe},
     Row{"fair-queue", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
     // --- 8: Redlock minority crash (2 of 5 nodes down for the whole run) ---
     Row{"redlock", "node-minority", C::safe, "3 of 5 nodes still form a majority"},
@@ -103,7 +103,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "node-restart", C::me_violation, "the only copy of the key vanished"},
     Row{"reentrant-watchdog", "node-restart", C::me_violation, "the hash vanished; renewal finds no key and stops"},
     Row{"redlock", "node-restart", C::me_violation, "a majority of the holder's nodes come back empty: a contender gets a quorum"},
-    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: two holders draw the same token, and both writes are accepted"},
+    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: two holders can draw the same token", C::safe},
     Row{"fair-queue", "node-restart", C::me_violation, "the key and the queue vanished"},
     // --- 10: the lock node's wall clock jumps forward past the ttl while a holder is inside ---
     Row{"setnx", "clock-jump", C::safe, "no TTL: nothing to expire"},

@@ -200,7 +200,6 @@ class Client {
     }
     if (hook_) hook_(kCsRead);
     if (config_.hold.count() > 0) std::this_thread::sleep_for(config_.hold);
-    if (hook_) hook_(kCsWrite);
     record.write = CsWrite::pending;
     auto written = counter_->write(read->value + 1, token);
     if (!written) return counter_failed(written.error().message);
