@@ -74,6 +74,10 @@ struct WorkloadOutcome {
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client exit (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
+  // How the faults reach every process of a client (support/client_cgroup.h):
+  // "cgroup2", "cgroup1-freezer", "process-group", or "none" (thread mode).
+  std::string isolation_kind = "none";
+  std::string isolation_why = "thread mode: every client is a thread of this process";
 };
 
 // Runs the clients to completion. An Error means the run could not be
