@@ -286,6 +286,16 @@ CgroupProbe probe_cgroups() {
   return probe;
 }
 
+bool no_cgroup_asked() {
+  const char* off = std::getenv("LOCKLAB_NO_CGROUP");
+  return off != nullptr && *off != '\0';
+}
+
+bool client_cgroups_usable() {
+  static const bool usable = probe_cgroups().kind != CgroupKind::none;  // the machine does not change under us
+  return usable && !no_cgroup_asked();
+}
+
 std::optional<ClientCgroup> client_cgroup_of(pid_t pid) {
   if (pid <= 0) return std::nullopt;
   for (const auto& mount : mounts()) {
@@ -302,6 +312,9 @@ std::optional<ClientCgroup> client_cgroup_of(pid_t pid) {
 // --- CgroupRun ------------------------------------------------------------------
 
 CgroupRun CgroupRun::create() {
+  // For a user who wants the process-group behaviour, and for the tests of it on a machine that has cgroups.
+  if (no_cgroup_asked())
+    return CgroupRun(CgroupKind::none, "LOCKLAB_NO_CGROUP is set: each client's process group, its tree checked", "");
   const std::string leaf = "run-" + std::to_string(::getpid()) + "-" + std::to_string(g_run_counter.fetch_add(1));
   auto [probe, dir] = first_usable(leaf);
   return CgroupRun(probe.kind, probe.why, dir);

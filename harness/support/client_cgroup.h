@@ -64,6 +64,11 @@ struct CgroupProbe {
 };
 CgroupProbe probe_cgroups();
 
+// True when a run's client processes get cgroups here (probed once; false
+// when LOCKLAB_NO_CGROUP is set, see CgroupRun::create).
+bool client_cgroups_usable();
+bool no_cgroup_asked();  // LOCKLAB_NO_CGROUP is set (not empty)
+
 // The locklab client cgroup `pid` is in, if any (from /proc/PID/cgroup): a
 // client-* directory under a run-* directory under locklab, on a probed mount.
 std::optional<ClientCgroup> client_cgroup_of(pid_t pid);
@@ -72,7 +77,9 @@ std::optional<ClientCgroup> client_cgroup_of(pid_t pid);
 // client cgroups and removes them (RAII: errors and early returns included).
 class CgroupRun {
  public:
-  static CgroupRun create();  // kind none (and why) when the machine gives no usable cgroup
+  // Kind none (and why) when the machine gives no usable cgroup, or when the
+  // environment sets LOCKLAB_NO_CGROUP (the process-group behaviour, on purpose).
+  static CgroupRun create();
   CgroupRun(CgroupRun&& other) noexcept;
   CgroupRun& operator=(CgroupRun&&) = delete;
   CgroupRun(const CgroupRun&) = delete;

@@ -236,10 +236,12 @@ Status AdapterLock::check_init(const Reply& reply) {
 // wrapper's child) would keep running, and extending, through both. The whole
 // tree counts: the adapter's, and when we are a subreaper (a client process
 // without a cgroup, workload.cpp) ours, where its orphans land. In a client
-// cgroup every process the adapter starts is in it, setsid or not: no check.
+// cgroup every process the adapter starts is in it, setsid or not: no check;
+// nor where runs put their clients in cgroups (the coordinator's probe of an
+// adapter, adapter_probe.h, ends it before any fault).
 Status AdapterLock::check_contained() {
   const pid_t adapter = process_.pid();
-  if (adapter <= 0 || client_cgroup_of(::getpid())) return Done{};
+  if (adapter <= 0 || client_cgroups_usable()) return Done{};
   int subreaper = 0;
   const bool adopts = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
   auto outside = tree_member_outside(adopts ? ::getpid() : adapter, ::getpgrp());
