@@ -262,7 +262,7 @@ bool ClientCgroup::kill_now() const {
   return length > 0 && static_cast<std::size_t>(length) < sizeof path && write_file(path, "1", 1);
 }
 
-bool ClientCgroup::kill_all(std::chrono::milliseconds within) const {
+bool ClientCgroup::kill_all(std::chrono::milliseconds within, pid_t keep) const {
   std::vector<pid_t> seen = pids();
   const bool at_once = kill_now();
   return wait_until([&] {
@@ -272,7 +272,8 @@ bool ClientCgroup::kill_all(std::chrono::milliseconds within) const {
     // A v1-frozen process does not die until thawed; the kill is pending by then.
     if (!at_once && kind_ == CgroupKind::cgroup1_freezer) (void)thaw();
     seen.insert(seen.end(), live.begin(), live.end());
-    for (const pid_t pid : seen) reap_if_ours(pid);
+    for (const pid_t pid : seen)
+      if (pid != keep) reap_if_ours(pid);
     return live.empty();
   }, within, std::chrono::milliseconds{1});
 }

@@ -45,8 +45,10 @@ class ClientCgroup {
   Status thaw() const;
   bool frozen() const;  // the kernel says the freeze is complete ("frozen 1" / FROZEN)
   // SIGKILLs every process in it (cgroup.kill, or each pid until none is left)
-  // and waits until it is empty. False when a process outlived `within`.
-  bool kill_all(std::chrono::milliseconds within = std::chrono::milliseconds{2000}) const;
+  // and waits until it is empty, reaping those that were our children (an
+  // orphaned adapter re-parented to us, the subreaper) but `keep`, whose status
+  // its caller reads. False when a process outlived `within`.
+  bool kill_all(std::chrono::milliseconds within = std::chrono::milliseconds{2000}, pid_t keep = 0) const;
   // cgroup2 only: kill at once, without waiting (a crash from inside: kills the caller too).
   bool kill_now() const;
 

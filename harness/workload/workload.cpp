@@ -583,7 +583,7 @@ class ProcessPool final : public ClientPool {
     Ended ended;
     const auto cgroup = client_cgroup_of(pid);  // before the reap: a reaped pid is in no cgroup
     ended.group_gone = kill_group(pid);
-    if (cgroup) ended.group_gone = cgroup->kill_all() && ended.group_gone;
+    if (cgroup) ended.group_gone = cgroup->kill_all(std::chrono::milliseconds{2000}, pid) && ended.group_gone;
     while (::waitpid(pid, &ended.status, 0) < 0 && errno == EINTR) {
     }
     return ended;
