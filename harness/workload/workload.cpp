@@ -633,6 +633,7 @@ class ThreadPool final : public ClientPool {
  public:
   ThreadPool(const WorkloadConfig& config, const SharedHistory& history, WorkloadOutcome& out)
       : config_(config), history_(history), out_(out) {
+    out_.isolation_why = "thread mode: every client is a thread of this process";
     threads_.reserve(static_cast<std::size_t>(config.clients));
   }
 

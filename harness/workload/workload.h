@@ -75,9 +75,9 @@ struct WorkloadOutcome {
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
   // How the faults reach every process of a client (support/client_cgroup.h):
-  // "cgroup2", "cgroup1-freezer", "process-group", or "none" (thread mode).
+  // "cgroup2", "cgroup1-freezer", "process-group", or "none" (thread mode, or no client ran).
   std::string isolation_kind = "none";
-  std::string isolation_why = "thread mode: every client is a thread of this process";
+  std::string isolation_why = "no client process ran";
 };
 
 // Runs the clients to completion. An Error means the run could not be
