@@ -146,12 +146,15 @@ namespace {
 
 // A crash from inside a client cgroup: every process in it dies, a setsid
 // watchdog too. cgroup.kill takes us with it at once; the v1 freezer has no
-// such file, so every other process first (we go next, below).
+// such file, so every other process first (we go next, below). Alone in it,
+// we only _exit below, as without a cgroup (the same exit status).
 void kill_own_cgroup() {
   const auto cgroup = client_cgroup_of(::getpid());
   if (!cgroup) return;
+  const auto members = cgroup->pids();
+  if (members.size() <= 1) return;
   if (cgroup->kill_now()) return;
-  for (const pid_t pid : cgroup->pids())
+  for (const pid_t pid : members)
     if (pid != ::getpid()) ::kill(pid, SIGKILL);
 }
 

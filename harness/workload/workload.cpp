@@ -577,13 +577,14 @@ class ProcessPool final : public ClientPool {
     bool group_gone = true;
   };
 
-  // SIGKILLs the client's whole group, confirms from /proc that nobody in it
-  // lives on, then reaps the client itself.
+  // SIGKILLs the client's whole cgroup (when it has one) and group, confirms
+  // that nobody in them lives on, then reaps the client itself.
   static Ended end_client(pid_t pid) {
     Ended ended;
-    const auto cgroup = client_cgroup_of(pid);  // before the reap: a reaped pid is in no cgroup
-    ended.group_gone = kill_group(pid);
-    if (cgroup) ended.group_gone = cgroup->kill_all(std::chrono::milliseconds{2000}, pid) && ended.group_gone;
+    // The cgroup first (before the reap: a reaped pid is in no cgroup): a
+    // process frozen by the v1 freezer dies only once thawed, which kill_all does.
+    if (const auto cgroup = client_cgroup_of(pid)) ended.group_gone = cgroup->kill_all(std::chrono::milliseconds{2000}, pid);
+    ended.group_gone = kill_group(pid) && ended.group_gone;
     while (::waitpid(pid, &ended.status, 0) < 0 && errno == EINTR) {
     }
     return ended;
