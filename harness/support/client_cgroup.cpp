@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -140,6 +141,36 @@ void reap_if_ours(pid_t pid) {
 }
 
 std::atomic<int> g_run_counter{0};
+
+// The cgroup.kill files of the live client cgroups, readable from a signal
+// handler (no locks, no allocation): a Ctrl-C kills them all at once.
+constexpr std::size_t kMaxLive = 256;
+struct LiveKill {
+  std::atomic<int> state{0};  // 0 free, 1 being written, 2 ready
+  char path[512] = {};
+};
+std::array<LiveKill, kMaxLive> g_live{};
+
+void remember_kill_file(const std::string& path) {
+  if (path.size() >= sizeof LiveKill::path) return;
+  for (auto& slot : g_live) {
+    int free = 0;
+    if (!slot.state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(slot.path, path.c_str(), path.size() + 1);
+    slot.state.store(2);
+    return;
+  }
+}
+
+void forget_kill_file(const std::string& path) {
+  for (auto& slot : g_live) {
+    int ready = 2;
+    if (slot.state.load() == 2 && path == slot.path && slot.state.compare_exchange_strong(ready, 1)) {
+      slot.path[0] = '\0';
+      slot.state.store(0);
+    }
+  }
+}
 
 // Kills and removes what a run whose owner died left (SIGKILL, Ctrl-C): run-<pid>-<n> with <pid> gone.
 void remove_runs_of_dead_owners(CgroupKind kind, const std::string& base) {
@@ -327,8 +358,14 @@ CgroupRun::CgroupRun(CgroupRun&& other) noexcept
   other.clients_.clear();
 }
 
+void kill_live_client_cgroups() {
+  for (auto& slot : g_live)
+    if (slot.state.load() == 2) write_file(slot.path, "1", 1);
+}
+
 CgroupRun::~CgroupRun() {
   for (const auto& client : clients_) {
+    forget_kill_file(client.path() + "/cgroup.kill");
     client.kill_all();
     remove_cgroup_dir(client.path());
   }
@@ -340,6 +377,7 @@ Result<ClientCgroup> CgroupRun::client(int index) {
   const std::string path = dir_ + "/client-" + std::to_string(index);
   if (!make_dir(path)) return Error{ErrorKind::io, "cannot create " + path + ": " + std::strerror(errno)};
   clients_.emplace_back(kind_, path);
+  if (kind_ == CgroupKind::cgroup2 && file_exists(path + "/cgroup.kill")) remember_kill_file(path + "/cgroup.kill");
   return clients_.back();
 }
 
