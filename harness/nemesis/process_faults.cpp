@@ -24,11 +24,13 @@ milliseconds pause_bound(const PauseRule& rule, milliseconds ttl) {
   return rule.max.count() > 0 ? rule.max : 10 * ttl;
 }
 
-// ", and 1 more process of its group" when the pause stopped its adapter too.
+// ", and 1 more process of its group" when the pause stopped its adapter too
+// ("of its cgroup" when it froze the client's cgroup).
 std::string group_text(const PausedProcess& paused) {
-  if (paused.members() <= 1) return "";
+  if (paused.members() <= 1) return paused.cgroup() ? ", its cgroup frozen" : "";
   const std::size_t more = paused.members() - 1;
-  return ", and " + std::to_string(more) + " more process" + (more == 1 ? "" : "es") + " of its group";
+  return ", and " + std::to_string(more) + " more process" + (more == 1 ? "" : "es") + " of its " +
+         (paused.cgroup() ? "cgroup, frozen" : "group");
 }
 
 // A hook that reaches `at` in a client `client` selects (-1: any).
@@ -457,10 +459,11 @@ std::vector<std::string> ClockSkewFault::client_environment(int client) {
   return {"LD_PRELOAD=" + clock_shim_path(), "LOCKLAB_CLOCK_OFFSET_FILE=" + file};
 }
 
-// The skewed client's adapter, if it runs one (a member of its process group
-// other than itself), must have the shim loaded, or its clock was never skewed.
+// The skewed client's adapter, if it runs one (any process of its cgroup, or
+// of its process group without one, other than itself: a setsid watchdog
+// too), must have the shim loaded, or its clock was never skewed.
 void ClockSkewFault::check_adapter_clock(pid_t client_pid) {
-  for (const pid_t member : live_group_members(client_pid)) {
+  for (const pid_t member : client_members(client_pid)) {
     if (member == client_pid) continue;
     const bool skewed = runs_clock_shim(member);
     if (adapter_clock_ != AdapterClock::not_skewed)

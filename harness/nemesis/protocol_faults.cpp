@@ -26,10 +26,20 @@ std::int64_t ns_of(std::chrono::steady_clock::time_point at) {
 }
 
 // Signal a client, and the programs it started (its adapter) when it leads a
-// process group of its own. Returns kill()'s answer.
+// process group of its own. Returns kill()'s answer. In a cgroup of its own
+// (support/client_cgroup.h) the whole cgroup, setsid children too: SIGSTOP
+// freezes it, SIGCONT thaws it (and continues the group: a pause without a
+// cgroup stopped it), SIGKILL kills every process in it.
 int signal_client(pid_t pid, int signal) {
   if (pid <= 0) return -1;
-  return ::kill(::getpgid(pid) == pid ? -pid : pid, signal);
+  const auto cgroup = client_cgroup_of(pid);
+  if (cgroup && signal == SIGSTOP) return cgroup->freeze() ? 0 : -1;
+  const int sent = ::kill(::getpgid(pid) == pid ? -pid : pid, signal);
+  if (!cgroup || sent != 0) return sent;
+  if (signal == SIGCONT) return cgroup->thaw() ? 0 : -1;
+  if (signal == SIGKILL && cgroup->kill_now()) return 0;
+  for (const pid_t member : cgroup->pids()) ::kill(member, signal);
+  return 0;
 }
 
 // True once `pid` died: a zombie the workload has not reaped yet, or gone.
@@ -295,7 +305,7 @@ class ProtocolCrashFault final : public ProtocolPointFault {
     // the request is dropped; a crash whose death was never seen did not act
     // (the run is error): a live client could send the request again on a new
     // connection. The request is dropped either way, never sent on.
-    const bool dead = wait_until([pid] { return process_dead(pid) && live_group_members(pid).empty(); }, 2s, 1ms);
+    const bool dead = wait_until([pid] { return process_dead(pid) && client_members(pid).empty(); }, 2s, 1ms);
     drop(client);
     if (!dead)
       return note("its death not seen within 2 s: not counted as a crash; its parked " + request + " dropped");

@@ -188,6 +188,8 @@ json run_document(const RunOptions& options, const Findings& f) {
       {"config", config_json(options, f.lock)},
       {"redis", redis_json(options, f)},
       {"machine", {{"cores", std::thread::hardware_concurrency()}, {"kernel", kernel()}}},
+      // How a pause, a crash or a clock fault reached every process of a client (optional: older documents lack it).
+      {"isolation", {{"kind", f.outcome.isolation_kind}, {"why", f.outcome.isolation_why}}},
       {"duration_s", static_cast<double>(f.outcome.end_ns - f.outcome.go_ns) / 1e9},
       {"totals", totals_json(f)},
       {"throughput", {{"acquisitions_per_s", f.metrics.acquisitions_per_s}}},

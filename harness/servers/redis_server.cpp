@@ -22,6 +22,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/client_cgroup.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -52,6 +54,7 @@ void kill_servers_and_reraise(int signo) {
     const pid_t pid = slot.load();
     if (pid > 0) ::kill(pid, SIGKILL);
   }
+  kill_live_client_cgroups();  // a client's setsid watchdog has no parent-death signal to end it
   ::sigaction(signo, signo == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
   ::raise(signo);
 }

@@ -116,17 +116,81 @@ bool kill_group(pid_t pgid, std::chrono::milliseconds within) {
   }, within);
 }
 
+std::optional<pid_t> tree_member_outside(pid_t root, pid_t pgid) {
+  std::vector<std::pair<pid_t, ProcStat>> all;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return std::nullopt;
+  while (const dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (auto stat = proc_stat(static_cast<pid_t>(pid)); stat && !dead(stat->state))
+      all.emplace_back(static_cast<pid_t>(pid), *stat);
+  }
+  ::closedir(proc);
+  std::vector<pid_t> tree{root};  // grows as children are found: breadth first
+  for (std::size_t i = 0; i < tree.size(); ++i)
+    for (const auto& [pid, stat] : all) {
+      if (stat.ppid == tree[i]) tree.push_back(pid);
+      if (pid == tree[i] && stat.pgrp != pgid) return pid;
+    }
+  return std::nullopt;
+}
+
+std::vector<pid_t> client_members(pid_t pid) {
+  if (const auto cgroup = client_cgroup_of(pid)) return cgroup->pids();
+  return live_group_members(pid);
+}
+
+namespace {
+
+// A crash from inside a client cgroup: every process in it dies, a setsid
+// watchdog too. cgroup.kill takes us with it at once; the v1 freezer has no
+// such file, so every other process first (we go next, below). Alone in it,
+// we only _exit below, as without a cgroup (the same exit status).
+void kill_own_cgroup() {
+  const auto cgroup = client_cgroup_of(::getpid());
+  if (!cgroup) return;
+  const auto members = cgroup->pids();
+  if (members.size() <= 1) return;
+  if (cgroup->kill_now()) return;
+  for (const pid_t pid : members)
+    if (pid != ::getpid()) ::kill(pid, SIGKILL);
+}
+
+}  // namespace
+
 void exit_with_group(int code) {
-  // No /proc scan here: the crash must be as abrupt as before (a watchdog
-  // thread of ours must not get to renew anything on the way out).
+  // No /proc scan of every process here: the crash must be as abrupt as before
+  // (a watchdog thread of ours must not get to renew anything on the way out).
+  kill_own_cgroup();
   siginfo_t info{};
   const bool has_children = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
   if (has_children && ::getpgrp() == ::getpid()) ::kill(0, SIGKILL);  // the group, us included, at once
   ::_exit(code);
 }
 
+namespace {
+
+// Freezes `cgroup` and waits until the kernel says every process in it is frozen.
+Status freeze_confirmed(const ClientCgroup& cgroup, std::chrono::milliseconds confirm_within) {
+  if (auto frozen = cgroup.freeze(); !frozen) return frozen;
+  if (wait_until([&] { return cgroup.frozen(); }, confirm_within, std::chrono::milliseconds{1})) return Done{};
+  (void)cgroup.thaw();
+  return Error{ErrorKind::timeout, "cgroup " + cgroup.path() + " did not freeze"};
+}
+
+}  // namespace
+
 Result<PausedProcess> PausedProcess::pause(pid_t pid, std::chrono::milliseconds confirm_within) {
   if (pid <= 0) return Error{ErrorKind::usage, "cannot pause pid " + std::to_string(pid)};
+  if (auto cgroup = client_cgroup_of(pid)) {
+    if (auto frozen = freeze_confirmed(*cgroup, confirm_within); !frozen) return frozen.error();
+    PausedProcess guard(pid, false);
+    guard.members_ = cgroup->pids().size();
+    guard.cgroup_ = std::move(cgroup);
+    return guard;
+  }
   const bool group = leads_group(pid);
   if (::kill(group ? -pid : pid, SIGSTOP) != 0)
     return Error{ErrorKind::io, "SIGSTOP " + std::to_string(pid) + ": " + std::strerror(errno)};
@@ -139,7 +203,8 @@ Result<PausedProcess> PausedProcess::pause(pid_t pid, std::chrono::milliseconds 
 }
 
 PausedProcess::PausedProcess(PausedProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), group_(other.group_), members_(other.members_) {}
+    : pid_(std::exchange(other.pid_, -1)), group_(other.group_), members_(other.members_),
+      cgroup_(std::move(other.cgroup_)) {}
 
 PausedProcess& PausedProcess::operator=(PausedProcess&& other) noexcept {
   if (this != &other) {
@@ -147,12 +212,14 @@ PausedProcess& PausedProcess::operator=(PausedProcess&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     group_ = other.group_;
     members_ = other.members_;
+    cgroup_ = std::move(other.cgroup_);
   }
   return *this;
 }
 
 void PausedProcess::resume() {
-  if (pid_ > 0) ::kill(group_ ? -pid_ : pid_, SIGCONT);
+  if (pid_ > 0 && cgroup_) (void)cgroup_->thaw();
+  else if (pid_ > 0) ::kill(group_ ? -pid_ : pid_, SIGCONT);
   pid_ = -1;
 }
 

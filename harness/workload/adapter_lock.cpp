@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "support/client_cgroup.h"
 #include "support/conditions.h"
+#include "support/process_control.h"
 #include "support/json_read.h"
 
 namespace locklab::harness {
@@ -219,11 +221,7 @@ Status AdapterLock::check_init(const Reply& reply) {
   if (text_at(j, "/type") != "init_ok" || text_at(j, "/library").empty()) {
     return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
   }
-  // A pause or a crash acts on the client's process group: an adapter that left
-  // it (setsid) would keep running, and extending, through both.
-  if (const pid_t adapter = process_.pid(); adapter > 0 && ::getpgid(adapter) != ::getpgrp()) {
-    return broke("left its client's process group (setsid?): a pause or a crash would not reach it", true);
-  }
+  if (auto contained = check_contained(); !contained) return contained;
   identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key")};
   if (j.contains("capabilities") && j["capabilities"].is_object()) {
     for (const auto& [name, value] : j["capabilities"].items()) {
@@ -231,6 +229,26 @@ Status AdapterLock::check_init(const Reply& reply) {
     }
   }
   return Done{};
+}
+
+// Without a cgroup, a pause or a crash acts on the client's process group: an
+// adapter any process of which left it (setsid; a watchdog it forks, a shell
+// wrapper's child) would keep running, and extending, through both. The whole
+// tree counts: the adapter's, and when we are a subreaper (a client process
+// without a cgroup, workload.cpp) ours, where its orphans land. In a client
+// cgroup every process the adapter starts is in it, setsid or not: no check;
+// nor where runs put their clients in cgroups (the coordinator's probe of an
+// adapter, adapter_probe.h, ends it before any fault).
+Status AdapterLock::check_contained() {
+  const pid_t adapter = process_.pid();
+  if (adapter <= 0 || client_cgroups_usable()) return Done{};
+  int subreaper = 0;
+  const bool adopts = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
+  auto outside = tree_member_outside(adopts ? ::getpid() : adapter, ::getpgrp());
+  if (!outside) return Done{};
+  return broke("left its client's process group (pid " + std::to_string(*outside) +
+                   ", setsid?): with no cgroup here, a pause or a crash would not reach it",
+               true);
 }
 
 void AdapterLock::close() {
@@ -289,6 +307,10 @@ Acquire AdapterLock::try_acquire(milliseconds wait) {
   const auto outcome = acquire_word(text_at(reply->json, "/outcome"));
   if (text_at(reply->json, "/type") != "acquire_ok" || !outcome) {
     return fail(Acquire::unknown, broke("answered acquire with " + clip(reply->json.dump()), true).message);
+  }
+  // A watchdog may start with the first lease: the tree is checked again.
+  if (*outcome == Acquire::acquired) {
+    if (auto contained = check_contained(); !contained) return fail(Acquire::unknown, contained.error().message);
   }
   if (*outcome == Acquire::acquired || *outcome == Acquire::timed_out) {
     clear_error();

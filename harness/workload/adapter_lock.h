@@ -118,6 +118,7 @@ class AdapterLock final : public DistributedLock {
   Result<Reply> read_reply(long long id, const char* what, std::chrono::milliseconds bound);
   Error broke(std::string what_it_did, bool request_sent);
   Status check_init(const Reply& reply);
+  Status check_contained();  // every process of the adapter is where a fault reaches it
 
   AdapterProcess process_;
   std::string name_;  // argv[0], in every error line

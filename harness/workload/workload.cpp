@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
+#include "support/client_cgroup.h"
 #include "support/process_control.h"
 #include "workload/counter_resource.h"
 
@@ -270,8 +272,16 @@ class Client {
 
 // In the child right after fork(): it must not run the parent's signal guard
 // (that would SIGKILL the servers) and must die with the parent. It leads a
-// process group of its own: its adapter joins it, and faults act on both.
-void become_client_process(pid_t parent) {
+// process group of its own: its adapter joins it, and faults act on both. In
+// a cgroup of its own where the machine has one (support/client_cgroup.h).
+void become_client_process(pid_t parent, const ClientCgroup* cgroup) {
+  // First of all, before it can start anything: whatever it starts is born in
+  // its cgroup. The coordinator moves it too, so a fault that comes before
+  // this line ran finds it there.
+  if (cgroup != nullptr && !cgroup->join(0)) ::_exit(1);
+  // Without a cgroup, an orphan of its tree (a grandchild whose parent exited)
+  // stays in its tree, where the adapter's check (adapter_lock.h) sees it.
+  if (cgroup == nullptr) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ::setpgid(0, 0);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
@@ -462,19 +472,24 @@ class ProcessPool final : public ClientPool {
     // re-parented to us, not to an init that may never reap it: kill_group()
     // reaps it as a member of its client's group.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    out_.isolation_kind = isolation_name(cgroups_.kind());
+    out_.isolation_why = cgroups_.why();
   }
   // Only for this run: a matrix sweep or a test binary lives on, and an orphan
   // of anything else must not become its unreaped zombie.
   ~ProcessPool() override { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
   Status start(int index, ClientFaults faults) override {
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const int fork_errno = errno;
-      for (pid_t child : running_) end_client(child);
-      return Error{ErrorKind::io, std::string("fork: ") + std::strerror(fork_errno)};
+    std::optional<ClientCgroup> cgroup;
+    if (cgroups_.kind() != CgroupKind::none) {
+      auto made = cgroups_.client(index);
+      if (!made) return stop_all_with("client " + std::to_string(index) + ": " + made.error().message);
+      cgroup = std::move(made).value();
     }
-    if (pid == 0) client_body(index, std::move(faults));
+    const pid_t pid = ::fork();
+    if (pid < 0) return stop_all_with(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) client_body(index, std::move(faults), cgroup ? &*cgroup : nullptr);
+    if (cgroup) (void)cgroup->join(pid);  // as the child does itself (it may have, or have exited: no matter)
     ::setpgid(pid, pid);  // as the child does itself: a fault may act on its group before it ran
     running_.push_back(pid);
     return Done{};
@@ -520,10 +535,15 @@ class ProcessPool final : public ClientPool {
   }
 
  private:
+  Error stop_all_with(const std::string& why) {
+    for (pid_t child : running_) end_client(child);
+    return Error{ErrorKind::io, why};
+  }
+
   // In the child. Never the parent's atexit handlers or destructors (they
   // would stop the coordinator's redis-servers): every way out of a client is _exit.
-  [[noreturn]] void client_body(int index, ClientFaults faults) {
-    become_client_process(parent_);
+  [[noreturn]] void client_body(int index, ClientFaults faults, const ClientCgroup* cgroup) {
+    become_client_process(parent_, cgroup);
     history_.become_own(index);  // a crash at a step point stamps its own death here
     set_environment(faults.environment);
     try {
@@ -558,11 +578,14 @@ class ProcessPool final : public ClientPool {
     bool group_gone = true;
   };
 
-  // SIGKILLs the client's whole group, confirms from /proc that nobody in it
-  // lives on, then reaps the client itself.
+  // SIGKILLs the client's whole cgroup (when it has one) and group, confirms
+  // that nobody in them lives on, then reaps the client itself.
   static Ended end_client(pid_t pid) {
     Ended ended;
-    ended.group_gone = kill_group(pid);
+    // The cgroup first (before the reap: a reaped pid is in no cgroup): a
+    // process frozen by the v1 freezer dies only once thawed, which kill_all does.
+    if (const auto cgroup = client_cgroup_of(pid)) ended.group_gone = cgroup->kill_all(std::chrono::milliseconds{2000}, pid);
+    ended.group_gone = kill_group(pid) && ended.group_gone;
     while (::waitpid(pid, &ended.status, 0) < 0 && errno == EINTR) {
     }
     return ended;
@@ -596,6 +619,8 @@ class ProcessPool final : public ClientPool {
       }
   }
 
+  // First: destroyed last, after every client is reaped (it kills what is left and removes the cgroups).
+  CgroupRun cgroups_ = CgroupRun::create();
   const WorkloadConfig& config_;
   const SharedHistory& history_;
   NemesisContext& context_;
@@ -610,6 +635,7 @@ class ThreadPool final : public ClientPool {
  public:
   ThreadPool(const WorkloadConfig& config, const SharedHistory& history, WorkloadOutcome& out)
       : config_(config), history_(history), out_(out) {
+    out_.isolation_why = "thread mode: every client is a thread of this process";
     threads_.reserve(static_cast<std::size_t>(config.clients));
   }
 

@@ -11,7 +11,10 @@
 // A client process leads a process group of its own, with whatever its lock
 // starts (an adapter, docs/adapters.md): the faults pause and kill the group,
 // and the coordinator ends every client's group, confirmed from /proc, as it
-// reaps the client, so no adapter outlives the run.
+// reaps the client, so no adapter outlives the run. Where the machine allows
+// it, each client process also has a cgroup of its own (support/client_cgroup.h),
+// and the faults and the coordinator act on the cgroup: a process of the
+// adapter's that called setsid() is reached too.
 // Everything they observe goes into a SharedHistory the coordinator created
 // before forking.
 #pragma once
@@ -74,6 +77,10 @@ struct WorkloadOutcome {
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client exit (monotonic)
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
+  // How the faults reach every process of a client (support/client_cgroup.h):
+  // "cgroup2", "cgroup1-freezer", "process-group", or "none" (thread mode, or no client ran).
+  std::string isolation_kind = "none";
+  std::string isolation_why = "no client process ran";
 };
 
 // Runs the clients to completion. An Error means the run could not be
