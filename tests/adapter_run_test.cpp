@@ -279,8 +279,9 @@ TEST_P(LibraryKey, UntilExpiredWaitsForTheKeyTheLibraryLocks) {
   // where none did says its race never ran ("not exercised", docs/harness.md "Bite").
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.out << run.err;
   const json d = result("k.json");
-  if (run.exit_code == 1)
+  if (run.exit_code == 1) {
     EXPECT_EQ(d["verdict_reasons"][0].get<std::string>().rfind("not exercised: ", 0), 0u) << d["verdict_reasons"];
+  }
   const auto [ms, line] = pause_length(d["faults"][0]);
   EXPECT_NE(line.find("the key expired"), std::string::npos) << d["faults"];
   EXPECT_GE(ms, 250) << "the pause ended before the library's key (ttl 500 ms) could expire: " << d["faults"];
