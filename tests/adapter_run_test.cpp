@@ -337,7 +337,11 @@ TEST_F(AdapterRun, AFaultThatReadsTheKeyNeedsAnAdapterThatNamesIt) {
   const auto named = run_locklab("run --lock ext:mine --adapter '" + std::string(kPython) + " " + kRedisPy + " " +
                                  marker + "' --clients 3 --ops 30 --ttl 400 --fault holder-pause:until=expired"
                                  " --json " + path("named.json"));
-  ASSERT_EQ(named.exit_code, 0) << named.out << named.err;
+  // As in LibraryKey: the pause's length is the subject; its race may not have run.
+  ASSERT_TRUE(named.exit_code == 0 || named.exit_code == 1) << named.out << named.err;
+  if (named.exit_code == 1) {
+    EXPECT_EQ(result("named.json")["verdict_reasons"][0].get<std::string>().rfind("not exercised: ", 0), 0u);
+  }
   const auto [ms, line] = pause_length(result("named.json")["faults"][0]);
   EXPECT_NE(line.find("the key expired"), std::string::npos) << line;
   EXPECT_GE(ms, 200) << line;

@@ -505,8 +505,15 @@ void expect_as_expected(const MatrixResult& result, const std::string& dir) {
       EXPECT_TRUE(cell.exposed) << cell.lock << " x " << cell.fault << ": a lease was lost under a holder, unmarked";
     }
     // The same from the lock's own count (its watchdog saw a renewal fail),
-    // which the checker's per-section finding must not miss.
-    if (cell.run.is_object() && cell.run.value("verdict", "") == "safe" && cell.run.value("leases_lost", 0) > 0) {
+    // which the checker's per-section finding must not miss -- where the lock's
+    // word is the judge. Where the servers watched (docs/harness.md, "The server
+    // as witness") they are: a lease that lapsed after its section's exit (the
+    // release race stops the holder in its release window) is counted by the
+    // lock and lost inside no section.
+    const bool witnessed = cell.run.is_object() && cell.run.contains("witness") &&
+                           cell.run["witness"].value("watched", false);
+    if (!witnessed && cell.run.is_object() && cell.run.value("verdict", "") == "safe" &&
+        cell.run.value("leases_lost", 0) > 0) {
       EXPECT_GT(cell.run["safety"].value("leases_lost_inside", 0), 0)
           << cell.lock << " x " << cell.fault << ": the lock lost a lease that no section recorded";
     }
