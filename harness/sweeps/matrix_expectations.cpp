@@ -131,7 +131,7 @@ constexpr std::array kCells = {
     Row{"getset-timestamp", "unavailable-release", C::liveness, "the timestamp stays until it passes"},
     Row{"set-nx-px-token", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"lua-safe-delete", "unavailable-release", C::liveness, "the key stays until its TTL"},
-    Row{"reentrant-watchdog", "unavailable-release", C::safe, "the hash stays with its owner, who re-enters it at once (reentrant): nobody else could take it meanwhile"},
+    Row{"reentrant-watchdog", "unavailable-release", C::liveness, "the hash stays until its lease ends, unless its owner re-enters first (reentrant)", C::safe},
     Row{"redlock", "unavailable-release", C::liveness, "the keys stay until their TTL"},
     Row{"fenced", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"fair-queue", "unavailable-release", C::liveness, "the key stays until its TTL"},
