@@ -66,13 +66,18 @@ NodeSaw judge_node(const FeedLog& log, const std::vector<int>& marker_at, const 
     if (ends_key(item.event)) {
       if (item.stamp_ns <= section.exit_ns) return NodeSaw::lost;
       // Ended after it left: a lapse before it left when nothing renewed the
-      // lease first, else its own release (or a lapse after it).
+      // lease first, else its own release (or a lapse after it). An expiry
+      // after renewals cannot be dated: Redis reports it late (lazily, or at
+      // its sampling), and no read gave the renewed lease's end.
+      if (renewed && item.event == "expired") return NodeSaw::unknown;
       return !renewed && lapsed_before(*read, section.exit_ns) ? NodeSaw::lost : NodeSaw::held;
     }
     renewed = true;  // expire, set, hset...: the lease may have been extended
   }
+  // A stream that went blind (a restart, a failover) may miss the very change
+  // that took the key: no renewal seen before it proves the key was kept.
+  if (!log.ended_cleanly || log.blind_from_ns != 0) return NodeSaw::unknown;
   if (renewed) return NodeSaw::held;
-  if (!log.ended_cleanly || log.blind_from_ns != 0) return NodeSaw::unknown;  // a change may be missing
   return lapsed_before(*read, section.exit_ns) ? NodeSaw::lost : NodeSaw::held;
 }
 
@@ -90,8 +95,13 @@ std::vector<SectionWitness> witness_sections(const std::vector<FeedLog>& logs, c
       witness.nodes_lost += saw == NodeSaw::lost ? 1 : 0;
       witness.nodes_unknown += saw == NodeSaw::unknown ? 1 : 0;
     }
-    witness.judged = witness.nodes_unknown < static_cast<int>(logs.size());
-    witness.lost = witness.judged && static_cast<int>(logs.size()) - witness.nodes_lost < quorum;
+    // Lost for sure when the nodes not seen losing it cannot make a quorum;
+    // kept for sure when the nodes seen keeping it can. Otherwise the servers
+    // could not tell, and the lock's own word stands.
+    const int nodes = static_cast<int>(logs.size());
+    const int kept = nodes - witness.nodes_lost - witness.nodes_unknown;
+    witness.lost = nodes - witness.nodes_lost < quorum;
+    witness.judged = witness.lost || kept >= quorum;
   }
   return found;
 }
