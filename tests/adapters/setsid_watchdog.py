@@ -7,14 +7,14 @@ that watchdog: the lease never lapses, a contender never gets in, the run looks 
 with its client (a cgroup), the lease lapses and the next client walks in beside the holder.
 Run it as `sh -c 'setsid python3 setsid_watchdog.py; :'` to put the adapter itself out of the
 group too. Extra arguments are ignored (a marker for the test)."""
-import json
 import os
 import signal
-import sys
 import time
 import uuid
 
 import redis
+
+from serve_lock import serve
 
 RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
@@ -67,27 +67,6 @@ class SetsidWatchdog:
         return "released" if deleted == 1 else "already_expired"
 
 
-def main():
-    lock = None
-    for line in sys.stdin:
-        request = json.loads(line)
-        kind = request["type"]
-        reply = {"id": request["id"]}
-        if kind == "init":
-            lock = SetsidWatchdog(request["servers"][0], request["key"])
-            reply.update(type="init_ok", library="setsid-watchdog", version="0", language="python",
-                         capabilities={"expires": True, "auto_extends": True}, key=request["key"])
-        elif kind == "noop":
-            reply.update(type="noop_ok")
-        elif kind == "acquire":
-            outcome = lock.acquire(request["ttl_ms"], request["wait_ms"], request.get("retry_ms", 5))
-            reply.update(type="acquire_ok", outcome=outcome)
-        elif kind == "release":
-            reply.update(type="release_ok", outcome=lock.release())
-        else:
-            reply.update(type=kind + "_ok", outcome="error", error="not supported")
-        print(json.dumps(reply), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    serve(lambda server, key, ttl_ms: SetsidWatchdog(server, key), "setsid-watchdog",
+          {"expires": True, "auto_extends": True})

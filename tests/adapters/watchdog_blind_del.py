@@ -6,13 +6,13 @@ pause shorter than the renewed lease never lets a contender in; only a schedule 
 until the lease has lapsed and another client is inside shows what the DEL does: it deletes
 the new holder's key (a wrong-owner release), and the next acquire walks in beside it.
 Always answers `released`: what the lock says is not evidence."""
-import json
-import sys
 import threading
 import time
 import uuid
 
 import redis
+
+from serve_lock import serve
 
 
 class WatchdogBlindDel:
@@ -53,27 +53,5 @@ class WatchdogBlindDel:
         return "released"
 
 
-def main():
-    lock = None
-    for line in sys.stdin:
-        request = json.loads(line)
-        kind = request["type"]
-        reply = {"id": request["id"]}
-        if kind == "init":
-            lock = WatchdogBlindDel(request["servers"][0], request["key"], request["ttl_ms"])
-            reply.update(type="init_ok", library="watchdog-blind-del", version="0", language="python",
-                         capabilities={"expires": True, "auto_extends": True}, key=request["key"])
-        elif kind == "noop":
-            reply.update(type="noop_ok")
-        elif kind == "acquire":
-            outcome = lock.acquire(request["ttl_ms"], request["wait_ms"], request.get("retry_ms", 5))
-            reply.update(type="acquire_ok", outcome=outcome)
-        elif kind == "release":
-            reply.update(type="release_ok", outcome=lock.release())
-        else:
-            reply.update(type=kind + "_ok", outcome="error", error="not supported")
-        print(json.dumps(reply), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    serve(WatchdogBlindDel, "watchdog-blind-del", {"expires": True, "auto_extends": True})
