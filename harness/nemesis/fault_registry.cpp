@@ -230,8 +230,9 @@ const std::vector<FaultEntry>& fault_table() {
        "mode=cut|delay|hold|drop on one client's links [ms=MS dir=up|down|both client=N|target=holder "
        "at=acquire|held|release point=STEP]",
        make_net_fault},
-      {"unavailable", {"at", "mode", "client"},
-       "Redis refuses (mode=refuse) or applies and loses the reply (mode=drop-reply) at=acquire|release [client=N]",
+      {"unavailable", {"at", "mode", "client", "until"},
+       "Redis refuses (mode=refuse) or applies and loses the reply (mode=drop-reply) at=acquire|release [client=N "
+       "until=release-returned|other-acquired]",
        make_unavailable_fault},
   };
   return table;

@@ -353,10 +353,11 @@ class NetFault final : public GatedFault {
 // record says what the client heard (`release_heard`) next to what the proxy did.
 class UnavailableFault final : public GatedFault {
  public:
-  UnavailableFault(FaultSpec spec, Phase phase, bool drop_reply, int client, milliseconds bound)
+  UnavailableFault(FaultSpec spec, Phase phase, bool drop_reply, bool until_other, int client, milliseconds bound)
       : GatedFault(std::move(spec), std::string(kCsExit), -1),
         phase_(phase),
         drop_reply_(drop_reply),
+        until_other_(until_other),
         client_(client),
         bound_(bound) {}
 
@@ -406,6 +407,7 @@ class UnavailableFault final : public GatedFault {
   void undo(NemesisContext& context) override {
     if (phase_ == Phase::release) release_heard_ = heard(context);
     if (!applied_) return;
+    if (phase_ == Phase::release && kept_refusing_) return end(context, "links restored at the end of the run");
     if (phase_ == Phase::release) return settle_release(context, "at the end of the run");
     if (observed(context) > baseline_) return end_acting(context, "links restored at the end of the run");
     end(context, "links restored at the end of the run; no failure seen");
@@ -457,6 +459,7 @@ class UnavailableFault final : public GatedFault {
   }
 
   void tick_release(NemesisContext& context) {
+    if (kept_refusing_) return tick_kept_refusing(context);
     if (observed(context) > baseline_ || release_returned(context)) return settle_release(context, "");
     if (Clock::now() - since_ > bound_) end(context, "no release returned within " + ms_text(bound_) + "; links restored");
   }
@@ -470,10 +473,29 @@ class UnavailableFault final : public GatedFault {
     const std::string refused =
         std::to_string(refusals_) + (drop_reply_ ? " reply bytes dropped" : " connections reset as they sent a request");
     const std::string tail = "; links restored" + (when.empty() ? "" : " " + when);
-    if (failed_) return end_acting(context, who + " failed (outcome unknown; " + refused + ")" + tail);
-    if (refusals_ > 0)
-      return end_acting(context, who + " returned without a failure while the proxy refused it (" + refused + ")" + tail);
-    end(context, who + " returned and the proxy refused nothing" + tail);
+    if (!failed_ && refusals_ == 0) return end(context, who + " returned and the proxy refused nothing" + tail);
+    const std::string what = failed_ ? who + " failed (outcome unknown; " + refused + ")"
+                                     : who + " returned without a failure while the proxy refused it (" + refused + ")";
+    if (until_other_ && when.empty()) return keep_refusing(context, what);
+    end_acting(context, what + tail);
+  }
+
+  // until=other-acquired: the holder stays cut off from the servers after its
+  // refused release -- its next acquire and any renewal are refused too -- so
+  // what the others meet is the lock that release left behind, never its
+  // owner coming back first to re-enter it (a reentrant lock would hide the stall).
+  void keep_refusing(NemesisContext& context, const std::string& what) {
+    note_acted(context, what + "; its links stay refused until another client acquires");
+    kept_refusing_ = true;
+    begin_watch(context, target_);
+  }
+
+  void tick_kept_refusing(NemesisContext& context) {
+    if (overtaken(context, target_))
+      return end(context, "another client acquired: client " + std::to_string(target_) + "'s links restored");
+    if (Clock::now() - since_ > bound_)
+      end(context, "no other client acquired within " + ms_text(bound_) + "; client " + std::to_string(target_) +
+                       "'s links restored");
   }
 
   // The outcome the target's release answered ("" if it never returned).
@@ -534,6 +556,8 @@ class UnavailableFault final : public GatedFault {
 
   Phase phase_;
   bool drop_reply_;
+  bool until_other_;     // at=release: the links stay refused until another client acquired
+  bool kept_refusing_ = false;  // ... and they are now, since the release returned
   int client_;
   milliseconds bound_;
   int target_ = -1;
@@ -593,12 +617,16 @@ Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, con
   auto mode = param_choice(spec, "mode", "refuse", "refuse|drop-reply");
   if (!mode) return mode.error();
   if (*at == "release" && spec.has("client")) return fault_error(spec, "at=release acts on the holder (no client=)");
+  auto until = param_choice(spec, "until", "release-returned", "release-returned|other-acquired");
+  if (!until) return until.error();
+  if (*at != "release" && spec.has("until")) return fault_error(spec, "until= goes with at=release");
   auto client = client_param(spec, options, 0);
   if (!client) return client.error();
   // A dropped reply shows only when the client's command times out.
   const milliseconds bound{std::max(2000, options.wait_ms + options.ttl_ms) + 2 * options.ttl_ms + 2000};
   return std::unique_ptr<Fault>(std::make_unique<UnavailableFault>(
-      spec, *at == "acquire" ? Phase::acquire : Phase::release, *mode == "drop-reply", *client, bound));
+      spec, *at == "acquire" ? Phase::acquire : Phase::release, *mode == "drop-reply", *until == "other-acquired",
+      *client, bound));
 }
 
 }  // namespace locklab::harness

@@ -168,8 +168,9 @@ class FailoverFault final : public GatedFault {
 
   void tick(NemesisContext& context) override {
     Topology* t = topology(context);
-    if (t == nullptr || t->replication() == nullptr || finished_) return;
     const int holder = gate_.parked();
+    if (holder >= 0) let_contender_go(context, holder, short_patience(ttl_));
+    if (t == nullptr || t->replication() == nullptr || finished_) return;
     if (guarded_ && !resumed_ && holder < 0 && failed_attempts(context, -1) > 0) {
       t->replication()->resume_replication();
       resumed_ = true;
@@ -189,6 +190,7 @@ class FailoverFault final : public GatedFault {
       note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
                         " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
       reading_ = compare_key(context, holder, before);
+      hold_contender(holder);
       return;
     }
     if (watch_over(context, holder, short_patience(ttl_), gate_,
@@ -262,7 +264,9 @@ class ParkedHolderFault : public GatedFault {
 
   void tick_parked(NemesisContext& context) {
     const int holder = gate_.parked();
-    if (holder < 0 || gate_.released()) return;
+    if (holder < 0) return;
+    let_contender_go(context, holder, short_patience(ttl_));
+    if (gate_.released()) return;
     if (!holder_handled_) {
       holder_handled_ = true;
       others_before_ = acquisitions_by_others(context, holder);
@@ -271,7 +275,10 @@ class ParkedHolderFault : public GatedFault {
       reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
       blockers_.lift(context);
       since_ = Clock::now();
-      if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
+      if (keep_parked)
+        hold_contender(holder);
+      else
+        gate_.release();  // the story does not need the holder inside any longer
       return;
     }
     watch_over(context, holder, short_patience(ttl_), gate_, overtaken_note(holder));
@@ -303,7 +310,9 @@ class NodeCrashFault final : public ParkedHolderFault {
         restart_(restart),
         at_start_(at_start) {}
 
-  StepHook client_step_hook(int client) override { return at_start_ ? StepHook{} : gate_.hook(client); }
+  StepHook client_step_hook(int client) override {
+    return at_start_ ? StepHook{} : GatedFault::client_step_hook(client);
+  }
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
     needs.lock_key = !at_start_;  // when=start kills the first nodes, whoever holds what

@@ -181,7 +181,9 @@ void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {
 
 void plan_unavailable_release(CellPlan& plan, const LockDescription&, bool) {
   plan.options.stall_ms = plan.options.ttl_ms / 2;
-  plan.faults = {"unavailable:at=release:mode=refuse"};
+  // The holder stays cut off until another client got in: the others meet
+  // the key its refused release left, not its owner re-entering it first.
+  plan.faults = {"unavailable:at=release:mode=refuse:until=other-acquired"};
 }
 
 // The plan of each column of report/matrix_cells.cpp, by its name: the report

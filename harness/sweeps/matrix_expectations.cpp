@@ -91,7 +91,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "failover", C::me_violation, "asynchronous replication loses the key (no WAIT guard here)"},
     Row{"reentrant-watchdog", "failover", C::me_violation, "asynchronous replication loses the hash (no WAIT guard here)"},
     Row{"redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"fenced", "failover", C::me_violation, "the token counter goes back with the lost key: two holders draw the same token", C::safe},
+    Row{"fenced", "failover", C::me_violation, "the token counter goes back with the lost key: the new holder draws the old one's token, and the resource takes the old holder's write between the new one's read and write"},
     Row{"fair-queue", "failover", C::me_violation, "the promoted replica never saw the key: a second holder"},
     // --- 8: Redlock minority crash (2 of 5 nodes down for the whole run) ---
     Row{"redlock", "node-minority", C::safe, "3 of 5 nodes still form a majority"},
@@ -103,7 +103,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "node-restart", C::me_violation, "the only copy of the key vanished"},
     Row{"reentrant-watchdog", "node-restart", C::me_violation, "the hash vanished; renewal finds no key and stops"},
     Row{"redlock", "node-restart", C::me_violation, "a majority of the holder's nodes come back empty: a contender gets a quorum"},
-    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: two holders can draw the same token", C::safe},
+    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: the new holder draws a token no newer than the old one's, and the resource takes the old holder's write between the new one's read and write"},
     Row{"fair-queue", "node-restart", C::me_violation, "the key and the queue vanished"},
     // --- 10: the lock node's wall clock jumps forward past the ttl while a holder is inside ---
     Row{"setnx", "clock-jump", C::safe, "no TTL: nothing to expire"},
@@ -131,7 +131,7 @@ constexpr std::array kCells = {
     Row{"getset-timestamp", "unavailable-release", C::liveness, "the timestamp stays until it passes"},
     Row{"set-nx-px-token", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"lua-safe-delete", "unavailable-release", C::liveness, "the key stays until its TTL"},
-    Row{"reentrant-watchdog", "unavailable-release", C::liveness, "the hash stays until its lease ends, unless its owner re-enters first (reentrant)", C::safe},
+    Row{"reentrant-watchdog", "unavailable-release", C::liveness, "the hash stays until its lease ends: the cut-off owner can neither delete it nor renew it, nor re-enter it first"},
     Row{"redlock", "unavailable-release", C::liveness, "the keys stay until their TTL"},
     Row{"fenced", "unavailable-release", C::liveness, "the key stays until its TTL"},
     Row{"fair-queue", "unavailable-release", C::liveness, "the key stays until its TTL"},
@@ -259,7 +259,7 @@ constexpr std::array kPeerCells = {
     Row{"ext:node-redisson", "node-restart", C::me_violation, "the hash vanished; renewal finds no field and stops"},
     Row{"ext:node-redisson", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
     Row{"ext:node-redisson", "net-cut", C::me_violation, "a failed renewal stops the watchdog for good; the holder is not told"},
-    Row{"ext:node-redisson", "unavailable-release", C::liveness, "the hash stays until its lease ends, or the watchdog the failed unlock left running keeps it for its owner", C::safe},
+    Row{"ext:node-redisson", "unavailable-release", C::liveness, "the hash stays until its lease ends: the watchdog the failed unlock left running cannot renew it from the cut-off owner"},
 };
 
 // The row written down for this cell in `table`, if any.
