@@ -182,6 +182,7 @@ class FailoverFault final : public GatedFault {
       failed_over_ = true;
       begin_watch(context, holder);
       const KeyDumps before = dump_holder_key(context, holder);
+      hold_contender(holder);  // before the failover: a contender can get in while it runs
       auto promoted = t->fail_over();
       if (!promoted) {
         note(context, "failover failed: " + promoted.error().message);
@@ -190,7 +191,6 @@ class FailoverFault final : public GatedFault {
       note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
                         " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
       reading_ = compare_key(context, holder, before);
-      hold_contender(holder);
       return;
     }
     if (watch_over(context, holder, short_patience(ttl_), gate_,
@@ -271,14 +271,12 @@ class ParkedHolderFault : public GatedFault {
       holder_handled_ = true;
       others_before_ = acquisitions_by_others(context, holder);
       const KeyDumps before = dump_holder_key(context, holder);
+      hold_contender(holder);  // before act(): a contender can get in while it runs
       const bool keep_parked = act(context, holder);
       reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
       blockers_.lift(context);
       since_ = Clock::now();
-      if (keep_parked)
-        hold_contender(holder);
-      else
-        gate_.release();  // the story does not need the holder inside any longer
+      if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
       return;
     }
     watch_over(context, holder, short_patience(ttl_), gate_, overtaken_note(holder));
