@@ -161,6 +161,35 @@ TEST(FailoverFault, ReentrantWatchdogLosesTheLockToAPromotedReplica) {
   EXPECT_TRUE(applied(document, "two holders")) << story(document);
 }
 
+// The matrix's fenced x failover and x node-restart schedule (ttl 2 s, hold
+// 100 ms, waits of 30 ms): the token counter goes back with the lost key, the
+// new holder draws the old holder's token, and the contender, parked after its
+// read until the old holder left, writes after it: a lost update, every run --
+// not the luck of two 100 ms holds ending a millisecond apart (issue 25).
+harness::RunOptions fenced_lost_key_options(const std::string& fault) {
+  auto options = run_options("fenced", {fault});
+  options.ttl_ms = 2000;
+  options.hold_ms = 100;
+  options.wait_ms = 30;
+  options.duration_s = 1.5;
+  return options;
+}
+
+void expect_fenced_lost_update(const nlohmann::json& document) {
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_GE(document["safety"]["lost_updates"].get<int>(), 1) << story(document);
+  EXPECT_EQ(document["safety"]["stale_writes_rejected"].get<int>(), 0) << story(document);
+  EXPECT_TRUE(applied(document, "goes on to its write")) << story(document);
+}
+
+TEST(FailoverFault, FencedNewHolderDrawsTheOldTokenAndTheOldWriteLandsBetweenItsReadAndWrite) {
+  expect_fenced_lost_update(run(fenced_lost_key_options("failover:after=acquire")));
+}
+
+TEST(NodeCrashFault, FencedEmptyRestartGivesTheOldTokenAgainAndTheOldWriteLandsBetweenTheNewReadAndWrite) {
+  expect_fenced_lost_update(run(fenced_lost_key_options("node-crash:nodes=1:restart=now:when=holder")));
+}
+
 TEST(NodeCrashFault, RedlockSurvivesTwoNodesDown) {
   const auto document = run(run_options("redlock", {"node-crash:nodes=2:restart=never"}));
   EXPECT_EQ(document["verdict"], "safe") << story(document);
@@ -269,6 +298,24 @@ TEST(UnavailableFault, RefusedAcquireAndFailedReleasesAreCountedAndSafe) {
   EXPECT_GE(lost["totals"]["release_errors"].get<int>(), 1) << story(lost);
 }
 
+// The matrix's unavailable-release schedule on the reentrant generation: the
+// owner stays cut off after its refused release, so it cannot re-enter the
+// hash it left (which would hide the stall); the others wait out its lease.
+TEST(UnavailableFault, AReentrantOwnerKeptOffAfterItsRefusedReleaseLeavesTheOthersStalled) {
+  auto options = run_options("reentrant-watchdog", {"unavailable:at=release:mode=refuse:until=other-acquired"});
+  options.ttl_ms = 500;
+  options.hold_ms = 20;
+  options.stall_ms = 250;
+  options.duration_s = 1.5;
+  const auto document = run(options);
+  // Once in a while the release call itself returns only as the run ends (the
+  // refused links keep it busy): the owner cannot re-enter then either, so the
+  // stall is the same, and the fault's "stay refused" note may be missing.
+  EXPECT_GE(document["safety"]["stalls"].get<int>(), 1) << story(document);
+  EXPECT_TRUE(applied(document, "release failed")) << story(document);
+  EXPECT_TRUE(document["faults"][0]["bit"].get<bool>()) << story(document);
+}
+
 TEST(TopologyFaults, BadSpecsAreOneLineUsageErrors) {
   for (const auto& [lock, spec] : std::vector<std::pair<std::string, std::string>>{
            {"redlock", "failover"},
@@ -279,6 +326,8 @@ TEST(TopologyFaults, BadSpecsAreOneLineUsageErrors) {
            {"lua-safe-delete", "net:mode=delay"},
            {"lua-safe-delete", "net:mode=cut:dir=up"},
            {"lua-safe-delete", "unavailable:mode=maybe"},
+           {"lua-safe-delete", "unavailable:until=other-acquired"},
+           {"lua-safe-delete", "unavailable:at=release:until=never"},
            {"local-mutex", "node-pause"}}) {
     auto document = harness::measure(run_options(lock, {spec}));
     ASSERT_FALSE(document) << spec;
