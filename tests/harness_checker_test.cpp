@@ -659,7 +659,7 @@ TEST(Checker, ADeadOwnersKeyWithoutExpiryIsADeadlockWithoutAStall) {
   dead.stage = CsStage::inside;
   SafetyInput input;
   input.records = {section(1, 0, 50), dead};
-  input.clients = {{0, 3000}, {0, 3000}};
+  input.clients = {{0, 3000, 200}, {0, 3000}};  // client 0 seen dead at 200
   input.run_start_ns = 0;
   input.stall_threshold_ns = 1'000'000;  // far longer than the run
   input.keys_left = {1, 1, true};
@@ -689,6 +689,12 @@ TEST(Checker, ADeadOwnersKeyWithoutExpiryIsADeadlockWithoutAStall) {
   SafetyInput waited_before = input;
   waited_before.clients[1].finished_ns = 90;  // kept out, but gone before the dead owner entered
   EXPECT_EQ(judge(check_safety(waited_before)).verdict, "safe");
+  SafetyInput waited_until_death = input;
+  waited_until_death.clients[1].finished_ns = 150;  // gone after it entered, before it died
+  EXPECT_EQ(judge(check_safety(waited_until_death)).verdict, "safe");
+  SafetyInput not_dead = input;
+  not_dead.clients[0].died_ns = 0;  // stopped inside as the run ended: alive, no dead owner
+  EXPECT_EQ(judge(check_safety(not_dead)).verdict, "safe");
 }
 
 TEST(SharedHistoryTest, AFullClientArrayRefusesAndIsFlagged) {

@@ -223,8 +223,10 @@ DeadOwner find_dead_owner(const SafetyInput& input) {
                                      [](const CsRecord& a, const CsRecord& b) { return a.enter_ns < b.enter_ns; });
   if (last->stage != CsStage::inside) return found;  // its owner left: a key it failed to delete is not a dead owner's
   const auto owner = static_cast<std::size_t>(last->client);
+  if (owner >= input.clients.size() || input.clients[owner].died_ns == 0) return found;  // not seen dead
+  const std::int64_t died_ns = std::max(input.clients[owner].died_ns, last->enter_ns);
   for (std::size_t c = 0; c < input.kept_out.size() && c < input.clients.size(); ++c)
-    if (c != owner && input.kept_out[c] && input.clients[c].finished_ns > last->enter_ns) ++found.kept_out;
+    if (c != owner && input.kept_out[c] && input.clients[c].finished_ns > died_ns) ++found.kept_out;
   if (found.kept_out == 0) return found;
   found.client = static_cast<int>(owner);
   found.since_ns = last->enter_ns;

@@ -33,6 +33,7 @@ std::int64_t count_wrong_owner_releases(const std::vector<CsRecord>& by_enter);
 struct ClientSpan {
   std::int64_t started_ns = 0;
   std::int64_t finished_ns = 0;
+  std::int64_t died_ns = 0;  // the coordinator saw it die (0: it did not, or not yet when the run ended)
 };
 
 struct Span {
@@ -91,10 +92,11 @@ struct SafetyInput {
 
 // A deadlock shown by its evidence rather than by a stall over the threshold
 // (a run shorter than 3 x ttl never has one): a lock without a lease left a
-// key with no expiry, the last section to begin never ended (its client died
-// inside: the key's owner is dead), nobody entered after it, and another
-// client still running after it entered was kept out (a timeout, or a wait
-// still open at its end).
+// key with no expiry, the last section to begin never ended and its client was
+// seen dead (died inside: the key's owner is dead -- a client merely stopped
+// inside as the run ended is no dead owner), nobody entered after it, and
+// another client still running after that death was kept out (a timeout, or
+// a wait still open at its end).
 struct DeadOwner {
   int client = -1;            // the dead owner; -1: no such evidence
   std::int64_t since_ns = 0;  // its section began

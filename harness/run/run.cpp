@@ -191,7 +191,7 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
     t.per_client.push_back(slot.acquired);
     if (slot.open_wait_ns > 0) t.open_waits.push_back(slot.open_wait_ns);
     t.kept_out.push_back(slot.open_wait_ns > 0 || slot.timeouts > 0);
-    t.spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome.end_ns});
+    t.spans.push_back({slot.started_ns, slot.finished_ns > 0 ? slot.finished_ns.load() : outcome.end_ns, slot.died_ns});
     if (slot.last_error[0] != '\0') t.last_error = slot.last_error;
   }
   if (mode == ClientMode::thread) {  // traffic is process-wide: the coordinator measured it once
