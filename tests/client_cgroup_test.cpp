@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "support/client_cgroup.h"
@@ -148,6 +149,50 @@ TEST_F(ClientCgroupTest, TheRunsCgroupsAreRemovedWhenItEnds) {
   ::waitpid(child, nullptr, WNOHANG);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(run_dir));
+}
+
+// A Ctrl-C while a client is frozen: the signal guard's kill_live_client_cgroups()
+// kills the child and its setsid grandchild, frozen as they are (the v1
+// freezer delivers a SIGKILL only after a thaw, which the guard does).
+void expect_the_guard_kills_a_frozen_client(ClientCgroup& cgroup, Beats& beats, pid_t child) {
+  const auto grandchild = static_cast<pid_t>(beats.cells[2].load());
+  ASSERT_TRUE(cgroup.freeze());
+  ASSERT_TRUE(wait_until([&] { return cgroup.frozen(); }, 5s)) << "never frozen";
+  kill_live_client_cgroups();
+  EXPECT_TRUE(wait_until([&] { return dead_or_zombie(child) && dead_or_zombie(grandchild); }, 5s))
+      << "a frozen process outlived the guard's kill";
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST_F(ClientCgroupTest, TheSignalGuardKillsAFrozenClient) {
+  const pid_t child = start(false);
+  expect_the_guard_kills_a_frozen_client(*cgroup_, beats_, child);
+}
+
+// The same under each kind the machine has (LOCKLAB_CGROUP narrows the probe):
+// a hybrid machine's v1 freezer is checked too, not only the kind it prefers.
+TEST(ClientCgroupKinds, TheSignalGuardKillsAFrozenClientUnderEachKind) {
+  if (no_cgroup_asked()) GTEST_SKIP() << "LOCKLAB_NO_CGROUP is set";
+  int tried = 0;
+  for (const std::string_view kind : {"cgroup2", "cgroup1-freezer"}) {
+    ::setenv("LOCKLAB_CGROUP", std::string(kind).c_str(), 1);
+    auto run = CgroupRun::create();
+    ::unsetenv("LOCKLAB_CGROUP");
+    if (run.kind() == CgroupKind::none) continue;  // not on this machine
+    ++tried;
+    SCOPED_TRACE(std::string(kind));
+    EXPECT_EQ(std::string_view(isolation_name(run.kind())), kind);
+    auto cgroup = run.client(0);
+    ASSERT_TRUE(cgroup) << cgroup.error().message;
+    Beats beats;
+    const pid_t child = ::fork();
+    if (child == 0) child_body(&*cgroup, beats, false);
+    ASSERT_TRUE(wait_until([&] { return beats.cells[1].load() > 0 && beats.cells[0].load() > 0; }, 5s));
+    expect_the_guard_kills_a_frozen_client(*cgroup, beats, child);
+  }
+  if (tried == 0) GTEST_SKIP() << "no usable cgroup of either kind on this machine";
 }
 
 // Without a cgroup the adapter's check walks the tree: the setsid grandchild is found.

@@ -142,27 +142,64 @@ void reap_if_ours(pid_t pid) {
 
 std::atomic<int> g_run_counter{0};
 
-// The cgroup.kill files of the live client cgroups, readable from a signal
-// handler (no locks, no allocation): a Ctrl-C kills them all at once.
+// The live client cgroups' directories, readable from a signal handler (no
+// locks, no allocation): a Ctrl-C kills them all at once.
 constexpr std::size_t kMaxLive = 256;
 struct LiveKill {
   std::atomic<int> state{0};  // 0 free, 1 being written, 2 ready
-  char path[512] = {};
+  bool freezer_v1 = false;    // no cgroup.kill: each member killed, then the cgroup thawed
+  char path[512] = {};        // the client cgroup's directory
 };
 std::array<LiveKill, kMaxLive> g_live{};
 
-void remember_kill_file(const std::string& path) {
-  if (path.size() >= sizeof LiveKill::path) return;
+void remember_live_cgroup(const std::string& path, bool freezer_v1) {
+  if (path.size() + 32 >= sizeof LiveKill::path) return;  // room for the file names the handler adds
   for (auto& slot : g_live) {
     int free = 0;
     if (!slot.state.compare_exchange_strong(free, 1)) continue;
     std::memcpy(slot.path, path.c_str(), path.size() + 1);
+    slot.freezer_v1 = freezer_v1;
     slot.state.store(2);
     return;
   }
 }
 
-void forget_kill_file(const std::string& path) {
+// dir + name into `out` (async-signal-safe; remember_live_cgroup() left room).
+void join_path(char (&out)[576], const char* dir, const char* name) {
+  const std::size_t d = std::strlen(dir), n = std::strlen(name);
+  std::memcpy(out, dir, d);
+  std::memcpy(out + d, name, n + 1);
+}
+
+// From a signal handler. cgroup2: cgroup.kill. The v1 freezer: a frozen
+// process takes its SIGKILL only once thawed, so every member is sent one
+// (its pids read from cgroup.procs), then the cgroup is thawed.
+void kill_live_cgroup(const LiveKill& slot) {
+  char path[576];
+  if (!slot.freezer_v1) {
+    join_path(path, slot.path, "/cgroup.kill");
+    write_file(path, "1", 1);
+    return;
+  }
+  join_path(path, slot.path, "/cgroup.procs");
+  char buffer[4096];
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  const ssize_t got = fd < 0 ? 0 : ::read(fd, buffer, sizeof buffer);
+  if (fd >= 0) ::close(fd);
+  pid_t pid = 0;
+  for (ssize_t i = 0; i <= got; ++i) {
+    if (i < got && buffer[i] >= '0' && buffer[i] <= '9') {
+      pid = pid * 10 + (buffer[i] - '0');
+      continue;
+    }
+    if (pid > 0) ::kill(pid, SIGKILL);
+    pid = 0;
+  }
+  join_path(path, slot.path, "/freezer.state");
+  write_file(path, "THAWED", 6);
+}
+
+void forget_live_cgroup(const std::string& path) {
   for (auto& slot : g_live) {
     int ready = 2;
     if (slot.state.load() == 2 && path == slot.path && slot.state.compare_exchange_strong(ready, 1)) {
@@ -215,7 +252,12 @@ Result<std::string> try_mount(const Mount& mount, const std::string& leaf) {
 std::pair<CgroupProbe, std::string> first_usable(const std::string& leaf) {
   CgroupProbe probe;
   std::string tried;
+  const char* only = std::getenv("LOCKLAB_CGROUP");  // one kind only (the other is never tried)
   for (const auto& mount : mounts()) {
+    if (only != nullptr && *only != '\0' && std::string_view(only) != isolation_name(mount.kind)) {
+      tried += (tried.empty() ? "" : "; ") + std::string(isolation_name(mount.kind)) + ": LOCKLAB_CGROUP=" + only;
+      continue;
+    }
     auto dir = try_mount(mount, leaf);
     if (!dir) {
       tried += (tried.empty() ? "" : "; ") + std::string(isolation_name(mount.kind)) + ": " + dir.error().message;
@@ -360,12 +402,12 @@ CgroupRun::CgroupRun(CgroupRun&& other) noexcept
 
 void kill_live_client_cgroups() {
   for (auto& slot : g_live)
-    if (slot.state.load() == 2) write_file(slot.path, "1", 1);
+    if (slot.state.load() == 2) kill_live_cgroup(slot);
 }
 
 CgroupRun::~CgroupRun() {
   for (const auto& client : clients_) {
-    forget_kill_file(client.path() + "/cgroup.kill");
+    forget_live_cgroup(client.path());
     client.kill_all();
     remove_cgroup_dir(client.path());
   }
@@ -377,7 +419,8 @@ Result<ClientCgroup> CgroupRun::client(int index) {
   const std::string path = dir_ + "/client-" + std::to_string(index);
   if (!make_dir(path)) return Error{ErrorKind::io, "cannot create " + path + ": " + std::strerror(errno)};
   clients_.emplace_back(kind_, path);
-  if (kind_ == CgroupKind::cgroup2 && file_exists(path + "/cgroup.kill")) remember_kill_file(path + "/cgroup.kill");
+  if (kind_ == CgroupKind::cgroup1_freezer || file_exists(path + "/cgroup.kill"))
+    remember_live_cgroup(path, kind_ == CgroupKind::cgroup1_freezer);
   return clients_.back();
 }
 

@@ -75,8 +75,9 @@ bool no_cgroup_asked();  // LOCKLAB_NO_CGROUP is set (not empty)
 // client-* directory under a run-* directory under locklab, on a probed mount.
 std::optional<ClientCgroup> client_cgroup_of(pid_t pid);
 
-// From a signal handler (async-signal-safe): writes cgroup.kill of every live
-// client cgroup of this process, so a Ctrl-C leaves no setsid watchdog behind
+// From a signal handler (async-signal-safe): kills every live client cgroup of
+// this process (cgroup.kill; under the v1 freezer each member, then a thaw, so
+// a frozen client dies too), so a Ctrl-C leaves no setsid watchdog behind
 // (the servers' signal guard calls it; the cgroups go with the next run).
 void kill_live_client_cgroups();
 
