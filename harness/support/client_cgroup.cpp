@@ -233,6 +233,25 @@ void remove_runs_of_dead_owners(CgroupKind kind, const std::string& base) {
 
 // Tries one mount: locklab's folder under our own cgroup, a directory in it
 // with the files a kind needs. The directory is left for the caller.
+// A process can be moved into a leaf under `dir` (delegation, permissions,
+// cgroup2's no-internal-process rule): a forked child joins a probe leaf, as a
+// client will ("0": itself), and exits. A directory we may create but not
+// join would fail every client at its start instead of falling back.
+Status can_join(const std::string& dir) {
+  const std::string leaf = dir + "/probe";
+  if (!make_dir(leaf)) return Error{ErrorKind::io, "cannot create " + leaf + ": " + std::strerror(errno)};
+  const std::string procs = leaf + "/cgroup.procs";
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(write_file(procs.c_str(), "0", 1) ? 0 : 1);  // async-signal-safe only
+  int status = 0;
+  pid_t waited = -1;
+  if (pid > 0) do waited = ::waitpid(pid, &status, 0); while (waited < 0 && errno == EINTR);
+  const bool joined = waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  ::rmdir(leaf.c_str());  // its one member is gone
+  if (!joined) return Error{ErrorKind::io, "a process cannot be moved into " + leaf};
+  return Done{};
+}
+
 Result<std::string> try_mount(const Mount& mount, const std::string& leaf) {
   const std::string own = on_mount(mount, cgroup_path(0, mount.kind));
   if (own.empty()) return Error{ErrorKind::io, mount.point + " does not show our own cgroup"};
@@ -244,6 +263,10 @@ Result<std::string> try_mount(const Mount& mount, const std::string& leaf) {
   if (const auto missing = missing_file(mount.kind, dir); !missing.empty()) {
     ::rmdir(dir.c_str());
     return Error{ErrorKind::io, dir + " has no " + missing};
+  }
+  if (auto joined = can_join(dir); !joined) {
+    ::rmdir(dir.c_str());
+    return joined.error();
   }
   return dir;
 }
