@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -244,6 +245,19 @@ TEST_F(MultiHost, AReusedRunIdIsRefused) {
   EXPECT_EQ(second.exit_code, 2) << second.err;
   EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
   EXPECT_NE(second.err.find("--run-id again was used before"), std::string::npos) << second.err;
+
+  // A reuse with more hosts than the first run had is no more arrivals than
+  // hosts: the first run's end (done) gives it away.
+  const json once = one_host("wider", "run --lock lua-safe-delete --clients 2 --ops 20 --hold 1");
+  ASSERT_EQ(once["verdict"], "safe") << once.dump(2);
+  const Outcome wider = run_locklab("run --lock lua-safe-delete --clients 2 --ops 20 --hold 1 --redis " +
+                                    lock_server_->endpoint().to_string() + " --oracle " +
+                                    oracle_->endpoint().to_string() + " --run-id wider --hosts 2 --barrier-timeout 2000 --json " +
+                                    path("wider2.json"));
+  EXPECT_EQ(wider.exit_code, 2) << wider.err;
+  EXPECT_EQ(std::count(wider.err.begin(), wider.err.end(), '\n'), 1) << wider.err;
+  EXPECT_NE(wider.err.find("its hosts had started"), std::string::npos) << wider.err;
+  EXPECT_FALSE(std::filesystem::exists(path("wider2.json"))) << "no half-written document";
 }
 
 // Issue 16 §3: a deadlocked host merged to `safe`; the worst host verdict wins.

@@ -172,6 +172,15 @@ Result<long long> HostCoordinator::increment(const std::string& name) {
   return reply->integer();
 }
 
+Result<bool> HostCoordinator::started_before() {
+  auto reply = connection_.command({"MGET", oracle_key(run_id_, "ready"), oracle_key(run_id_, "done")});
+  if (!reply) return Error{reply.error().kind, "oracle: " + reply.error().message};
+  if (!reply->is_array() || reply->size() != 2) return Error{ErrorKind::reply, "oracle MGET: " + reply->describe()};
+  const long long ready = as_number(reply->element(0).string());
+  const long long done = as_number(reply->element(1).string());
+  return ready >= hosts_ || done > 0;
+}
+
 Status HostCoordinator::clear_oracle() {
   // Not `sections` nor `seq`: ids and stamps keep rising, so no section hash is reused.
   auto reply = connection_.command({"DEL", oracle_key(run_id_, "holders"), oracle_key(run_id_, "max"),

@@ -104,6 +104,7 @@ class HostCoordinator {
   HostCoordinator(redis::Connection connection, std::string run_id, int hosts)
       : connection_(std::move(connection)), run_id_(std::move(run_id)), hosts_(hosts) {}
   Result<long long> increment(const std::string& name);
+  Result<bool> started_before();  // every host got ready, or one was done: the run went on
   Status clear_oracle();
   Status mark_reset();
   Status wait_for(const std::string& name, long long at_least, std::chrono::milliseconds timeout);
@@ -123,9 +124,14 @@ Status HostCoordinator::arrive(Reset&& reset_shared_state, std::chrono::millisec
   // `arrived` is never cleared: more arrivals than hosts means the id ran
   // before. Its `reset` is set already, so this host would skip the reset and
   // read the last run's counter and pairs as its own: refused, not guessed at.
-  if (*arrived > hosts_)
+  // So is a later arrival after every host got ready, or one ended: that run
+  // started without this host (a previous run with fewer hosts than --hosts).
+  const auto started = *arrived > 1 ? started_before() : Result<bool>(false);
+  if (!started) return started.error();
+  if (*arrived > hosts_ || *started)
     return Error{ErrorKind::usage, "--run-id " + run_id_ + " was used before with this oracle (" +
                                        std::to_string(*arrived) + " arrivals for --hosts " + std::to_string(hosts_) +
+                                       (*started ? ", and its hosts had started" : "") +
                                        "): give every run a fresh run id"};
   if (*arrived == 1) {
     if (auto cleared = clear_oracle(); !cleared) return cleared;
