@@ -190,6 +190,32 @@ TEST(NodeCrashFault, FencedEmptyRestartGivesTheOldTokenAgainAndTheOldWriteLandsB
   expect_fenced_lost_update(run(fenced_lost_key_options("node-crash:nodes=1:restart=now:when=holder")));
 }
 
+// When an event of the fault's record was noted (ms), or -1.
+double applied_at(const nlohmann::json& document, const std::string& needle) {
+  for (const auto& fault : document["faults"])
+    for (const auto& event : fault["applied"])
+      if (event["what"].get<std::string>().find(needle) != std::string::npos) return event["t_ms"].get<double>();
+  return -1;
+}
+
+// A blind DEL (setnx-expire) deletes the contender's key and its holder
+// re-enters at once: the contender still goes on as soon as the holder's
+// parked section is over (read from the records), not after the patience.
+TEST(ClockJumpFault, TheContenderGoesOnAsSoonAsTheHolderLeftEvenIfItReenteredAtOnce) {
+  auto options = run_options("setnx-expire", {"clock-jump:offset=30000"});
+  options.hold_ms = 100;
+  options.wait_ms = 30;
+  options.duration_s = 1.5;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  const double parked = applied_at(document, "it waits there until client");
+  const double went_on = applied_at(document, "left its section: client");
+  ASSERT_GE(parked, 0) << story(document);
+  ASSERT_GE(went_on, 0) << story(document);
+  // The holder's 100 ms hold, not the 500 ms patience (ttl/2).
+  EXPECT_LT(went_on - parked, 400) << story(document);
+}
+
 TEST(NodeCrashFault, RedlockSurvivesTwoNodesDown) {
   const auto document = run(run_options("redlock", {"node-crash:nodes=2:restart=never"}));
   EXPECT_EQ(document["verdict"], "safe") << story(document);
@@ -328,6 +354,7 @@ TEST(TopologyFaults, BadSpecsAreOneLineUsageErrors) {
            {"lua-safe-delete", "unavailable:mode=maybe"},
            {"lua-safe-delete", "unavailable:until=other-acquired"},
            {"lua-safe-delete", "unavailable:at=release:until=never"},
+           {"lua-safe-delete", "unavailable:at=release:mode=drop-reply:until=other-acquired"},
            {"local-mutex", "node-pause"}}) {
     auto document = harness::measure(run_options(lock, {spec}));
     ASSERT_FALSE(document) << spec;

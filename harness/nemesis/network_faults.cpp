@@ -366,7 +366,8 @@ class UnavailableFault final : public GatedFault {
     needs.client_proxies = true;
     return needs;
   }
-  milliseconds allowance(milliseconds) const override { return bound_; }
+  // until=other-acquired: the release's bound, then as long again kept off.
+  milliseconds allowance(milliseconds) const override { return until_other_ ? 2 * bound_ : bound_; }
   StepHook client_step_hook(int client) override {
     return phase_ == Phase::release ? gate_.hook(client) : StepHook{};
   }
@@ -620,6 +621,10 @@ Result<std::unique_ptr<Fault>> make_unavailable_fault(const FaultSpec& spec, con
   auto until = param_choice(spec, "until", "release-returned", "release-returned|other-acquired");
   if (!until) return until.error();
   if (*at != "release" && spec.has("until")) return fault_error(spec, "until= goes with at=release");
+  // A dropped reply still lets the request through: the holder could renew or
+  // take the lock again while "cut off", which is no longer this story.
+  if (*until == "other-acquired" && *mode == "drop-reply")
+    return fault_error(spec, "until=other-acquired goes with mode=refuse (a dropped reply lets the request through)");
   auto client = client_param(spec, options, 0);
   if (!client) return client.error();
   // A dropped reply shows only when the client's command times out.

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "servers/clock_jump.h"
-#include "nemesis/topology_fault.h"
+#include "nemesis/held_contender.h"
 #include "history/history.h"
 #include "support/conditions.h"
 #include "support/process_control.h"
@@ -146,10 +146,10 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
 
 // ---- failover -------------------------------------------------------------------
 
-class FailoverFault final : public GatedFault {
+class FailoverFault final : public HeldContenderFault {
  public:
   FailoverFault(FaultSpec spec, bool guarded, milliseconds ttl)
-      : GatedFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), ttl_(ttl) {}
+      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), ttl_(ttl) {}
 
   FaultNeeds needs() const override {
     FaultNeeds needs;
@@ -182,7 +182,7 @@ class FailoverFault final : public GatedFault {
       failed_over_ = true;
       begin_watch(context, holder);
       const KeyDumps before = dump_holder_key(context, holder);
-      hold_contender(holder);  // before the failover: a contender can get in while it runs
+      hold_contender(context, holder);  // before the failover: a contender can get in while it runs
       auto promoted = t->fail_over();
       if (!promoted) {
         note(context, "failover failed: " + promoted.error().message);
@@ -236,10 +236,10 @@ class FailoverFault final : public GatedFault {
 // holder-nodes= on; once a holder parked at the gate the fault acts on the
 // servers, the blockers go, and the watch runs until another client acquired
 // or a short patience ran out. At the end of the run the blockers go too.
-class ParkedHolderFault : public GatedFault {
+class ParkedHolderFault : public HeldContenderFault {
  public:
   ParkedHolderFault(FaultSpec spec, std::string_view point, std::size_t holder_nodes, milliseconds ttl)
-      : GatedFault(std::move(spec), std::string(point), -1), ttl_(ttl), blockers_(holder_nodes) {}
+      : HeldContenderFault(std::move(spec), std::string(point), -1), ttl_(ttl), blockers_(holder_nodes) {}
 
   milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
   FaultNeeds needs() const override {
@@ -271,7 +271,7 @@ class ParkedHolderFault : public GatedFault {
       holder_handled_ = true;
       others_before_ = acquisitions_by_others(context, holder);
       const KeyDumps before = dump_holder_key(context, holder);
-      hold_contender(holder);  // before act(): a contender can get in while it runs
+      hold_contender(context, holder);  // before act(): a contender can get in while it runs
       const bool keep_parked = act(context, holder);
       reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
       blockers_.lift(context);
@@ -309,7 +309,7 @@ class NodeCrashFault final : public ParkedHolderFault {
         at_start_(at_start) {}
 
   StepHook client_step_hook(int client) override {
-    return at_start_ ? StepHook{} : GatedFault::client_step_hook(client);
+    return at_start_ ? StepHook{} : HeldContenderFault::client_step_hook(client);
   }
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();

@@ -75,37 +75,6 @@ bool TopologyFault::watch_over(const NemesisContext& context, int holder, millis
   return true;
 }
 
-StepHook GatedFault::client_step_hook(int client) {
-  StepHook holder = gate_.hook(client);
-  StepHook contender = reader_gate_.hook(client);
-  if (!holder) return contender;
-  return [holder = std::move(holder), contender = std::move(contender)](std::string_view at) {
-    holder(at);
-    contender(at);
-  };
-}
-
-void GatedFault::let_contender_go(const NemesisContext& context, int holder, milliseconds patience) {
-  if (!reader_gate_.ever_armed() || reader_gate_.released()) return;
-  const int contender = reader_gate_.parked();
-  if (contender >= 0 && !reader_noted_) {
-    reader_noted_ = true;
-    note(context, "client " + std::to_string(contender) + " read the resource inside; it waits there until client " +
-                      std::to_string(holder) + "'s section is over");
-  }
-  if (!gate_.released()) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (holder_let_go_ == std::chrono::steady_clock::time_point{}) holder_let_go_ = now;
-  const bool holder_left = context.history == nullptr || context.history->slot(holder).inside.load() == 0;
-  if (!holder_left && now - holder_let_go_ <= patience) return;
-  if (contender >= 0)
-    note(context, holder_left ? "client " + std::to_string(holder) + " left its section: client " +
-                                    std::to_string(contender) + " goes on to its write"
-                              : "client " + std::to_string(holder) + " still inside after " + ms_text(patience) +
-                                    ": client " + std::to_string(contender) + " let go");
-  reader_gate_.release();
-}
-
 std::string TopologyFault::overtaken_note(int holder) {
   return "another client acquired while client " + std::to_string(holder) + " still holds";
 }

@@ -57,7 +57,8 @@ class TopologyFault : public Fault {
   bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience, Gate& gate,
                   const std::string& overtaken, const std::string& waited_tail = "");
   static std::string overtaken_note(int holder);  // "another client acquired while client H still holds"
-  bool overtaken(const NemesisContext& context, int holder) const;  // another client got in since begin_watch
+  // Another client got in since begin_watch (HeldContenderFault: and reached its write).
+  virtual bool overtaken(const NemesisContext& context, int holder) const;
 
   FaultSpec spec_;
   std::chrono::steady_clock::time_point since_{};  // when the fault's current episode began
@@ -70,21 +71,13 @@ class TopologyFault : public Fault {
 };
 
 // A topology fault that parks a client at a gate. At the end of the run the
-// gate lets go first, whatever happened (no client stays parked), then the
-// fault undoes its own doing.
-//
-// The faults that take the key from a parked holder (failover, node crash,
-// clock jump) also hold the contender: hold_contender() arms a second gate
-// where the first other client to read the resource parks (kCsRead), and
-// let_contender_go() lets it go once the holder's section is over. The
-// holder's write then lands between the contender's read and its write on
-// every run, not by the luck of two equal holds: one lost update where both
-// writes are accepted, one refused write where a fence is newer.
+// fault undoes its own doing; what lets a parked client go is the fault's
+// tick, and at worst the gate's own bound (fault_gate.cpp, kGateLimit).
 class GatedFault : public TopologyFault {
  public:
   GatedFault(FaultSpec spec, std::string point, int client)
-      : TopologyFault(std::move(spec)), gate_(std::move(point), client), reader_gate_(std::string(kCsRead), -1) {}
-  StepHook client_step_hook(int client) override;
+      : TopologyFault(std::move(spec)), gate_(std::move(point), client) {}
+  StepHook client_step_hook(int client) override { return gate_.hook(client); }
   // A gate armed that nobody reached: the fault waited for a holder that never came.
   std::string why_not_acted() const override {
     if (gate_.ever_armed() && gate_.parked() < 0)
@@ -92,26 +85,15 @@ class GatedFault : public TopologyFault {
     return TopologyFault::why_not_acted();
   }
   void after_run(NemesisContext& context) final {
-    gate_.release();
-    reader_gate_.release();
+    let_all_go();
     undo(context);
   }
 
  protected:
   virtual void undo(NemesisContext&) {}
-
-  // Arms the contender's gate for everyone but `holder` (once the fault acted on it).
-  void hold_contender(int holder) { reader_gate_.arm(holder); }
-  // Once the holder's gate let go: releases the contender when `holder` left
-  // its section, or after `patience`. Call on every tick.
-  void let_contender_go(const NemesisContext& context, int holder, std::chrono::milliseconds patience);
+  virtual void let_all_go() { gate_.release(); }
 
   Gate gate_;
-
- private:
-  Gate reader_gate_;  // where the contender parks after its read
-  std::chrono::steady_clock::time_point holder_let_go_{};
-  bool reader_noted_ = false;
 };
 
 }  // namespace locklab::harness

@@ -103,7 +103,7 @@ constexpr std::array kCells = {
     Row{"lua-safe-delete", "node-restart", C::me_violation, "the only copy of the key vanished"},
     Row{"reentrant-watchdog", "node-restart", C::me_violation, "the hash vanished; renewal finds no key and stops"},
     Row{"redlock", "node-restart", C::me_violation, "a majority of the holder's nodes come back empty: a contender gets a quorum"},
-    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: the new holder draws a token no newer than the old one's, and the resource takes the old holder's write between the new one's read and write"},
+    Row{"fenced", "node-restart", C::me_violation, "the token counter restarts empty with the node: the new holder draws the old one's token again, and the resource takes the old holder's write between the new one's read and write"},
     Row{"fair-queue", "node-restart", C::me_violation, "the key and the queue vanished"},
     // --- 10: the lock node's wall clock jumps forward past the ttl while a holder is inside ---
     Row{"setnx", "clock-jump", C::safe, "no TTL: nothing to expire"},

@@ -112,6 +112,9 @@ class Client {
           // someone else's lock, so we leave it to expire and count it.
           add(slot_.unknown);
           note_error();
+          // As after an error: a client cut off (or whose replies are lost)
+          // must not spin through its attempts while the others wait.
+          std::this_thread::sleep_for(config_.lock.retry_interval.value_or(5ms));
           break;
         case Acquire::error:
           add(slot_.errors);
