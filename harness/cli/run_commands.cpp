@@ -186,9 +186,9 @@ int run_parsed(RunFlags& flags, const std::string& command) {
     run_options.steps.push_back(parse_step_action(spec, nullptr).value());
   if (!flags.fleet.empty()) run_options.fleet = parse_fleet(flags.fleet, nullptr).value();
   if (run_options.fleet.empty() && run_options.lock.empty()) return complain(kUsage, "--lock or --fleet is required");
-  std::vector<std::string> named = {run_options.lock};
-  if (!run_options.fleet.empty()) named.clear();
+  std::vector<std::string> named;  // the locks the run asks for: --lock, or each --fleet member
   for (const auto& member : run_options.fleet) named.push_back(member.lock);
+  if (named.empty()) named.push_back(run_options.lock);
   auto user = user_adapters_or_exit(flags.adapters, named);
   if (const int* code = std::get_if<int>(&user)) return *code;
   run_options.user_adapters = std::get<UserAdapters>(std::move(user));
