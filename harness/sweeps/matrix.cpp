@@ -415,8 +415,9 @@ std::map<std::string, std::string> row_numbers(const std::vector<std::string>& l
 }
 
 // The generations the matrix did not measure, as their written expectations
-// say they behave, beside a library row that has no generation to be like
-// otherwise (MatrixResult::written); none without a library row.
+// say they behave (MatrixResult::written): a library row, a user's above all
+// (`--lock ext:mine` alone), still gets a nearest generation without a
+// generation row measured beside it. None without a library row.
 std::vector<Cell> written_rows(const MatrixResult& result) {
   std::vector<Cell> written;
   const auto has = [&](const std::string& lock) {
