@@ -70,16 +70,19 @@ TEST(UserAdapterMatrix, ACatalogLockShowsItsClassesAndItsNearestGeneration) {
 }
 
 TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSayingWhy) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   ScratchDir out("locklab-user-matrix-na");
-  // A command alone declares nothing before its run; a catalog entry without release_window neither.
+  // Its init_ok (read before the row is planned) declares no step point; a catalog entry without them neither.
   auto run = run_locklab("matrix --quick --lock ext:mine --adapter 'mine=" + kCad + "' --fault release-race --fault "
                          "expire-gap --out " + out.str());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const json race = read_json(out.path("cells/ext:mine__release-race.json"));
   EXPECT_EQ(race.value("observed", ""), "n/a");
-  EXPECT_NE(race.value("not_applicable", "").find("declared no release_window"), std::string::npos) << race.dump();
+  EXPECT_NE(race.value("not_applicable", "").find("its init_ok declares no release_window"), std::string::npos)
+      << race.dump();
   const json gap = read_json(out.path("cells/ext:mine__expire-gap.json"));
-  EXPECT_NE(gap.value("not_applicable", "").find("declared no acquire_gap"), std::string::npos) << gap.dump();
+  EXPECT_NE(gap.value("not_applicable", "").find("its init_ok declares no acquire_gap"), std::string::npos)
+      << gap.dump();
   std::ofstream(out.path("no_window.json"))
       << R"({"peers": [{"name": "no-window", "adapter": ["/usr/bin/python3", ")" << kAdapters
       << R"(/cad_lock.py"], "key": "{key}", "capabilities": {"expires": true}}]})";
@@ -87,8 +90,23 @@ TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSa
                     "release-race --out " + out.path("second"));
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const json declared = read_json(out.path("second/cells/ext:no-window__release-race.json"));
-  EXPECT_NE(declared.value("not_applicable", "").find("declares no release_window"), std::string::npos)
+  EXPECT_NE(declared.value("not_applicable", "").find("its catalog entry declares no release_window"),
+            std::string::npos)
       << declared.dump();
+}
+
+TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-matrix-init-ok");
+  const auto run = run_locklab("matrix --quick --lock ext:mine --adapter 'mine=" + kCad + " --declare' --fault "
+                               "release-race --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json race = read_json(out.path("cells/ext:mine__release-race.json"));
+  EXPECT_EQ(race.value("observed", ""), "safe") << race.dump();
+  EXPECT_NE(race.value("faults", json::array()).dump().find("resp:EVAL~cad_release"), std::string::npos);
+  // The replay line gives the adapter again.
+  EXPECT_NE(race["run"]["config"].value("command", "").find("--adapter 'ext:mine="), std::string::npos)
+      << race["run"]["config"].dump();
 }
 
 TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {

@@ -8,6 +8,7 @@
 
 #include "support/run_id.h"
 #include "nemesis/fault_registry.h"
+#include "sweeps/adapter_declaration.h"
 #include "sweeps/cell_pool.h"
 #include "sweeps/matrix_expectations.h"
 #include "report/matrix_report.h"
@@ -47,35 +48,30 @@ RunOptions cell_workload(const LockDescription& generation, bool quick) {
   return options;
 }
 
-// A column decided before the run from what the lock declares, for an
-// adapter that declared nothing (`--adapter` gives a command only; its
-// init_ok speaks when the cell's run has begun): n/a, saying so.
+// A lock of the user's own without the step point a column parks at, as its
+// catalog entry or its init_ok (asked before the row is planned:
+// sweeps/adapter_declaration.h) declares it: n/a, naming the field and where
+// it was not declared.
 std::string undeclared(const LockDescription& lock, const FaultColumn& column) {
-  if (!lock.is_adapter() || lock.from_catalog) return "";
-  const char* what = column.name == "release-race"    ? "release_window (the request its release sends, resp:PATTERN)"
-                     : column.name == "expire-gap"    ? "acquire_gap (resp:PATTERN)"
-                     : column.name == "node-minority" ? "multi_node"
-                                                      : nullptr;
-  if (what == nullptr) return "";
-  return lock.name + " declared no " + what + ": --adapter gives a command only; declare it in a --catalog FILE "
-         "entry (docs/adapters.md)";
-}
-
-// A declared adapter without the step point the column parks at: n/a, naming the field.
-std::string no_declared_point(const LockDescription& lock, const FaultColumn& column) {
   if (!lock.is_adapter() || lock.shipped) return "";
+  const bool asked = lock.from_catalog || lock.declared_in_init_ok;
+  if (!asked && (column.name == "release-race" || column.name == "expire-gap" || column.name == "node-minority"))
+    return lock.name + ": nothing declares what this column needs (its init_ok could not be read before the run; "
+           "a --catalog entry can declare it: docs/adapters.md)";
+  std::string missing;
   if (column.name == "release-race" && lock.capabilities.expires && lock.capabilities.release_window.empty())
-    return lock.name + "'s catalog entry declares no release_window (resp:PATTERN): nowhere to park its release";
+    missing = "release_window (resp:PATTERN, the request its release sends): nowhere to park its release";
   if (column.name == "expire-gap" && lock.capabilities.acquire_gap.empty())
-    return lock.name + "'s catalog entry declares no acquire_gap: no step between taking the key and its expiry";
-  return "";
+    missing = "acquire_gap (resp:PATTERN): no step between taking the key and its expiry";
+  if (missing.empty()) return "";
+  return lock.name + ": " + (lock.from_catalog ? "its catalog entry" : "its init_ok") + " declares no " + missing +
+         " (docs/adapters.md)";
 }
 
 std::string not_applicable(const LockDescription& generation, const FaultColumn& column) {
   const Capabilities& can = generation.capabilities;
   if (!can.uses_redis) return "no Redis lock to fault";
   if (auto why = undeclared(generation, column); !why.empty()) return why;
-  if (auto why = no_declared_point(generation, column); !why.empty()) return why;
   if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
   if (column.name == "release-race" && can.release_window.empty()) return "no step point in its release window";
   if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
@@ -590,7 +586,7 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);
-  const std::vector<Job> jobs = jobs_of(result, options.user);
+  const std::vector<Job> jobs = jobs_of(result, with_init_ok_declarations(options.user));
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);
   result.written = written_rows(result);

@@ -321,4 +321,15 @@ LockDescription with_claims(LockDescription lock, const std::set<std::string>& w
   return lock;
 }
 
+Result<LockDescription> with_declared(LockDescription lock, const std::set<std::string>& words,
+                                      const std::string& release_window, const std::string& acquire_gap) {
+  lock = with_claims(std::move(lock), words);
+  const json said = {{"release_window", release_window}, {"acquire_gap", acquire_gap}};
+  if (auto points = read_step_points(said, "adapter " + lock.label + ": its init_ok", lock.capabilities); !points)
+    return points.error();
+  lock.declared_in_init_ok = true;
+  give_make(lock);
+  return lock;
+}
+
 }  // namespace locklab::harness

@@ -45,6 +45,7 @@ struct LockDescription {
   std::set<std::string> claimed;       // capability words the catalog says are true
   bool from_catalog = false;           // declared in a catalog (shipped or --catalog): its init_ok must claim exactly `claimed`
   bool shipped = false;                // an entry of scripts/peers/catalog.json
+  bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;
@@ -92,5 +93,10 @@ std::set<std::string> capability_words(const Capabilities& capabilities);
 std::string words_text(const std::set<std::string>& words);
 // An adapter's description with the capabilities its init_ok claimed (--adapter).
 LockDescription with_claims(LockDescription lock, const std::set<std::string>& words);
+// with_claims(), and the step points its init_ok declared ("" or resp:PATTERN,
+// as a catalog entry's release_window and acquire_gap); a usage Error naming
+// the adapter for a step point of another form.
+Result<LockDescription> with_declared(LockDescription lock, const std::set<std::string>& words,
+                                      const std::string& release_window, const std::string& acquire_gap);
 
 }  // namespace locklab::harness

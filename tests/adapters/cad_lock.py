@@ -2,7 +2,9 @@
 """A correct lock of a user's own (tests/user_adapter_test.cpp, issue 26): SET NX PX with a
 token, and a release that is one compare-and-delete script, so a late release deletes nothing
 of the next holder's. The script carries the word cad_release, which the test catalog's
-release_window (resp:EVAL~cad_release) names: the matrix parks the release's EVAL there."""
+release_window (resp:EVAL~cad_release) names: the matrix parks the release's EVAL there. With
+--declare, its init_ok declares that release_window itself, as an adapter no catalog declares may."""
+import sys
 import time
 import uuid
 
@@ -46,4 +48,5 @@ class CompareAndDelete:
 
 
 if __name__ == "__main__":
-    serve(CompareAndDelete, "team-cad", {"expires": True, "owner_checked_release": True})
+    serve(CompareAndDelete, "team-cad", {"expires": True, "owner_checked_release": True},
+          {"release_window": "resp:EVAL~cad_release"} if "--declare" in sys.argv[1:] else None)
