@@ -83,6 +83,9 @@ TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSa
   const json gap = read_json(out.path("cells/ext:mine__expire-gap.json"));
   EXPECT_NE(gap.value("not_applicable", "").find("its init_ok declares no acquire_gap"), std::string::npos)
       << gap.dump();
+  // The page keeps its n/a cells with the reason (a generation's n/a cells it leaves out).
+  EXPECT_NE(testing::slurp(out.path("matrix.md")).find("n/a: ext:mine: its init_ok declares no release_window"),
+            std::string::npos);
   std::ofstream(out.path("no_window.json"))
       << R"({"peers": [{"name": "no-window", "adapter": ["/usr/bin/python3", ")" << kAdapters
       << R"(/cad_lock.py"], "key": "{key}", "capabilities": {"expires": true}}]})";
