@@ -39,13 +39,15 @@ std::optional<std::string> lock_name_problem(const std::string& lock) {
 
 void add_adapter_flags(CLI::App& app, AdapterFlags& flags) {
   app.add_option("--adapter", flags.adapters,
-                 "Your own adapter (docs/adapters.md), LABEL='CMD ARGS' for --lock ext:LABEL, once per label (the "
-                 "command split as a shell would, nothing run; its capabilities come from its init_ok); "
-                 "`run --lock ext:LABEL` also takes a bare 'CMD ARGS'");
+                 "Your own adapter (docs/adapters.md) for --lock ext:LABEL, once per label (the command split as a "
+                 "shell would, nothing run; its capabilities and step points come from its init_ok); a bare "
+                 "'CMD ARGS' is the one unshipped ext:LABEL's")
+      ->type_name("LABEL='CMD ARGS'");
   app.add_option("--catalog", flags.catalog,
                  "Your own adapters declared in FILE, in scripts/peers/catalog.json's format (name, adapter, key, "
                  "capabilities, release_window, acquire_gap; paths relative to FILE's folder): their ext:NAME is a "
-                 "lock like a shipped one");
+                 "lock like a shipped one")
+      ->type_name("FILE");
 }
 
 std::variant<UserAdapters, int> user_adapters_or_exit(const AdapterFlags& flags, const std::vector<std::string>& named) {
