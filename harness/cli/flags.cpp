@@ -32,6 +32,30 @@ std::optional<std::string> endpoints_problem(const std::string& text) {
   return parse_endpoints(text, &why) ? std::nullopt : std::optional(why);
 }
 
+std::optional<std::string> lock_name_problem(const std::string& lock) {
+  if (lock == kAdapterPrefix) return "ext: needs a label (ext:LABEL)";
+  return lock.starts_with(kAdapterPrefix) ? std::nullopt : unknown_lock(lock);
+}
+
+void add_adapter_flags(CLI::App& app, AdapterFlags& flags) {
+  app.add_option("--adapter", flags.adapters,
+                 "Your own adapter (docs/adapters.md) for --lock ext:LABEL, once per label (the command split as a "
+                 "shell would, nothing run; its capabilities and step points come from its init_ok); a bare "
+                 "'CMD ARGS' is the one unshipped ext:LABEL's")
+      ->type_name("LABEL='CMD ARGS'");
+  app.add_option("--catalog", flags.catalog,
+                 "Your own adapters declared in FILE, in scripts/peers/catalog.json's format (name, adapter, key, "
+                 "capabilities, release_window, acquire_gap; paths relative to FILE's folder): their ext:NAME is a "
+                 "lock like a shipped one")
+      ->type_name("FILE");
+}
+
+std::variant<UserAdapters, int> user_adapters_or_exit(const AdapterFlags& flags, const std::vector<std::string>& named) {
+  auto user = user_adapters(flags, named);
+  if (!user) return complain(kUsage, user.error().message);
+  return std::move(user).value();
+}
+
 std::optional<std::string> one_endpoint_problem(const std::string& text) {
   std::string why;
   auto endpoints = parse_endpoints(text, &why);

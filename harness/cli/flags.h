@@ -8,8 +8,11 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "run/options.h"
+#include "workload/user_adapters.h"
 
 namespace locklab::cli {
 
@@ -33,6 +36,16 @@ CLI::Validator checked_by(Check check, std::string description) {
 }
 
 std::optional<std::string> endpoints_problem(const std::string& text);
+// A name --lock may give: a generation, a shipped adapter, or any ext:LABEL
+// (a user's, checked with --adapter and --catalog once every flag is read).
+std::optional<std::string> lock_name_problem(const std::string& lock);
+
+// `--adapter` (repeatable: LABEL='CMD ARGS' per label) and `--catalog FILE`,
+// the user's own adapters (workload/user_adapters.h).
+void add_adapter_flags(CLI::App& app, harness::AdapterFlags& flags);
+// The user's adapters for the locks `named`, or the exit code of the one line said.
+std::variant<harness::UserAdapters, int> user_adapters_or_exit(const harness::AdapterFlags& flags,
+                                                               const std::vector<std::string>& named);
 std::optional<std::string> one_endpoint_problem(const std::string& text);
 std::optional<std::string> step_problem(const std::string& spec);
 std::optional<std::string> client_counts_problem(const std::string& text);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cli/commands.h"
@@ -160,6 +161,7 @@ int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
 struct RunFlags {
   RunOptions options;
   std::string fleet;  // `--fleet LOCK:N,...` as given
+  AdapterFlags adapters;  // `--adapter`, `--catalog`: the user's own adapters
   std::string json_path;
   bool expect_safe = false;
   std::string cluster_seeds;   // `--cluster SEEDS` is `--cluster --redis SEEDS`
@@ -184,6 +186,13 @@ int run_parsed(RunFlags& flags, const std::string& command) {
     run_options.steps.push_back(parse_step_action(spec, nullptr).value());
   if (!flags.fleet.empty()) run_options.fleet = parse_fleet(flags.fleet, nullptr).value();
   if (run_options.fleet.empty() && run_options.lock.empty()) return complain(kUsage, "--lock or --fleet is required");
+  std::vector<std::string> named;  // the locks the run asks for: --lock, or each --fleet member
+  for (const auto& member : run_options.fleet) named.push_back(member.lock);
+  if (named.empty()) named.push_back(run_options.lock);
+  auto user = user_adapters_or_exit(flags.adapters, named);
+  if (const int* code = std::get_if<int>(&user)) return *code;
+  run_options.user_adapters = std::get<UserAdapters>(std::move(user));
+  run_options.adapter = bare_command(flags.adapters);
   return run_one(normalized(run_options), flags.json_path, flags.expect_safe);
 }
 
@@ -192,24 +201,19 @@ std::optional<std::string> fleet_problem(const std::string& text) {
   return parse_fleet(text, &why) ? std::nullopt : std::optional(why);
 }
 
-// A generation or a shipped adapter; another ext: name waits for --adapter (validate() decides).
-std::optional<std::string> run_lock_problem(const std::string& lock) {
-  return lock.starts_with(kAdapterPrefix) ? std::nullopt : unknown_lock(lock);
-}
-
 // --lock, --adapter, --fleet: what runs (validate() checks the names against the catalog).
 void add_run_lock_flags(CLI::App& run, RunFlags& flags) {
   RunOptions& run_options = flags.options;
   auto* lock = run.add_option("--lock", run_options.lock,
                               "Generation (see: locklab list), or ext:NAME: a shipped adapter of a lock library "
-                              "(scripts/peers/catalog.json; docs/adapters.md)")
-                   ->check(checked_by(run_lock_problem, "NAME|ext:NAME"));
-  run.add_option("--adapter", run_options.adapter,
-                 "With --lock ext:LABEL: the command of an adapter that is not shipped, 'CMD ARGS' (split as a "
-                 "shell would, nothing run); its capabilities come from its init_ok");
+                              "(scripts/peers/catalog.json; docs/adapters.md), or your own with --adapter or --catalog")
+                   ->check(checked_by(lock_name_problem, "NAME|ext:NAME"));
+  add_adapter_flags(run, flags.adapters);
   auto* fleet = run.add_option("--fleet", flags.fleet,
                                "Mixed fleet on one key and one counter, LOCK:N[,LOCK:N]... (e.g. "
-                               "lua-safe-delete:4,ext:redis-py:2; clients numbered in order); replaces --lock and --clients")
+                               "lua-safe-delete:4,ext:redis-py:2; clients numbered in order; each unshipped "
+                               "ext:LABEL needs its own --adapter LABEL='CMD' or --catalog entry); replaces --lock "
+                               "and --clients")
                     ->check(checked_by(fleet_problem, "LOCK:N[,...]"));
   fleet->excludes(lock);
   lock->excludes(fleet);

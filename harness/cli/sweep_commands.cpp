@@ -3,6 +3,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <variant>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -36,8 +37,12 @@ int scale_sweep(const ScaleOptions& options) {
 }
 
 // `locklab matrix`: 0 every cell at its expected class, 3 some cell is not
-// (each named on stderr), 1 a cell could not be measured, 2 usage.
-int matrix_all(const MatrixOptions& options) {
+// (each named on stderr), 1 a cell could not be measured, 2 usage. A row of
+// the user's own has no expected class: its cells never make it 3.
+int matrix_all(MatrixOptions options, const AdapterFlags& adapters) {
+  auto user = user_adapters_or_exit(adapters, options.locks);
+  if (const int* code = std::get_if<int>(&user)) return *code;
+  options.user = std::get<UserAdapters>(std::move(user));
   auto result = run_matrix(options);
   if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
   std::printf("%s\nCells:  %s/cells/*.json\nReport: %s/matrix.md, %s/matrix.html\n", matrix_table(*result).c_str(),
@@ -54,7 +59,10 @@ int matrix_all(const MatrixOptions& options) {
 
 // `locklab fleets`: 0 every pair measured (a pair that cannot share is a
 // finding), 1 a pair could not be measured, 2 usage.
-int fleets_all(const FleetsOptions& options) {
+int fleets_all(FleetsOptions options, const AdapterFlags& adapters) {
+  auto user = user_adapters_or_exit(adapters, options.locks);
+  if (const int* code = std::get_if<int>(&user)) return *code;
+  options.user = std::get<UserAdapters>(std::move(user));
   auto result = run_fleets(options);
   if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
   std::printf("%s\nReport: %s/fleets.md, %s/fleets.json\n", fleets_summary(*result).c_str(), result->dir.c_str(),
@@ -67,11 +75,13 @@ int fleets_all(const FleetsOptions& options) {
 }
 
 // The flags of `locklab fleets`: the locks, the clients of each, and the workload of each pair's run.
-void add_fleets_flags(CLI::App& app, FleetsOptions& options) {
+void add_fleets_flags(CLI::App& app, FleetsOptions& options, AdapterFlags& adapters) {
   app.add_option("--lock", options.locks,
-                 "Every pair among these locks (repeatable, at least two; default: each shipped adapter with every "
-                 "generation that locks across processes and with every other adapter)")
-      ->check(checked_by(unknown_lock, "NAME"));
+                 "Every pair among these locks (repeatable, at least two): generations, shipped adapters ext:NAME, "
+                 "your own ext:LABEL (--adapter, --catalog); default: each shipped adapter and each --catalog entry "
+                 "with every generation that locks across processes and with every other adapter")
+      ->check(checked_by(lock_name_problem, "NAME"));
+  add_adapter_flags(app, adapters);
   app.add_option("--clients", options.clients_each, "Clients of each lock in a pair's run")
       ->check(CLI::Range(1, 128))
       ->capture_default_str();
@@ -98,7 +108,9 @@ void add_fleets_flags(CLI::App& app, FleetsOptions& options) {
 
 // The flags of `locklab scale`: a few of RunOptions' (the sweep's own defaults), the counts, --out.
 void add_scale_flags(CLI::App& scl, ScaleOptions& scale_options) {
-  scl.add_option("--lock", scale_options.locks, "Only these generations (repeatable; default: every one that uses Redis)")
+  scl.add_option("--lock", scale_options.locks,
+                 "Only these locks (repeatable): generations, or shipped adapters ext:NAME with --mode process; "
+                 "default: every generation that uses Redis")
       ->check(checked_by(unknown_lock, "NAME"));
   scl.add_option_function<std::string>(
          "--clients", [&](const std::string& text) { scale_options.clients = parse_client_counts(text, nullptr).value(); },
@@ -171,7 +183,7 @@ Command add_compare(CLI::App& app) {
   auto options = std::make_shared<CompareOptions>();
   cmp->add_flag("--quick", options->quick, "CI-sized: about 1 s per generation");
   cmp->add_option("--out", options->out, "Output directory (default results/runs/<run-id>)");
-  cmp->add_option("--lock", options->locks, "Only these generations (repeatable)")
+  cmp->add_option("--lock", options->locks, "Only these locks (repeatable): generations, or shipped adapters ext:NAME")
       ->check(checked_by(unknown_lock, "NAME"));
   auto* duration = add_workload_flags(*cmp, options->base);
   return {cmp, [options, duration](const std::string& command) {
@@ -184,19 +196,25 @@ Command add_compare(CLI::App& app) {
 
 Command add_matrix(CLI::App& app) {
   auto* mat = app.add_subcommand(
-      "matrix", "Every generation against every fault, one short run per cell; exit 3 if a cell is not as expected");
+      "matrix", "Every lock against every fault, one short run per cell; exit 3 if a cell is not as expected (a lock "
+                "of your own has no expected class: its row shows what it does, and its nearest generation)");
   auto options = std::make_shared<MatrixOptions>();
+  auto adapters = std::make_shared<AdapterFlags>();
   mat->add_flag("--quick", options->quick, "CI-sized: fewer attempts per cell");
   mat->add_option("--out", options->out, "Output directory (default results/matrix/<run-id>)");
-  mat->add_option("--lock", options->locks, "Only these generations (repeatable)")
-      ->check(checked_by(unknown_lock, "NAME"));
+  mat->add_option("--lock", options->locks,
+                  "Only these rows (repeatable): generations, shipped adapters ext:NAME, your own ext:LABEL "
+                  "(--adapter, --catalog); default: every generation, every shipped adapter that can run here, "
+                  "every --catalog entry")
+      ->check(checked_by(lock_name_problem, "NAME"));
+  add_adapter_flags(*mat, *adapters);
   mat->add_option("--fault", options->faults, "Only these fault columns (repeatable; see docs/faults.md)");
   mat->add_option("--jobs", options->jobs, "Cells measured at once, each in a worker process")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
-  return {mat, [options](const std::string& command) {
+  return {mat, [options, adapters](const std::string& command) {
             options->command = command;
-            return matrix_all(*options);
+            return matrix_all(*options, *adapters);
           }};
 }
 
@@ -204,11 +222,12 @@ Command add_fleets(CLI::App& app) {
   auto* fleets = app.add_subcommand(
       "fleets", "Which pairs of locks can share a key, and why not: one fault-free --fleet A:N,B:N run per pair");
   auto options = std::make_shared<FleetsOptions>();
+  auto adapters = std::make_shared<AdapterFlags>();
   options->base = default_fleets_workload();
-  add_fleets_flags(*fleets, *options);
-  return {fleets, [options](const std::string& command) {
+  add_fleets_flags(*fleets, *options, *adapters);
+  return {fleets, [options, adapters](const std::string& command) {
             options->command = command;
-            return fleets_all(*options);
+            return fleets_all(*options, *adapters);
           }};
 }
 

@@ -71,11 +71,13 @@ bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::sa
 }  // namespace
 
 bool Cell::matches() const {
+  if (unwritten) return true;
   const bool class_matches = observed == expected || (also_expected && observed == *also_expected);
   return class_matches && (!verdict_was_safe(observed) || expected_exposed_either || exposed == expected_exposed);
 }
 
 std::string Cell::expected_text() const {
+  if (unwritten) return "none written (a lock of your own)";
   std::string text = class_name(expected);
   if (also_expected) text += std::string(" or ") + class_name(*also_expected);
   if (expected_exposed_either) text += ", exposed or not";

@@ -48,6 +48,10 @@ struct Cell {
   bool expected_exposed = false;  // the expectation says a safe ending is exposed
   bool expected_exposed_either = false;  // ... or that either mark is expected
   std::string expected_reason;
+  // No class is written down for this cell, and none is missing: a lock of
+  // the user's own (`--adapter`, `--catalog`). Its observed class is the
+  // finding; it matches whatever it is, and never makes the matrix exit 3.
+  bool unwritten = false;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
   nlohmann::json run;          // the run document (null for n/a cells and failed runs)
@@ -69,6 +73,11 @@ struct MatrixResult {
   // knew it: the report names "generation 3 set-nx-px-token" with it.
   std::map<std::string, std::string> numbers;
   std::vector<Cell> cells;          // row-major
+  // The generations this matrix did not measure, as their written
+  // expectations say they behave (observed = expected), for the likeness of
+  // a library row with no generation row beside it (report/matrix_likeness.h).
+  // Never drawn as rows.
+  std::vector<Cell> written;
   int mismatches() const;
   int errors() const;
   const Cell* find(std::string_view lock, std::string_view fault) const;

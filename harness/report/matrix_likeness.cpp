@@ -1,5 +1,6 @@
 #include "report/matrix_likeness.h"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
@@ -19,6 +20,29 @@ std::string generation_title(const MatrixResult& result, const std::string& lock
   return "generation " + number->second + " " + lock;
 }
 
+// A generation's cell: measured in this matrix, else as written down (MatrixResult::written).
+const Cell* generation_cell(const MatrixResult& result, const std::string& generation, const std::string& fault) {
+  if (const Cell* measured = result.find(generation, fault)) return measured;
+  for (const auto& cell : result.written)
+    if (cell.lock == generation && cell.fault == fault) return &cell;
+  return nullptr;
+}
+
+// Whether `generation` was not measured here: its row is its written expectations.
+bool written_only(const MatrixResult& result, const std::string& generation) {
+  return std::find(result.locks.begin(), result.locks.end(), generation) == result.locks.end();
+}
+
+// The generation rows to compare with: the measured ones, then the written ones, each once, in order.
+std::vector<std::string> generation_rows(const MatrixResult& result) {
+  std::vector<std::string> rows;
+  for (const auto& lock : result.locks)
+    if (!is_library(lock)) rows.push_back(lock);
+  for (const auto& cell : result.written)
+    if (std::find(rows.begin(), rows.end(), cell.lock) == rows.end()) rows.push_back(cell.lock);
+  return rows;
+}
+
 bool accepts(const Cell& cell, CellClass observed) {
   return cell.expected == observed || (cell.also_expected && *cell.also_expected == observed);
 }
@@ -35,7 +59,7 @@ Likeness compare_rows(const MatrixResult& result, const std::string& library, co
   likeness.generation = generation;
   for (const auto& fault : result.faults) {
     const Cell* mine = result.find(library, fault);
-    const Cell* theirs = result.find(generation, fault);
+    const Cell* theirs = generation_cell(result, generation, fault);
     if (mine == nullptr || theirs == nullptr) continue;
     // The shape is the lock's (whether the fault applies), known even where the run was not measured.
     if ((mine->observed == CellClass::not_applicable) == (theirs->observed == CellClass::not_applicable))
@@ -71,10 +95,9 @@ Likeness without_generation(const MatrixResult& result, const std::string& libra
 // Nothing when the matrix has no generation row.
 std::optional<Likeness> nearest(const MatrixResult& result, const std::string& library) {
   std::vector<Likeness> candidates;
-  bool any_generation = false;
-  for (const auto& generation : result.locks) {
-    if (is_library(generation)) continue;
-    any_generation = true;
+  const std::vector<std::string> generations = generation_rows(result);
+  const bool any_generation = !generations.empty();
+  for (const auto& generation : generations) {
     if (Likeness candidate = compare_rows(result, library, generation); candidate.compared > 0)
       candidates.push_back(std::move(candidate));
   }
@@ -116,8 +139,9 @@ std::string sentence(const MatrixResult& result, const Likeness& likeness) {
   if (likeness.generation.empty())
     return likeness.library + " has no nearest generation: none of its cells was measured beside a generation's" +
            (likeness.not_measured.empty() ? "" : " (not measured: " + faults_text(likeness.not_measured) + ")") + ".";
-  std::string text = likeness.library + " behaves like " + generation_title(result, likeness.generation) + " " +
-                     differences_text(likeness);
+  std::string text = likeness.library + " behaves like " + generation_title(result, likeness.generation) +
+                     (written_only(result, likeness.generation) ? " as written down (not measured in this matrix)" : "") +
+                     " " + differences_text(likeness);
   if (!likeness.not_measured.empty()) text += "; not measured: " + faults_text(likeness.not_measured);
   if (!likeness.also.empty()) {
     text += "; as close: ";
@@ -142,8 +166,10 @@ std::string differing_cell(const Likeness& likeness) {
 }
 
 // The table's generation cell: its title, or why there is none.
-std::string generation_cell(const MatrixResult& result, const Likeness& likeness) {
-  return likeness.generation.empty() ? "none: nothing measured" : generation_title(result, likeness.generation);
+std::string generation_text(const MatrixResult& result, const Likeness& likeness) {
+  if (likeness.generation.empty()) return "none: nothing measured";
+  return generation_title(result, likeness.generation) +
+         (written_only(result, likeness.generation) ? " (as written down)" : "");
 }
 
 // What "closest" means, above the table (matrix_likeness.h).
@@ -152,6 +178,14 @@ constexpr const char* kLegend =
     "class, among those measured in both rows (an error cell is not measured: not compared, and listed as not "
     "measured). Between generations as close, the one n/a in the same columns wins (the same shape), then the first "
     "in teaching order; the others as close are named.";
+// Added only where a generation was not measured: older pages stay as they were.
+constexpr const char* kWrittenLegend =
+    " A generation this matrix did not measure is compared as its expected classes are written down "
+    "(docs/faults.md), and said so.";
+
+std::string legend(const MatrixResult& result) {
+  return std::string(kLegend) + (result.written.empty() ? "" : kWrittenLegend);
+}
 
 }  // namespace
 
@@ -167,10 +201,10 @@ std::string likeness_markdown(const MatrixResult& result) {
   const auto all = nearest_generations(result);
   if (all.empty()) return "";
   std::ostringstream out;
-  out << "\n## Which generation is each library?\n\n" << kLegend
+  out << "\n## Which generation is each library?\n\n" << legend(result)
       << "\n\n| library | nearest generation | equal cells | where it differs |\n|---|---|---:|---|\n";
   for (const auto& likeness : all)
-    out << "| " << likeness.library << " | " << generation_cell(result, likeness) << " | "
+    out << "| " << likeness.library << " | " << generation_text(result, likeness) << " | "
         << likeness.equal << " of " << likeness.compared << " | " << differing_cell(likeness) << " |\n";
   out << "\n";
   for (const auto& likeness : all) out << "- " << sentence(result, likeness) << "\n";
@@ -181,12 +215,12 @@ std::string likeness_html(const MatrixResult& result) {
   const auto all = nearest_generations(result);
   if (all.empty()) return "";
   std::ostringstream out;
-  out << "<h2>Which generation is each library?</h2>\n<p class=\"note\">" << html_escape(kLegend)
+  out << "<h2>Which generation is each library?</h2>\n<p class=\"note\">" << html_escape(legend(result))
       << "</p>\n<table><tr><th>library</th><th>nearest generation</th><th>equal cells</th><th>where it "
          "differs</th></tr>\n";
   for (const auto& likeness : all)
     out << "<tr><td class=\"lock\">" << html_escape(likeness.library) << "</td><td>"
-        << html_escape(generation_cell(result, likeness)) << "</td><td>" << likeness.equal << " of "
+        << html_escape(generation_text(result, likeness)) << "</td><td>" << likeness.equal << " of "
         << likeness.compared << "</td><td>" << html_escape(differing_cell(likeness)) << "</td></tr>\n";
   out << "</table>\n<ul>\n";
   for (const auto& likeness : all) out << "<li>" << html_escape(sentence(result, likeness)) << "</li>\n";

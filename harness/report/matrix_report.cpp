@@ -1,5 +1,6 @@
 #include "report/matrix_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -72,6 +73,8 @@ std::string workload_line(const MatrixResult& result) {
   out << result.cells.size() << " cells (" << result.locks.size() << " locks x " << result.faults.size()
       << " faults), " << (result.quick ? "quick" : "full") << " size; " << result.mismatches()
       << " differ from their expected class";
+  const auto unwritten = std::count_if(result.cells.begin(), result.cells.end(), [](const Cell& c) { return c.unwritten; });
+  if (unwritten > 0) out << " (" << unwritten << " of a lock of your own have none written: what they show is the finding)";
   if (result.errors() > 0) out << ", " << result.errors() << " could not be measured";
   out << ". Each cell: process clients on their own redis-server(s), ttl 500 ms (setnx-expire: 1 s, its EXPIRE takes whole seconds; failover and node-restart: four times "
          "that), a bounded number of attempts (replay one with the `locklab run` line in its cell file).";
@@ -148,11 +151,14 @@ std::string matrix_markdown(const MatrixResult& result) {
   for (std::size_t i = 0; i < std::size(kCounts); ++i) out << "---:|";
   out << "---|---|\n";
   for (const auto& cell : result.cells) {
-    if (cell.observed == CellClass::not_applicable && cell.matches()) continue;
+    // A lock of the user's own keeps its n/a cells: why a column does not apply is news about it.
+    if (cell.observed == CellClass::not_applicable && cell.matches() && !cell.unwritten) continue;
     out << "| " << cell.lock << " | " << cell.fault << " | " << cell.observed_text()
         << (cell.matches() ? "" : " ✗") << " | " << cell.expected_text() << " |";
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
-    out << " " << table_text(cell.expected_reason + (cell.error.empty() ? "" : " — error: " + cell.error)) << " | "
+    const std::string why = cell.unwritten && !cell.not_applicable.empty() ? "n/a: " + cell.not_applicable
+                                                                            : cell.expected_reason;
+    out << " " << table_text(why + (cell.error.empty() ? "" : " — error: " + cell.error)) << " | "
         << table_text(bites_text(cell.run)) << " |\n";
   }
   return out.str();

@@ -82,15 +82,33 @@ RunOptions normalized(RunOptions options) {
   return options;
 }
 
+// The one bare `adapter` command would run for every unshipped label the
+// user gave no adapter of their own: two different labels, one program.
+std::optional<std::string> shared_command_problem(const RunOptions& options, const std::vector<FleetMember>& members) {
+  if (options.adapter.empty()) return std::nullopt;
+  std::string labels;
+  int count = 0;
+  for (const auto& member : members)
+    if (member.lock.starts_with(kAdapterPrefix) && !is_shipped(member.lock) && !options.user_adapters.find(member.lock)) {
+      labels += (labels.empty() ? "" : ", ") + member.lock;
+      ++count;
+    }
+  if (count < 2) return std::nullopt;
+  return "--adapter '" + options.adapter + "' would be one command for " + std::to_string(count) +
+         " unshipped labels (" + labels + "): give each its own, --adapter LABEL='CMD ARGS'";
+}
+
 Result<std::vector<RunLock>> run_locks(const RunOptions& given) {
   const RunOptions options = normalized(given);
   std::vector<FleetMember> members = options.fleet;
   if (members.empty()) members.push_back({options.lock, options.clients});
   const char* flag = options.fleet.empty() ? "--lock" : "--fleet";
+  if (auto problem = shared_command_problem(options, members)) return Error{ErrorKind::usage, *problem};
   std::vector<RunLock> locks;
   int first = 0;
   for (const auto& member : members) {
-    auto lock = find_lock(member.lock, options.adapter);
+    const LockDescription* own = options.user_adapters.find(member.lock);
+    auto lock = own != nullptr ? Result<LockDescription>(*own) : find_lock(member.lock, options.adapter);
     if (!lock) {
       const std::string& why = lock.error().message;
       return Error{ErrorKind::usage, why.rfind("--", 0) == 0 ? why : option_problem(flag, why)};
@@ -210,7 +228,7 @@ std::optional<std::string> adapter_problem(const RunOptions& options, const std:
   bool unshipped = false;
   for (const auto& member : locks) {
     if (!member.lock.is_adapter()) continue;
-    unshipped = unshipped || !member.lock.from_catalog;
+    unshipped = unshipped || !member.lock.shipped;
     if (options.mode == ClientMode::thread)
       return "--mode thread: " + member.lock.name + " starts an adapter process in each client; use --mode process";
   }

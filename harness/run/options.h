@@ -21,6 +21,7 @@
 #include "redis/connection.h"
 #include "redis/result.h"
 #include "workload/lock_catalog.h"
+#include "workload/user_adapters.h"
 #include "workload/workload.h"
 
 namespace locklab::harness {
@@ -37,6 +38,9 @@ struct RunOptions {
   // `--adapter 'CMD ARGS'`: the command of the run's ext: lock the catalog
   // does not ship (workload/lock_catalog.h); its capabilities come from its init_ok.
   std::string adapter;
+  // `--adapter LABEL='CMD ARGS'`, `--catalog FILE` (workload/user_adapters.h):
+  // the user's adapters, found before the shipped catalog and `adapter`.
+  UserAdapters user_adapters;
   // `--fleet`: different locks on one key and one counter, clients numbered in
   // member order. Empty: every client runs `lock`.
   std::vector<FleetMember> fleet;

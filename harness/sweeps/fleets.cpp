@@ -36,12 +36,14 @@ RunOptions pair_options(const FleetsOptions& options, const LockPair& locks) {
   run = normalized(std::move(run));
   run.json_path.clear();
   run.progress = false;
+  run.user_adapters = options.user;
   return run;
 }
 
 std::optional<std::string> options_problem(const FleetsOptions& options, const std::vector<LockPair>& pairs) {
   for (std::size_t i = 0; i < options.locks.size(); ++i) {
-    if (auto problem = unknown_lock(options.locks[i])) return option_problem("--lock", *problem);
+    if (auto found = find_lock(options.locks[i], options.user); !found)
+      return option_problem("--lock", found.error().message);
     if (std::find(options.locks.begin(), options.locks.begin() + static_cast<long>(i), options.locks[i]) !=
         options.locks.begin() + static_cast<long>(i))
       return option_problem("--lock", options.locks[i] + " is given twice");
@@ -64,11 +66,12 @@ std::int64_t count_of(const json& object, const char* field) {
 }
 
 // What the catalog says of `lock`, and what its clients counted in `document`.
-PairMember member_of(const std::string& lock, int clients, const json& document, const std::string& key) {
+PairMember member_of(const std::string& lock, int clients, const json& document, const std::string& key,
+                     const UserAdapters& user) {
   PairMember member;
   member.lock = lock;
   member.clients = clients;
-  if (const auto described = find_lock(lock)) {
+  if (const auto described = find_lock(lock, user)) {
     member.key = locked_key(*described, key);
     member.multi_node = described->capabilities.multi_node;
     member.notifies_waiters = described->capabilities.notifies_waiters;
@@ -86,6 +89,10 @@ PairMember member_of(const std::string& lock, int clients, const json& document,
   const json probe = document.value("adapters", json::object()).value(lock, json::object());
   member.noop_p50_us = number_or_none(probe, "/noop_us/p50");
   member.noop_p99_us = number_or_none(probe, "/noop_us/p99");
+  // An adapter no catalog declares is what its init_ok claimed at the probe.
+  const json claimed = probe.value("capabilities", json::array());
+  if (lock.starts_with(kAdapterPrefix) && user.find(lock) != nullptr && !user.find(lock)->from_catalog)
+    member.multi_node = claimed.is_array() && std::find(claimed.begin(), claimed.end(), "multi_node") != claimed.end();
   return member;
 }
 
@@ -115,7 +122,7 @@ FleetPair measure_pair(const FleetsOptions& options, const LockPair& locks) {
   if (!document) pair.error = one_line(document.error().message);
   else read_run(pair, record);
   for (const auto& lock : {locks.first, locks.second})
-    pair.members.push_back(member_of(lock, options.clients_each, record, run.key));
+    pair.members.push_back(member_of(lock, options.clients_each, record, run.key, options.user));
   judge_pair(pair);
   return pair;
 }
@@ -143,13 +150,14 @@ std::string today_utc() {
 
 }  // namespace
 
-std::vector<LockPair> default_fleet_pairs() {
+std::vector<LockPair> default_fleet_pairs(const UserAdapters& user) {
   std::vector<std::string> generations_on_redis;
   for (const auto& generation : generations())
     if (generation.capabilities.uses_redis && generation.capabilities.exclusion == Exclusion::across_processes)
       generations_on_redis.push_back(generation.name);
   std::vector<std::string> peers;
   for (const auto& peer : catalog_peers()) peers.push_back(peer.name);
+  for (const auto& own : user.locks) peers.push_back(own.name);
   std::vector<LockPair> pairs;
   for (const auto& peer : peers)
     for (const auto& generation : generations_on_redis) pairs.emplace_back(generation, peer);
@@ -164,7 +172,7 @@ RunOptions default_fleets_workload() {
 }
 
 Result<FleetsResult> run_fleets(const FleetsOptions& options) {
-  const auto pairs = options.locks.empty() ? default_fleet_pairs() : pairs_among(options.locks);
+  const auto pairs = options.locks.empty() ? default_fleet_pairs(options.user) : pairs_among(options.locks);
   if (auto problem = options_problem(options, pairs)) return Error{ErrorKind::usage, *problem};
   FleetsResult result;
   result.dir = options.out.empty() ? (std::filesystem::path("results/runs") / new_run_id("results/runs")).string()

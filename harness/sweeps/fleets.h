@@ -12,22 +12,24 @@
 #include "redis/result.h"
 #include "report/fleets_report.h"
 #include "run/run.h"
+#include "workload/user_adapters.h"
 
 namespace locklab::harness {
 
 struct FleetsOptions {
   // Every pair among these locks, in order. Empty: default_fleet_pairs().
   std::vector<std::string> locks;
+  UserAdapters user;     // the user's own adapters (--adapter LABEL='CMD', --catalog FILE)
   int clients_each = 2;  // clients of each lock in a pair's run
   RunOptions base;       // the workload of every pair's run (fleet and clients set per pair)
   std::string out;       // empty: results/runs/<run-id>
   std::string command;   // recorded in the report
 };
 
-// The shipped adapters, each with every generation that is a lock across
-// processes on Redis (setnx ... fair-queue, redlock included) and with every
-// other shipped adapter.
-std::vector<std::pair<std::string, std::string>> default_fleet_pairs();
+// The shipped adapters and then the user's own, each with every generation
+// that is a lock across processes on Redis (setnx ... fair-queue, redlock
+// included) and with every other adapter.
+std::vector<std::pair<std::string, std::string>> default_fleet_pairs(const UserAdapters& user = {});
 
 // The workload of `fleets` unless told otherwise: RunOptions' defaults (hold
 // 1 ms, ttl 2 s, wait 1 s, retry 5 ms, process clients) for 1 s a pair.

@@ -8,6 +8,7 @@
 
 #include "support/run_id.h"
 #include "nemesis/fault_registry.h"
+#include "sweeps/adapter_declaration.h"
 #include "sweeps/cell_pool.h"
 #include "sweeps/matrix_expectations.h"
 #include "report/matrix_report.h"
@@ -47,9 +48,30 @@ RunOptions cell_workload(const LockDescription& generation, bool quick) {
   return options;
 }
 
+// A lock of the user's own without the step point a column parks at, as its
+// catalog entry or its init_ok (asked before the row is planned:
+// sweeps/adapter_declaration.h) declares it: n/a, naming the field and where
+// it was not declared.
+std::string undeclared(const LockDescription& lock, const FaultColumn& column) {
+  if (!lock.is_adapter() || lock.shipped) return "";
+  const bool asked = lock.from_catalog || lock.declared_in_init_ok;
+  if (!asked && (column.name == "release-race" || column.name == "expire-gap" || column.name == "node-minority"))
+    return lock.name + ": nothing declares what this column needs (its init_ok could not be read before the run; "
+           "a --catalog entry can declare it: docs/adapters.md)";
+  std::string missing;
+  if (column.name == "release-race" && lock.capabilities.expires && lock.capabilities.release_window.empty())
+    missing = "release_window (resp:PATTERN, the request its release sends): nowhere to park its release";
+  if (column.name == "expire-gap" && lock.capabilities.acquire_gap.empty())
+    missing = "acquire_gap (resp:PATTERN): no step between taking the key and its expiry";
+  if (missing.empty()) return "";
+  return lock.name + ": " + (lock.from_catalog ? "its catalog entry" : "its init_ok") + " declares no " + missing +
+         " (docs/adapters.md)";
+}
+
 std::string not_applicable(const LockDescription& generation, const FaultColumn& column) {
   const Capabilities& can = generation.capabilities;
   if (!can.uses_redis) return "no Redis lock to fault";
+  if (auto why = undeclared(generation, column); !why.empty()) return why;
   if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
   if (column.name == "release-race" && can.release_window.empty()) return "no step point in its release window";
   if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
@@ -225,14 +247,24 @@ std::string replay_command(const CellPlan& plan) {
   if (o.stall_ms > 0) line += " --stall " + std::to_string(o.stall_ms);
   if (o.own_oracle) line += " --oracle";
   for (const auto& spec : plan.faults) line += " --fault " + shell_word(spec);
+  if (const LockDescription* own = o.user_adapters.find(o.lock)) line += " " + own->given_as;
   return line;
 }
+
+// A row that is an adapter of the user's own: not a generation, not shipped.
+bool users_row(const std::string& lock) { return lock.starts_with(kAdapterPrefix) && !is_shipped(lock); }
 
 std::string cell_path(const std::string& dir, const std::string& lock, const std::string& fault) {
   return (std::filesystem::path(dir) / "cells" / (lock + "__" + fault + ".json")).string();
 }
 
 Cell expected_of(Cell cell) {
+  if (users_row(cell.lock)) {  // nothing to differ from: what it does is the finding
+    cell.unwritten = true;
+    cell.expected = cell.observed;
+    cell.expected_reason = "a lock of your own: no class is written down for it; the observed one is the finding";
+    return cell;
+  }
   if (auto expectation = expected_cell(cell.lock, cell.fault)) {
     cell.expected = expectation->expected;
     cell.also_expected = expectation->or_else;
@@ -263,6 +295,7 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
   cell.lock = generation.name;
   cell.fault = column.name;
   CellPlan plan = plan_cell(generation, column, quick);
+  if (generation.is_adapter() && !generation.shipped) plan.options.user_adapters.locks = {generation};
   cell.specs = plan.faults;
   if (!plan.not_applicable.empty()) {
     cell.observed = CellClass::not_applicable;
@@ -333,8 +366,9 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
 }
 
 // The default rows: every generation, then every shipped peer whose adapter
-// can run here; one line on stderr names the peers left out and why.
-std::vector<std::string> default_rows() {
+// can run here (one line on stderr names the peers left out and why), then
+// the user's own adapters.
+std::vector<std::string> default_rows(const UserAdapters& user) {
   std::vector<std::string> locks;
   for (const auto& generation : generations()) locks.push_back(generation.name);
   std::string skipped, why;
@@ -347,15 +381,18 @@ std::vector<std::string> default_rows() {
     locks.push_back(peer.name);
   }
   if (!skipped.empty()) std::fprintf(stderr, "locklab matrix: peers skipped (%s): %s\n", skipped.c_str(), why.c_str());
+  for (const auto& own : user.locks) locks.push_back(own.name);
   return locks;
 }
 
 // The rows: the --lock names, or default_rows(); a usage Error names an
 // unknown one, or a peer whose adapter cannot run here.
 Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
-  const std::vector<std::string> locks = options.locks.empty() ? default_rows() : options.locks;
+  const std::vector<std::string> locks = options.locks.empty() ? default_rows(options.user) : options.locks;
   for (const auto& lock : locks) {
-    auto found = find_lock(lock);
+    if (std::count(locks.begin(), locks.end(), lock) > 1)
+      return Error{ErrorKind::usage, option_problem("--lock", lock + " is given twice")};
+    auto found = find_lock(lock, options.user);
     if (!found) return Error{ErrorKind::usage, option_problem("--lock", found.error().message)};
     if (const std::string missing = missing_prerequisite(*found); !missing.empty())
       return Error{ErrorKind::usage, "--lock " + lock + ": " + missing};
@@ -363,12 +400,45 @@ Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
   return locks;
 }
 
-// Each row's generation number ("ext" for a library), for the report.
+// Each row's generation number ("ext" for a library, the user's too), and
+// every generation's, for the report.
 std::map<std::string, std::string> row_numbers(const std::vector<std::string>& locks) {
   std::map<std::string, std::string> numbers;
+  for (const auto& generation : generations()) numbers[generation.name] = generation.number;
   for (const auto& lock : locks)
-    if (auto found = find_lock(lock)) numbers[lock] = found->number;
+    if (lock.starts_with(kAdapterPrefix)) numbers[lock] = "ext";
   return numbers;
+}
+
+// The generations the matrix did not measure, as their written expectations
+// say they behave (MatrixResult::written): a library row, a user's above all
+// (`--lock ext:mine` alone), still gets a nearest generation without a
+// generation row measured beside it. None without a library row.
+std::vector<Cell> written_rows(const MatrixResult& result) {
+  std::vector<Cell> written;
+  const auto has = [&](const std::string& lock) {
+    return std::find(result.locks.begin(), result.locks.end(), lock) != result.locks.end();
+  };
+  if (std::none_of(result.locks.begin(), result.locks.end(), [](const auto& l) { return l.starts_with(kAdapterPrefix); }))
+    return written;
+  for (const auto& generation : generations()) {
+    if (has(generation.name)) continue;
+    for (const auto& fault : result.faults) {
+      Cell cell;
+      cell.lock = generation.name;
+      cell.fault = fault;
+      if (const FaultColumn* column = find_column(fault); column && !not_applicable(generation, *column).empty())
+        cell.observed = CellClass::not_applicable;
+      else if (auto expectation = expected_cell(generation.name, fault))
+        cell.observed = expectation->expected;
+      else
+        continue;  // nothing written: not compared
+      cell = expected_of(std::move(cell));
+      cell.exposed = cell.expected_exposed;
+      written.push_back(std::move(cell));
+    }
+  }
+  return written;
 }
 
 // The columns, in the columns' order whatever the flags' order: the --fault
@@ -433,10 +503,10 @@ int cell_weight(const Job& job) {
 
 // Every cell, the heaviest first (then row-major): the last cells to start are
 // short ones, so the workers finish together.
-std::vector<Job> jobs_of(const MatrixResult& result) {
+std::vector<Job> jobs_of(const MatrixResult& result, const UserAdapters& user) {
   std::vector<Job> jobs;
   for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) jobs.push_back({find_lock(lock).value(), find_column(fault)});
+    for (const auto& fault : result.faults) jobs.push_back({find_lock(lock, user).value(), find_column(fault)});
   std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return cell_weight(a) > cell_weight(b); });
   return jobs;
 }
@@ -516,9 +586,10 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);
-  const std::vector<Job> jobs = jobs_of(result);
+  const std::vector<Job> jobs = jobs_of(result, with_init_ok_declarations(options.user));
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);
+  result.written = written_rows(result);
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;
 }
@@ -543,6 +614,7 @@ Result<MatrixResult> load_matrix(const std::string& dir) {
   result.numbers = row_numbers(result.locks);
   for (const auto& lock : result.locks)
     for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
+  result.written = written_rows(result);
   return result;
 }
 

@@ -22,6 +22,7 @@
 #include "redis/result.h"
 #include "run/run.h"
 #include "workload/lock_catalog.h"
+#include "workload/user_adapters.h"
 
 namespace locklab::harness {
 
@@ -58,7 +59,8 @@ bool has_plan(std::string_view column);
 struct MatrixOptions {
   bool quick = false;
   std::string out;                  // empty = results/matrix/<run-id>
-  std::vector<std::string> locks;   // empty = every generation
+  std::vector<std::string> locks;   // empty = every generation, shipped adapter and `user` adapter
+  UserAdapters user;                // the user's own adapters (--adapter LABEL='CMD', --catalog FILE)
   std::vector<std::string> faults;  // empty = every column
   int jobs = 1;                     // cells measured at once (worker processes)
   bool progress = true;             // a line per cell on stderr

@@ -222,7 +222,8 @@ Status AdapterLock::check_init(const Reply& reply) {
     return broke("answered init with " + clip(j.dump()) + " (expected type init_ok and a library)", true);
   }
   if (auto contained = check_contained(); !contained) return contained;
-  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key")};
+  identity_ = {text_at(j, "/library"), text_at(j, "/version"), text_at(j, "/language"), {}, text_at(j, "/key"),
+               text_at(j, "/release_window"), text_at(j, "/acquire_gap")};
   if (j.contains("capabilities") && j["capabilities"].is_object()) {
     for (const auto& [name, value] : j["capabilities"].items()) {
       if (value.is_boolean()) identity_.capabilities[name] = value.get<bool>();

@@ -43,6 +43,10 @@ struct AdapterIdentity {
   std::string language;
   std::map<std::string, bool> capabilities;
   std::string key;  // the Redis key it says it locks for init's key ("" = it did not say)
+  // The protocol step points it declares (docs/adapters.md, init_ok's
+  // `release_window`, `acquire_gap`): what a catalog entry would say, for an
+  // adapter no catalog declares. "" = it did not say.
+  std::string release_window, acquire_gap;
 };
 
 // The adapter's process and our end of its stdin/stdout (one socket pair, so

@@ -91,7 +91,8 @@ std::string adopt_claims(LockDescription& lock, const AdapterProbe& probe, const
   lock = with_claims(std::move(lock), probe.claimed);
   if (lock.capabilities.multi_node && !laid_out.multi_node)
     return "adapter " + lock.label + ": its init_ok claims multi_node, but the run's servers were laid out "
-           "for one node (an adapter that is not shipped runs on one; ship it in " + peers_dir() + "/catalog.json)";
+           "for one node (an adapter no catalog declares runs on one; declare multi_node in a --catalog FILE entry, "
+           "docs/adapters.md)";
   return "";
 }
 

@@ -2,12 +2,14 @@
 
 #include <wordexp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "support/text.h"
 #include "workload/adapter_lock.h"
 
 #ifndef LOCKLAB_PEERS_DIR
@@ -105,18 +107,50 @@ Status read_step_points(const json& entry, const std::string& where, Capabilitie
   return Done{};
 }
 
-// One "peers" entry, or why it is not one.
-Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, std::size_t index) {
-  const std::string where = dir + "/catalog.json: peer " + std::to_string(index + 1);
-  if (!entry.is_object() || !entry.value("name", json()).is_string() || entry["name"].get<std::string>().empty())
-    return Error{ErrorKind::usage, where + ": no name"};
+// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-'.
+bool label_word(std::string_view label) {
+  return !label.empty() && label.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                               std::string_view::npos;
+}
+
+std::set<std::string> all_words() {
+  std::set<std::string> words;
+  for (const auto& word : kWords) words.insert(word.name);
+  return words;
+}
+
+// The capability words an entry says are true; an Error for a word the registry does not have.
+Result<std::set<std::string>> claimed_words(const json& entry, const std::string& where) {
+  const json capabilities = entry.value("capabilities", json::object());
+  if (!capabilities.is_object()) return Error{ErrorKind::usage, where + ": capabilities must be an object of words"};
+  std::set<std::string> claimed;
+  for (const auto& [word, value] : capabilities.items()) {
+    const bool known = std::any_of(std::begin(kWords), std::end(kWords), [&](const Word& w) { return word == w.name; });
+    if (!known || !value.is_boolean())
+      return Error{ErrorKind::usage, where + ": capability '" + word + "' is not one of " +
+                                         words_text(all_words()) + " as true/false"};
+    if (value.get<bool>()) claimed.insert(word);
+  }
+  return claimed;
+}
+
+// The entry's name and adapter command, or why they are missing.
+Status check_name_and_command(const json& entry, const std::string& where) {
+  if (!entry.is_object() || !entry.value("name", json()).is_string() || !label_word(entry["name"].get<std::string>()))
+    return Error{ErrorKind::usage, where + ": no name (letters, digits, '.', '_', '-')"};
   const json argv = entry.value("adapter", json());
   if (!argv.is_array() || argv.empty()) return Error{ErrorKind::usage, where + ": no adapter command"};
   for (const auto& word : argv)
     if (!word.is_string() || word.get<std::string>().empty())
       return Error{ErrorKind::usage, where + ": the adapter command must be non-empty strings"};
+  return Done{};
+}
+
+// One "peers" entry, or why it is not one.
+Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where) {
+  if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
   const std::string name = std::string(kAdapterPrefix) + entry["name"].get<std::string>();
-  LockDescription lock = adapter_description(name, resolved_argv(argv, dir), name);
+  LockDescription lock = adapter_description(name, resolved_argv(entry["adapter"], dir), name);
   lock.library = entry.value("library", entry["name"].get<std::string>());
   lock.language = entry.value("language", "");
   const json key = entry.value("key", json(""));
@@ -124,14 +158,39 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
     return Error{ErrorKind::usage, where + ": its key must be a string containing " + std::string(kKeyPlaceholder)};
   lock.key_pattern = key.get<std::string>();
   lock.summary = lock.library + " (" + lock.language + "), through its adapter";
-  const json capabilities = entry.value("capabilities", json::object());
-  for (const auto& [word, value] : capabilities.items())
-    if (value.is_boolean() && value.get<bool>()) lock.claimed.insert(word);
+  auto claimed = claimed_words(entry, where);
+  if (!claimed) return claimed.error();
+  lock.claimed = std::move(claimed).value();
   lock.capabilities = capabilities_of(lock.claimed);
   if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
   lock.from_catalog = true;
   give_make(lock);
   return lock;
+}
+
+// Every entry of the catalog at `path`, or the first problem: a file that is
+// not JSON, has no "peers" array, an entry of the wrong shape, a name twice.
+Result<std::vector<LockDescription>> catalog_entries(const std::string& path, const std::string& dir) {
+  std::ifstream in(path);
+  if (!in) return Error{ErrorKind::usage, "cannot read " + path};
+  const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object() || !document.value("peers", json()).is_array())
+    return Error{ErrorKind::usage, path + " is not a catalog of adapters (no \"peers\" array; docs/adapters.md)"};
+  std::vector<LockDescription> entries;
+  for (std::size_t i = 0; i < document["peers"].size(); ++i) {
+    const std::string where = path + ": peer " + std::to_string(i + 1);
+    Result<LockDescription> entry = Error{ErrorKind::usage, where};
+    try {  // a field of the wrong type ("library": 3) throws in value()
+      entry = catalog_entry(document["peers"][i], dir, where);
+    } catch (const json::exception& e) {
+      return Error{ErrorKind::usage, where + ": " + e.what()};
+    }
+    if (!entry) return entry.error();
+    for (const auto& earlier : entries)
+      if (earlier.name == entry->name) return Error{ErrorKind::usage, where + ": " + entry->name + " is given twice"};
+    entries.push_back(std::move(entry).value());
+  }
+  return entries;
 }
 
 struct Catalog {
@@ -140,19 +199,10 @@ struct Catalog {
 };
 
 Catalog load_catalog(const std::string& dir) {
-  Catalog catalog;
-  const std::string path = dir + "/catalog.json";
-  std::ifstream in(path);
-  if (!in) return {{}, "cannot read " + path + " (LOCKLAB_PEERS_DIR)"};
-  const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.value("peers", json()).is_array())
-    return {{}, path + " is not a catalog of adapters (no \"peers\" array)"};
-  for (std::size_t i = 0; i < document["peers"].size(); ++i) {
-    auto entry = catalog_entry(document["peers"][i], dir, i);
-    if (!entry) return {{}, entry.error().message};
-    catalog.peers.push_back(std::move(entry).value());
-  }
-  return catalog;
+  auto entries = catalog_entries(dir + "/catalog.json", dir);
+  if (!entries) return {{}, entries.error().message + " (LOCKLAB_PEERS_DIR)"};
+  for (auto& peer : *entries) peer.shipped = true;
+  return {std::move(entries).value(), ""};
 }
 
 // Read once per process: the catalog does not change under a run.
@@ -209,8 +259,16 @@ std::string locked_key(const LockDescription& lock, std::string_view key) {
 
 std::vector<LockDescription> catalog_peers() { return catalog().peers; }
 
+Result<std::vector<LockDescription>> read_catalog(const std::string& path, const std::string& dir) {
+  return catalog_entries(path, dir);
+}
+
+bool is_shipped(std::string_view name) {
+  return std::any_of(catalog().peers.begin(), catalog().peers.end(), [&](const auto& peer) { return peer.name == name; });
+}
+
 std::string missing_prerequisite(const LockDescription& lock) {
-  if (!lock.from_catalog || lock.language != "javascript") return "";
+  if (!lock.shipped || lock.language != "javascript") return "";
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "node_modules", ec)) return "";
   return peers_dir() + "/node_modules is missing (install the peers' npm modules: scripts/peers/install)";
@@ -224,7 +282,7 @@ Result<LockDescription> find_lock(std::string_view name) {
   for (const auto& peer : catalog().peers)
     if (peer.name == name) return peer;
   return Error{ErrorKind::usage, unknown + " (shipped adapters: " + shipped_names() +
-                                     "; an adapter of your own: --adapter 'CMD ARGS')"};
+                                     "; an adapter of your own: --adapter LABEL='CMD ARGS' or --catalog FILE)"};
 }
 
 Result<LockDescription> find_lock(std::string_view name, std::string_view adapter_command) {
@@ -238,6 +296,7 @@ Result<LockDescription> find_lock(std::string_view name, std::string_view adapte
   if (!argv) return argv.error();
   LockDescription lock = adapter_description(std::string(name), std::move(argv).value(),
                                              std::string(name) + " (" + std::string(adapter_command) + ")");
+  lock.given_as = "--adapter " + shell_word(std::string(name) + "=" + std::string(adapter_command));
   give_make(lock);
   return lock;
 }
@@ -258,6 +317,17 @@ std::string words_text(const std::set<std::string>& words) {
 LockDescription with_claims(LockDescription lock, const std::set<std::string>& words) {
   lock.claimed = words;
   lock.capabilities = capabilities_of(words);
+  give_make(lock);
+  return lock;
+}
+
+Result<LockDescription> with_declared(LockDescription lock, const std::set<std::string>& words,
+                                      const std::string& release_window, const std::string& acquire_gap) {
+  lock = with_claims(std::move(lock), words);
+  const json said = {{"release_window", release_window}, {"acquire_gap", acquire_gap}};
+  if (auto points = read_step_points(said, "adapter " + lock.label + ": its init_ok", lock.capabilities); !points)
+    return points.error();
+  lock.declared_in_init_ok = true;
   give_make(lock);
   return lock;
 }

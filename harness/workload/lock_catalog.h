@@ -1,7 +1,8 @@
 // One way to find a lock by the name `--lock` gives it: a generation of the
 // registry (impls/registry.h), or a lock library behind an adapter
 // (docs/adapters.md), "ext:NAME", either shipped (scripts/peers/catalog.json)
-// or given as a command (`--adapter 'CMD ARGS'`). Every harness caller that
+// or the user's own (`--adapter 'CMD ARGS'`, or an entry of a `--catalog FILE`
+// in the shipped catalog's format: workload/user_adapters.h). Every harness caller that
 // needs a lock's description (the run's options and servers, its document,
 // the sweeps) asks here; the nemesis is handed the capabilities.
 //
@@ -42,7 +43,12 @@ struct LockDescription {
   std::string label;                   // names the adapter in every error line: "ext:redis-py"
   std::string library, language;       // as the catalog says ("" for --adapter until its init_ok)
   std::set<std::string> claimed;       // capability words the catalog says are true
-  bool from_catalog = false;           // its init_ok must claim exactly `claimed`
+  bool from_catalog = false;           // declared in a catalog (shipped or --catalog): its init_ok must claim exactly `claimed`
+  bool shipped = false;                // an entry of scripts/peers/catalog.json
+  bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
+  // The user's own adapter as flags that give it again ("--catalog mine.json",
+  // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
+  std::string given_as;
   // Client `client`'s lock (an adapter is spawned in the calling process and
   // told the client number). A single-node lock gets only the first server.
   std::function<LockResult(const LockConfig&, int client)> make;
@@ -66,6 +72,14 @@ std::string locked_key(const LockDescription& lock, std::string_view key);
 
 // The shipped adapters, in the catalog's order (empty when it cannot be read).
 std::vector<LockDescription> catalog_peers();
+// A catalog file in the shipped catalog's format ({"peers": [{name, adapter,
+// key, library, language, capabilities, release_window, acquire_gap}]}), its
+// relative adapter paths (those with a '/') resolved against `dir`; a usage
+// Error, one line naming the file and the entry, for anything malformed. Its
+// entries are declared (from_catalog), not shipped.
+Result<std::vector<LockDescription>> read_catalog(const std::string& path, const std::string& dir);
+// Whether `name` is an entry of the shipped catalog.
+bool is_shipped(std::string_view name);
 // The folder the catalog is read from.
 std::string peers_dir();
 // What a shipped adapter needs that this machine lacks, in one line ("" when
@@ -79,5 +93,10 @@ std::set<std::string> capability_words(const Capabilities& capabilities);
 std::string words_text(const std::set<std::string>& words);
 // An adapter's description with the capabilities its init_ok claimed (--adapter).
 LockDescription with_claims(LockDescription lock, const std::set<std::string>& words);
+// with_claims(), and the step points its init_ok declared ("" or resp:PATTERN,
+// as a catalog entry's release_window and acquire_gap); a usage Error naming
+// the adapter for a step point of another form.
+Result<LockDescription> with_declared(LockDescription lock, const std::set<std::string>& words,
+                                      const std::string& release_window, const std::string& acquire_gap);
 
 }  // namespace locklab::harness

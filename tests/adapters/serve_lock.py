@@ -5,7 +5,8 @@ import json
 import sys
 
 
-def serve(make_lock, library, capabilities):
+def serve(make_lock, library, capabilities, declared=None):
+    """declared: more fields of init_ok, e.g. {"release_window": "resp:..."} (docs/adapters.md)."""
     lock = None
     for line in sys.stdin:
         request = json.loads(line)
@@ -14,7 +15,7 @@ def serve(make_lock, library, capabilities):
         if kind == "init":
             lock = make_lock(request["servers"][0], request["key"], request["ttl_ms"])
             reply.update(type="init_ok", library=library, version="0", language="python",
-                         capabilities=capabilities, key=request["key"])
+                         capabilities=capabilities, key=request["key"], **(declared or {}))
         elif kind == "noop":
             reply.update(type="noop_ok")
         elif kind == "acquire":

@@ -1,0 +1,172 @@
+// A lock of the user's own in every view (issue 26, "Your lock, first-class"):
+// through the real binary, a correct compare-and-delete lock in python
+// (tests/adapters/cad_lock.py), declared in a catalog of the user's
+// (tests/adapters/user_catalog.json, the shipped catalog's format), runs in
+// `matrix` (its classes observed, no expectation to differ from, its nearest
+// generation named) and in `fleets`; `run --fleet` gives two unshipped
+// labels two programs; each usage error is one line and exit 2. The matrix,
+// fleets and runs start their own redis-servers on free ports. Needs Debian's
+// python3-redis (skipped with a message without it).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fixtures/locklab_binary.h"
+
+namespace locklab::harness {
+namespace {
+
+using nlohmann::json;
+using testing::run_locklab;
+using testing::ScratchDir;
+
+const std::string kAdapters = LOCKLAB_TEST_ADAPTERS_DIR;
+const std::string kCatalog = kAdapters + "/user_catalog.json";
+const std::string kCad = "/usr/bin/python3 " + kAdapters + "/cad_lock.py";
+
+bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// A usage error: exit 2, and one line on stderr holding `words`.
+void expect_one_line(const testing::Outcome& run, const std::string& words) {
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "not one line: " << run.err;
+  EXPECT_NE(run.err.find(words), std::string::npos) << run.err;
+}
+
+TEST(UserAdapterMatrix, ACatalogLockShowsItsClassesAndItsNearestGeneration) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-matrix");
+  const auto run = run_locklab("matrix --quick --catalog " + kCatalog +
+                               " --lock ext:team-cad --fault holder-crash --fault release-race --out " + out.str());
+  // No expectation is written for it: whatever it shows, nothing differs (exit 0, never 3).
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json crash = read_json(out.path("cells/ext:team-cad__holder-crash.json"));
+  const json race = read_json(out.path("cells/ext:team-cad__release-race.json"));
+  // The dead holder's key lapses after its lease; the late compare-and-delete deletes nothing.
+  EXPECT_EQ(crash.value("observed", ""), "liveness") << crash.dump();
+  EXPECT_EQ(race.value("observed", ""), "safe") << race.dump();
+  for (const auto* cell : {&crash, &race}) {
+    EXPECT_TRUE(cell->value("matches", false));
+    EXPECT_NE(cell->value("expected", "").find("none written"), std::string::npos) << cell->value("expected", "");
+  }
+  // Its release's EVAL was parked where the catalog's release_window says.
+  EXPECT_NE(race.value("faults", json::array()).dump().find("resp:EVAL~cad_release"), std::string::npos);
+  const json matrix = read_json(out.path("matrix.json"));
+  const json nearest = matrix.value("nearest_generations", json::array());
+  ASSERT_EQ(nearest.size(), 1u) << matrix.dump();
+  EXPECT_EQ(nearest[0].value("library", ""), "ext:team-cad");
+  EXPECT_EQ(nearest[0].value("generation", json()), "lua-safe-delete") << nearest[0].dump();
+  const std::string page = testing::slurp(out.path("matrix.html"));
+  EXPECT_NE(page.find("ext:team-cad behaves like generation 4 lua-safe-delete"), std::string::npos);
+  EXPECT_EQ(run.err.find("expected"), std::string::npos) << run.err;  // no "differs" line for it
+}
+
+TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSayingWhy) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-matrix-na");
+  // Its init_ok (read before the row is planned) declares no step point; a catalog entry without them neither.
+  auto run = run_locklab("matrix --quick --lock ext:mine --adapter 'mine=" + kCad + "' --fault release-race --fault "
+                         "expire-gap --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json race = read_json(out.path("cells/ext:mine__release-race.json"));
+  EXPECT_EQ(race.value("observed", ""), "n/a");
+  EXPECT_NE(race.value("not_applicable", "").find("its init_ok declares no release_window"), std::string::npos)
+      << race.dump();
+  const json gap = read_json(out.path("cells/ext:mine__expire-gap.json"));
+  EXPECT_NE(gap.value("not_applicable", "").find("its init_ok declares no acquire_gap"), std::string::npos)
+      << gap.dump();
+  // The page keeps its n/a cells with the reason (a generation's n/a cells it leaves out).
+  EXPECT_NE(testing::slurp(out.path("matrix.md")).find("n/a: ext:mine: its init_ok declares no release_window"),
+            std::string::npos);
+  std::ofstream(out.path("no_window.json"))
+      << R"({"peers": [{"name": "no-window", "adapter": ["/usr/bin/python3", ")" << kAdapters
+      << R"(/cad_lock.py"], "key": "{key}", "capabilities": {"expires": true}}]})";
+  run = run_locklab("matrix --quick --catalog " + out.path("no_window.json") + " --lock ext:no-window --fault "
+                    "release-race --out " + out.path("second"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json declared = read_json(out.path("second/cells/ext:no-window__release-race.json"));
+  EXPECT_NE(declared.value("not_applicable", "").find("its catalog entry declares no release_window"),
+            std::string::npos)
+      << declared.dump();
+}
+
+TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-matrix-init-ok");
+  const auto run = run_locklab("matrix --quick --lock ext:mine --adapter 'mine=" + kCad + " --declare' --fault "
+                               "release-race --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json race = read_json(out.path("cells/ext:mine__release-race.json"));
+  EXPECT_EQ(race.value("observed", ""), "safe") << race.dump();
+  EXPECT_NE(race.value("faults", json::array()).dump().find("resp:EVAL~cad_release"), std::string::npos);
+  // The replay line gives the adapter again.
+  EXPECT_NE(race["run"]["config"].value("command", "").find("--adapter 'ext:mine="), std::string::npos)
+      << race["run"]["config"].dump();
+}
+
+TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-fleets");
+  const auto run = run_locklab("fleets --catalog " + kCatalog + " --lock ext:team-cad --lock lua-safe-delete "
+                               "--duration 0.5 --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json fleets = read_json(out.path("fleets.json"));
+  ASSERT_EQ(fleets.value("pairs", json::array()).size(), 1u) << fleets.dump();
+  const json& pair = fleets["pairs"][0];
+  EXPECT_EQ(pair.value("verdict", ""), "safe") << pair.dump();
+  EXPECT_EQ(pair.value("overlaps", -1), 0);
+  // Both lock the same key with compare-and-delete: they share it (or, on a slow machine, one
+  // got in too rarely to show it), never "cannot".
+  const std::string sharing = pair.value("sharing", "");
+  EXPECT_TRUE(sharing == "shares" || sharing == "not shown") << pair.dump();
+}
+
+TEST(UserAdapterFleets, RunFleetGivesTwoUnshippedLabelsTwoPrograms) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-fleet-run");
+  const std::string blind = "/usr/bin/python3 " + kAdapters + "/watchdog_blind_del.py";
+  const auto run = run_locklab("run --fleet ext:a:1,ext:b:1 --adapter 'a=" + kCad + "' --adapter 'b=" + blind +
+                               "' --ops 10 --json " + out.path("run.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json document = read_json(out.path("run.json"));
+  const json adapters = document.value("adapters", json::object());
+  ASSERT_TRUE(adapters.contains("ext:a") && adapters.contains("ext:b")) << adapters.dump();
+  EXPECT_NE(adapters["ext:a"]["command"].dump().find("cad_lock.py"), std::string::npos) << adapters.dump();
+  EXPECT_NE(adapters["ext:b"]["command"].dump().find("watchdog_blind_del.py"), std::string::npos) << adapters.dump();
+  // One bare command for both is refused, not run twice.
+  expect_one_line(run_locklab("run --fleet ext:a:1,ext:b:1 --adapter '" + kCad + "' --ops 10"),
+                  "one command for 2 unshipped labels");
+}
+
+TEST(UserAdapterUsage, EachMistakeIsOneLineAndExitTwo) {
+  ScratchDir dir("locklab-user-usage");
+  const std::string mine = " --adapter 'mine=" + kCad + "'";
+  expect_one_line(run_locklab("matrix --lock ext:mine" + mine + mine), "ext:mine is given twice");
+  expect_one_line(run_locklab("fleets --lock ext:team-cad --lock setnx --catalog " + kCatalog +
+                              " --adapter 'team-cad=" + kCad + "'"),
+                  "ext:team-cad is given twice");
+  expect_one_line(run_locklab("matrix --lock ext:other" + mine), "no --lock ext:mine");
+  expect_one_line(run_locklab("fleets --lock ext:other --lock setnx" + mine), "no --lock ext:mine");
+  expect_one_line(run_locklab("matrix --lock ext:redis-py --adapter 'redis-py=" + kCad + "'"), "shipped adapter");
+  expect_one_line(run_locklab("matrix --lock ext:nobody --fault holder-crash"), "unknown lock 'ext:nobody'");
+  std::ofstream(dir.path("not_json.json")) << "{\"peers\": [";
+  expect_one_line(run_locklab("matrix --catalog " + dir.path("not_json.json")), "is not a catalog of adapters");
+  std::ofstream(dir.path("bad_word.json"))
+      << R"({"peers": [{"name": "x", "adapter": ["/bin/true"], "capabilities": {"expirs": true}}]})";
+  expect_one_line(run_locklab("fleets --catalog " + dir.path("bad_word.json")), "capability 'expirs'");
+  std::ofstream(dir.path("twice.json")) << R"({"peers": [{"name": "x", "adapter": ["/bin/true"]},)"
+                                        << R"( {"name": "x", "adapter": ["/bin/true"]}]})";
+  expect_one_line(run_locklab("run --lock ext:x --catalog " + dir.path("twice.json")), "ext:x is given twice");
+  expect_one_line(run_locklab("matrix --catalog " + dir.path("missing.json")), "cannot read");
+}
+
+}  // namespace
+}  // namespace locklab::harness
