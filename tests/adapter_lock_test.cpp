@@ -1,5 +1,5 @@
 // AdapterLock (harness/workload/adapter_lock.h, docs/adapters.md): the adapter
-// protocol client against redis-py's adapter (scripts/peers/adapters/redis_py.py)
+// protocol client against redis-py's adapter (harness/adapters/python/redis_py.py)
 // on a real redis-server, and against the deliberately broken adapters of
 // tests/adapters/: each gives one error line naming the adapter, within a
 // bound, and leaves no process behind.
@@ -31,7 +31,7 @@ using namespace std::chrono_literals;
 using harness::AdapterLock;
 using harness::AdapterTimeouts;
 
-const std::string kRedisPy = LOCKLAB_PEERS_DIR "/adapters/redis_py.py";
+const std::string kRedisPy = LOCKLAB_PEERS_DIR "/python/redis_py.py";
 const std::string kBroken = LOCKLAB_TEST_ADAPTERS_DIR "/";
 // Short bounds for the broken adapters, so each case ends in well under a second.
 constexpr AdapterTimeouts kShort{5'000ms, 300ms, 200ms};

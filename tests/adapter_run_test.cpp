@@ -36,7 +36,7 @@ using testing::run_locklab;
 
 constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-redis lives
 const std::string kAdapters = LOCKLAB_TEST_ADAPTERS_DIR;
-const std::string kRedisPy = std::string(LOCKLAB_PEERS_DIR) + "/adapters/redis_py.py";
+const std::string kRedisPy = std::string(LOCKLAB_PEERS_DIR) + "/python/redis_py.py";
 
 bool python_redis_installed() {
   return std::system((std::string(kPython) + " -c 'import redis' >/dev/null 2>&1").c_str()) == 0;
@@ -99,8 +99,8 @@ class AdapterRun : public testing::RunDocumentsTest {
   // `lock` under unavailable:at=release:mode=refuse (3 clients, 1.5 s): the
   // run's fault record, after checking that the fault acted on refused requests.
   json refused_release_fault(const std::string& lock, const std::string& file) {
-    EXPECT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-        << "scripts/peers/node_modules is missing: run scripts/peers/install";
+    EXPECT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/kits/js/node_modules"))
+        << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
     const auto run = run_locklab("run --lock " + lock + " --clients 3 --duration 1.5 --ttl 500 --hold 20 "
                                  "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path(file));
     EXPECT_NE(run.exit_code, 2) << run.err;
@@ -245,12 +245,12 @@ TEST_F(AdapterRun, ALiarIsAViolationNotAnError) {
 
 // ---- the key a library locks (review #1) ------------------------------------------
 // Four libraries lock another key than the run's K (docs/peers.md's table,
-// scripts/peers/catalog.json's `key`): what the harness reads, deletes and
+// harness/adapters/catalog.json's `key`): what the harness reads, deletes and
 // watches must be theirs.
 
 void require_node_peers() {
-  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/kits/js/node_modules"))
+      << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
 }
 
 // The milliseconds from the SIGSTOP of a pause to its SIGCONT, and the SIGCONT's line.

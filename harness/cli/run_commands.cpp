@@ -202,7 +202,7 @@ void add_run_lock_flags(CLI::App& run, RunFlags& flags) {
   RunOptions& run_options = flags.options;
   auto* lock = run.add_option("--lock", run_options.lock,
                               "Generation (see: locklab list), or ext:NAME: a shipped adapter of a lock library "
-                              "(scripts/peers/catalog.json; docs/adapters.md)")
+                              "(harness/adapters/catalog.json; docs/adapters.md)")
                    ->check(checked_by(run_lock_problem, "NAME|ext:NAME"));
   run.add_option("--adapter", run_options.adapter,
                  "With --lock ext:LABEL: the command of an adapter that is not shipped, 'CMD ARGS' (split as a "

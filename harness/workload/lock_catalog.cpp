@@ -11,7 +11,7 @@
 #include "workload/adapter_lock.h"
 
 #ifndef LOCKLAB_PEERS_DIR
-#error "LOCKLAB_PEERS_DIR must name the source tree's scripts/peers (harness/workload/CMakeLists.txt)"
+#error "LOCKLAB_PEERS_DIR must name the source tree's harness/adapters (harness/workload/CMakeLists.txt)"
 #endif
 
 namespace locklab::harness {
@@ -212,8 +212,8 @@ std::vector<LockDescription> catalog_peers() { return catalog().peers; }
 std::string missing_prerequisite(const LockDescription& lock) {
   if (!lock.from_catalog || lock.language != "javascript") return "";
   std::error_code ec;
-  if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "node_modules", ec)) return "";
-  return peers_dir() + "/node_modules is missing (install the peers' npm modules: scripts/peers/install)";
+  if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";
+  return peers_dir() + "/kits/js/node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)";
 }
 
 Result<LockDescription> find_lock(std::string_view name) {

@@ -1,12 +1,12 @@
 // One way to find a lock by the name `--lock` gives it: a generation of the
 // registry (impls/registry.h), or a lock library behind an adapter
-// (docs/adapters.md), "ext:NAME", either shipped (scripts/peers/catalog.json)
+// (docs/adapters.md), "ext:NAME", either shipped (harness/adapters/catalog.json)
 // or given as a command (`--adapter 'CMD ARGS'`). Every harness caller that
 // needs a lock's description (the run's options and servers, its document,
 // the sweeps) asks here; the nemesis is handed the capabilities.
 //
 // The catalog is found in LOCKLAB_PEERS_DIR: the environment variable when
-// set, else the source tree's scripts/peers (a compile definition). Its
+// set, else the source tree's harness/adapters (a compile definition). Its
 // adapters' relative paths (those with a '/') are relative to that folder.
 #pragma once
 
@@ -70,7 +70,7 @@ std::vector<LockDescription> catalog_peers();
 std::string peers_dir();
 // What a shipped adapter needs that this machine lacks, in one line ("" when
 // nothing is missing): a JavaScript adapter needs the npm modules that
-// scripts/peers/install puts into the catalog's folder (node_modules).
+// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder.
 std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.
