@@ -163,6 +163,32 @@ TEST_F(AdapterRun, AnUnshippedAdapterIsDescribedByItsInitOk) {
   EXPECT_TRUE(processes_with(marker).empty());
 }
 
+// docs/adapters.md, "Your own lock in 10 minutes": tests/adapters/mine.py, the section's
+// adapter on the Python kit, is a lock of `locklab run` as it stands, and its
+// compare-and-delete holds where a late release meets the next holder's key
+// (the matrix's release-race spec, parked at its script on the wire).
+TEST_F(AdapterRun, YourOwnLockInTenMinutesRunsAndItsLateReleaseDeletesNothing) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string mine = std::string(kPython) + " " + kAdapters + "/mine.py";
+  const auto run = run_locklab("run --lock ext:mine --adapter '" + mine + "' --clients 3 --ops 60 --json " +
+                               path("ten.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("ten.json");
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["acquired"], 60);
+  EXPECT_EQ(d["adapters"]["ext:mine"]["library"], "mine");
+  EXPECT_EQ(d["adapters"]["ext:mine"]["language"], "python");
+  EXPECT_EQ(d["adapters"]["ext:mine"]["capabilities"], json({"expires", "owner_checked_release"}));
+
+  const auto race = run_locklab("run --lock ext:mine --adapter '" + mine + "' --clients 2 --ops 6 --ttl 500 --hold 250"
+                                " --wait 1000 --retry 5 --oracle --fault 'holder-pause:at=resp:EVALSHA|EVAL:ms=375'"
+                                " --json " + path("race.json"));
+  const json r = result("race.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"] << race.err;
+  EXPECT_EQ(r["safety"]["wrong_owner_releases"], 0);
+  EXPECT_EQ(r["faults"][0]["acted"], true) << r["faults"];
+}
+
 // A shipped adapter must claim in its init_ok what the catalog says of it.
 TEST_F(AdapterRun, ACatalogEntryThatDisagreesWithInitOkIsAnError) {
   const std::string marker = fresh_marker();
