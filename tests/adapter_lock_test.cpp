@@ -118,6 +118,24 @@ TEST_F(AdapterLockTest, RedisPyReleaseOfAnotherHoldIsNotOwner) {
   EXPECT_EQ(run({"GET", "locklab:adapter"}).string().value_or(""), "someone-else");
 }
 
+// The acquire request carries the run's retry interval (LockConfig::retry_interval) as retry_ms,
+// and nothing when the config has none (the adapter then keeps its own).
+TEST_F(AdapterLockTest, TheAcquireCarriesTheRetryInterval) {
+  auto with_retry = config();
+  with_retry.retry_interval = 7ms;
+  auto told = AdapterLock::create({kBroken + "retry_echo.py"}, with_retry, 1, kShort);
+  ASSERT_TRUE(told) << told.error().message;
+  EXPECT_EQ((*told)->try_acquire(0ms), Acquire::error);
+  EXPECT_NE((*told)->last_error().find("retry_ms=7"), std::string::npos) << (*told)->last_error();
+
+  auto without = config();
+  without.retry_interval.reset();  // the fixture's config has one
+  auto untold = AdapterLock::create({kBroken + "retry_echo.py"}, without, 1, kShort);
+  ASSERT_TRUE(untold) << untold.error().message;
+  EXPECT_EQ((*untold)->try_acquire(0ms), Acquire::error);
+  EXPECT_NE((*untold)->last_error().find("retry_ms=absent"), std::string::npos) << (*untold)->last_error();
+}
+
 TEST_F(AdapterLockTest, NoopRoundTrip) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   auto lock = redis_py(1);
