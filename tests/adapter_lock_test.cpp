@@ -1,5 +1,5 @@
 // AdapterLock (harness/workload/adapter_lock.h, docs/adapters.md): the adapter
-// protocol client against redis-py's adapter (scripts/peers/adapters/redis_py.py)
+// protocol client against redis-py's adapter (harness/adapters/python/redis_py.py)
 // on a real redis-server, and against the deliberately broken adapters of
 // tests/adapters/: each gives one error line naming the adapter, within a
 // bound, and leaves no process behind.
@@ -31,7 +31,7 @@ using namespace std::chrono_literals;
 using harness::AdapterLock;
 using harness::AdapterTimeouts;
 
-const std::string kRedisPy = LOCKLAB_PEERS_DIR "/adapters/redis_py.py";
+const std::string kRedisPy = LOCKLAB_PEERS_DIR "/python/redis_py.py";
 const std::string kBroken = LOCKLAB_TEST_ADAPTERS_DIR "/";
 // Short bounds for the broken adapters, so each case ends in well under a second.
 constexpr AdapterTimeouts kShort{5'000ms, 300ms, 200ms};
@@ -116,6 +116,24 @@ TEST_F(AdapterLockTest, RedisPyReleaseOfAnotherHoldIsNotOwner) {
   run({"SET", "locklab:adapter", "someone-else"});  // our lease ran out and another client took the key
   EXPECT_EQ(lock->release(), Release::not_owner) << lock->last_error();
   EXPECT_EQ(run({"GET", "locklab:adapter"}).string().value_or(""), "someone-else");
+}
+
+// The acquire request carries the run's retry interval (LockConfig::retry_interval) as retry_ms,
+// and nothing when the config has none (the adapter then keeps its own).
+TEST_F(AdapterLockTest, TheAcquireCarriesTheRetryInterval) {
+  auto with_retry = config();
+  with_retry.retry_interval = 7ms;
+  auto told = AdapterLock::create({kBroken + "retry_echo.py"}, with_retry, 1, kShort);
+  ASSERT_TRUE(told) << told.error().message;
+  EXPECT_EQ((*told)->try_acquire(0ms), Acquire::error);
+  EXPECT_NE((*told)->last_error().find("retry_ms=7"), std::string::npos) << (*told)->last_error();
+
+  auto without = config();
+  without.retry_interval.reset();  // the fixture's config has one
+  auto untold = AdapterLock::create({kBroken + "retry_echo.py"}, without, 1, kShort);
+  ASSERT_TRUE(untold) << untold.error().message;
+  EXPECT_EQ((*untold)->try_acquire(0ms), Acquire::error);
+  EXPECT_NE((*untold)->last_error().find("retry_ms=absent"), std::string::npos) << (*untold)->last_error();
 }
 
 TEST_F(AdapterLockTest, NoopRoundTrip) {

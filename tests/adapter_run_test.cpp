@@ -36,7 +36,7 @@ using testing::run_locklab;
 
 constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-redis lives
 const std::string kAdapters = LOCKLAB_TEST_ADAPTERS_DIR;
-const std::string kRedisPy = std::string(LOCKLAB_PEERS_DIR) + "/adapters/redis_py.py";
+const std::string kRedisPy = std::string(LOCKLAB_PEERS_DIR) + "/python/redis_py.py";
 
 bool python_redis_installed() {
   return std::system((std::string(kPython) + " -c 'import redis' >/dev/null 2>&1").c_str()) == 0;
@@ -99,8 +99,8 @@ class AdapterRun : public testing::RunDocumentsTest {
   // `lock` under unavailable:at=release:mode=refuse (3 clients, 1.5 s): the
   // run's fault record, after checking that the fault acted on refused requests.
   json refused_release_fault(const std::string& lock, const std::string& file) {
-    EXPECT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-        << "scripts/peers/node_modules is missing: run scripts/peers/install";
+    EXPECT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/kits/js/node_modules"))
+        << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
     const auto run = run_locklab("run --lock " + lock + " --clients 3 --duration 1.5 --ttl 500 --hold 20 "
                                  "--stall 250 --fault unavailable:at=release:mode=refuse --json " + path(file));
     EXPECT_NE(run.exit_code, 2) << run.err;
@@ -161,6 +161,32 @@ TEST_F(AdapterRun, AnUnshippedAdapterIsDescribedByItsInitOk) {
   EXPECT_EQ(d["adapters"]["ext:mine"]["library"], "redis-py");
   EXPECT_EQ(d["adapters"]["ext:mine"]["capabilities"], json({"expires", "owner_checked_release"}));
   EXPECT_TRUE(processes_with(marker).empty());
+}
+
+// docs/adapters.md, "Your own lock in 10 minutes": tests/adapters/mine.py, the section's
+// adapter on the Python kit, is a lock of `locklab run` as it stands, and its
+// compare-and-delete holds where a late release meets the next holder's key
+// (the matrix's release-race spec, parked at its script on the wire).
+TEST_F(AdapterRun, YourOwnLockInTenMinutesRunsAndItsLateReleaseDeletesNothing) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string mine = std::string(kPython) + " " + kAdapters + "/mine.py";
+  const auto run = run_locklab("run --lock ext:mine --adapter '" + mine + "' --clients 3 --ops 60 --json " +
+                               path("ten.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json d = result("ten.json");
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["acquired"], 60);
+  EXPECT_EQ(d["adapters"]["ext:mine"]["library"], "mine");
+  EXPECT_EQ(d["adapters"]["ext:mine"]["language"], "python");
+  EXPECT_EQ(d["adapters"]["ext:mine"]["capabilities"], json({"expires", "owner_checked_release"}));
+
+  const auto race = run_locklab("run --lock ext:mine --adapter '" + mine + "' --clients 2 --ops 6 --ttl 500 --hold 250"
+                                " --wait 1000 --retry 5 --oracle --fault 'holder-pause:at=resp:EVALSHA|EVAL:ms=375'"
+                                " --json " + path("race.json"));
+  const json r = result("race.json");
+  EXPECT_EQ(r["verdict"], "safe") << r["verdict_reasons"] << race.err;
+  EXPECT_EQ(r["safety"]["wrong_owner_releases"], 0);
+  EXPECT_EQ(r["faults"][0]["acted"], true) << r["faults"];
 }
 
 // A shipped adapter must claim in its init_ok what the catalog says of it.
@@ -245,12 +271,12 @@ TEST_F(AdapterRun, ALiarIsAViolationNotAnError) {
 
 // ---- the key a library locks (review #1) ------------------------------------------
 // Four libraries lock another key than the run's K (docs/peers.md's table,
-// scripts/peers/catalog.json's `key`): what the harness reads, deletes and
+// harness/adapters/catalog.json's `key`): what the harness reads, deletes and
 // watches must be theirs.
 
 void require_node_peers() {
-  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  ASSERT_TRUE(fs::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/kits/js/node_modules"))
+      << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
 }
 
 // The milliseconds from the SIGSTOP of a pause to its SIGCONT, and the SIGCONT's line.

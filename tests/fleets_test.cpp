@@ -8,7 +8,7 @@
 // the catalog's `key` field, and the usage errors.
 //
 // The end-to-end sweep needs Debian's python3-redis (skipped without it) and
-// scripts/peers/node_modules (scripts/peers/install; scripts/setup runs it).
+// harness/adapters/kits/js/node_modules (harness/adapters/kits/js/install; scripts/setup runs it).
 // ctest label: peers.
 #include <gtest/gtest.h>
 

@@ -14,11 +14,21 @@ It also checks that every component folder states its job (its CMakeLists.txt's
 first line, or a README) and that the README's layout names every file of
 every harness folder.
 
+And the adapters (harness/adapters, docs/adapters.md), which are programs, not
+C++: an adapter (js/*.js, python/*.py) loads only its language's kit
+(kits/js/protocol.js through require, kits/python/locklab_kit.py), its language's
+standard modules, and its library (a JavaScript one through the kit's library(),
+a package pinned in kits/js/package.json); a kit loads no adapter and nothing
+outside its folder; and no C++ or CMake file of a component that is not tests
+names an adapter's file: the C++ finds adapters through catalog.json only.
+
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
 `--self-test` plants each kind of crossing in a copy of the tree (a wrong
 include in quotes, in angle brackets, in an .inl; a folder missing from the
 dag; a wrong link, in a generator expression, from the top level; a cycle; a
-folder without its job; a file the README does not name) and checks that each
+folder without its job; a file the README does not name; an adapter loading
+another adapter, a library directly, an unpinned library, a Python module of the
+tree; a kit loading an adapter; C++ naming an adapter's file) and checks that each
 one is caught, and that the unmodified copy passes.
 """
 import argparse
@@ -294,12 +304,114 @@ def check_readme(root, nodes):
     return problems
 
 
+ADAPTERS = "harness/adapters"
+# require() of these needs no package: node's own modules ("node:fs" too).
+NODE_BUILTINS = {"assert", "buffer", "child_process", "crypto", "dgram", "dns", "events", "fs", "fs/promises", "http",
+                 "https", "module", "net", "os", "path", "perf_hooks", "process", "readline", "stream", "string_decoder",
+                 "timers", "timers/promises", "tty", "url", "util", "worker_threads", "zlib"}
+REQUIRE = re.compile(r"""\brequire\(\s*['"]([^'"]+)['"]\s*\)""")
+LIBRARY = re.compile(r"""\blibrary\(\s*['"]([^'"]+)['"]\s*\)""")
+PY_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)", re.M)
+
+
+def adapter_files(root, sub, ext):
+    folder = os.path.join(root, ADAPTERS, sub)
+    if not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(ADAPTERS, sub, f) for f in os.listdir(folder) if f.endswith(ext))
+
+
+def js_problems(root, rel, allowed_dir, pinned):
+    """What a JavaScript file of harness/adapters loads that it must not: a relative require()
+    must land in `allowed_dir`, any other must be a node module, library() a pinned package."""
+    problems = []
+    text = open(os.path.join(root, rel), encoding="utf-8").read()
+    for number, line in enumerate(text.splitlines(), 1):
+        for name in REQUIRE.findall(line):
+            where = "%s:%d: require('%s')" % (rel, number, name)
+            if name.startswith("."):
+                target = os.path.normpath(os.path.join(os.path.dirname(rel), name))
+                if os.path.dirname(target) != allowed_dir:
+                    problems.append("%s: loads %s, outside %s/ (an adapter loads its kit and its library; a kit "
+                                    "no adapter)" % (where, target, allowed_dir))
+            elif name.removeprefix("node:") not in NODE_BUILTINS:
+                problems.append("%s: a package loaded directly: load it with the kit's library() (resolved from "
+                                "%s/kits/js/node_modules, pinned by its package-lock.json)" % (where, ADAPTERS))
+        for name in LIBRARY.findall(line):
+            if pinned is not None and name not in pinned:
+                problems.append("%s:%d: library('%s'): not pinned in %s/kits/js/package.json"
+                                % (rel, number, name, ADAPTERS))
+    return problems
+
+
+def py_problems(root, rel, tree_modules, allowed):
+    """A Python file of harness/adapters may import the standard library, `allowed` (its kit),
+    and modules that are not the tree's (its library): never another adapter, nor locklab's own."""
+    problems = []
+    text = open(os.path.join(root, rel), encoding="utf-8").read()
+    for match in PY_IMPORT.finditer(text):
+        number = text.count("\n", 0, match.start()) + 1
+        names = match.group(1).split(",") if match.group(1) else [match.group(2)]
+        for name in (n.strip().split(".")[0] for n in names):
+            if name in allowed or name in sys.stdlib_module_names:
+                continue
+            if name in tree_modules:
+                problems.append("%s:%d: imports %s, a module of this tree (%s): an adapter imports its kit and its "
+                                "library, a kit nothing of the tree" % (rel, number, name, tree_modules[name]))
+    return problems
+
+
+def check_adapters(root):
+    """The adapters' own layering (the module docstring): one line per crossing."""
+    if not os.path.isdir(os.path.join(root, ADAPTERS)):
+        return []
+    problems = []
+    package = os.path.join(root, ADAPTERS, "kits", "js", "package.json")
+    pinned = None
+    if os.path.isfile(package):
+        import json
+        pinned = set(json.load(open(package, encoding="utf-8")).get("dependencies", {}))
+    kit_js, kit_py = ADAPTERS + "/kits/js", ADAPTERS + "/kits/python"
+    for rel in adapter_files(root, "js", ".js"):
+        problems.extend(js_problems(root, rel, kit_js, pinned))
+    for rel in adapter_files(root, "kits/js", ".js"):
+        problems.extend(js_problems(root, rel, kit_js, pinned))
+    # Every .py of the tree outside build output is a module an adapter or a kit must not import.
+    tree_modules = {}
+    for top in ("harness", "tests", "scripts", "bench", "docs"):
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__")]
+            for f in files:
+                if f.endswith(".py"):
+                    tree_modules.setdefault(f[:-3], os.path.relpath(os.path.join(folder, f), root))
+    for rel in adapter_files(root, "python", ".py"):
+        problems.extend(py_problems(root, rel, tree_modules, {"locklab_kit"}))
+    for rel in adapter_files(root, "kits/python", ".py"):
+        problems.extend(py_problems(root, rel, tree_modules, set()))
+    # The C++ (and its CMake) finds an adapter through the catalog only; tests may name one (tests -> *).
+    names = {os.path.basename(f) for f in adapter_files(root, "js", ".js") + adapter_files(root, "python", ".py")}
+    for top in ("harness", "impls", "scenarios", "bench"):
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "adapters")] \
+                if os.path.relpath(folder, root) == "harness" else \
+                [d for d in dirs if d not in ("build", "node_modules")]
+            for f in sorted(files):
+                if not (f.endswith(SOURCE_EXT) or f == "CMakeLists.txt" or f.endswith(".cmake")):
+                    continue
+                rel = os.path.relpath(os.path.join(folder, f), root)
+                for number, line in enumerate(open(os.path.join(root, rel), encoding="utf-8", errors="replace"), 1):
+                    for name in sorted(n for n in names if n in line):
+                        problems.append("%s:%d: names the adapter %s: the C++ finds adapters through %s/catalog.json "
+                                        "only" % (rel, number, name, ADAPTERS))
+    return problems
+
+
 def check(root):
     """Every crossing, one line each (empty: the tree follows the DAG)."""
     nodes = read_dag(root)
     reach = closure(nodes)
     return (check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes) +
-            check_readme(root, nodes))
+            check_readme(root, nodes) + check_adapters(root))
 
 
 def plant(copy, rel, text, mode="a"):
@@ -337,6 +449,29 @@ def self_test(root):
          "harness/support/helpers.inl:1: #include \"run/run.h\": support -> run"),
         ("a folder without its job", lambda c: plant(c, "harness/report/CMakeLists.txt", "add_library(x)\n", "w"),
          "harness/report/CMakeLists.txt: the first line must be a comment"),
+        ("the adapters' folder without its job", lambda c: os.remove(os.path.join(c, ADAPTERS, "README")),
+         "harness/adapters: no CMakeLists.txt, so a README must say adapters's one job"),
+        ("an adapter loading another adapter",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nrequire('./node_redlock');\n"),
+         "require('./node_redlock'): loads harness/adapters/js/node_redlock, outside harness/adapters/kits/js/"),
+        ("an adapter loading its library directly",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nrequire('ioredis');\n"),
+         "require('ioredis'): a package loaded directly"),
+        ("an adapter loading a library that is not pinned",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nlibrary('left-pad');\n"),
+         "library('left-pad'): not pinned"),
+        ("a kit loading an adapter",
+         lambda c: plant(c, ADAPTERS + "/kits/js/protocol.js", "\nrequire('../../js/redis_lock');\n"),
+         "loads harness/adapters/js/redis_lock, outside harness/adapters/kits/js/"),
+        ("a Python adapter importing a module of the tree",
+         lambda c: plant(c, ADAPTERS + "/python/redis_py.py", "\nimport serve_lock\n"),
+         "imports serve_lock, a module of this tree (tests/adapters/serve_lock.py)"),
+        ("the Python kit importing an adapter",
+         lambda c: plant(c, ADAPTERS + "/kits/python/locklab_kit.py", "\nimport redis_py\n"),
+         "imports redis_py, a module of this tree (harness/adapters/python/redis_py.py)"),
+        ("C++ naming an adapter's file",
+         lambda c: plant(c, "harness/workload/lock_catalog.cpp", '\n// "python/redis_py.py"\n'),
+         "names the adapter redis_py.py: the C++ finds adapters through harness/adapters/catalog.json only"),
     ]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="locklab-layering-") as tmp:

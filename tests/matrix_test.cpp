@@ -554,8 +554,8 @@ TEST_F(MatrixRun, QuickMatrixEveryCellAsExpected) {
   ASSERT_TRUE(result) << result.error().message;
   expect_as_expected(*result, dir_);
 
-  ASSERT_TRUE(fs::is_directory(fs::path(peers_dir()) / "node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  ASSERT_TRUE(fs::is_directory(fs::path(peers_dir()) / "kits/js/node_modules"))
+      << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
   for (const auto& [peer, columns] : kPeerColumnsInCi) {
     MatrixOptions peer_options = options;
     peer_options.locks = {peer};
@@ -582,7 +582,7 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   const auto skipped = testing::run_locklab("matrix --quick --fault expire-gap --jobs 2 --out '" + dir_ + "/m'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  EXPECT_NE(refused.err.find("node_modules is missing (install the peers' npm modules: scripts/peers/install)"),
+  EXPECT_NE(refused.err.find("node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)"),
             std::string::npos) << refused.err;
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:sesamecare-redlock"),

@@ -1,4 +1,4 @@
-// The shipped adapters (scripts/peers/catalog.json, docs/adapters.md), each
+// The shipped adapters (harness/adapters/catalog.json, docs/adapters.md), each
 // through AdapterLock, or its raw protocol where AdapterLock has no call (extend),
 // against three real redis-server masters: the multi-node libraries use all of
 // them, the others the first. Every case runs for every catalog entry.
@@ -7,7 +7,7 @@
 // the adapters' header comments (which cite the libraries' source); a case that
 // disagrees is either a finding about the library or a broken adapter.
 //
-// The JavaScript adapters need scripts/peers/node_modules (scripts/peers/install,
+// The JavaScript adapters need harness/adapters/kits/js/node_modules (harness/adapters/kits/js/install,
 // which scripts/setup runs): without it each case fails with one line saying so.
 // redis-py's needs Debian's python3-redis and skips without it, as adapter_lock_test does.
 #include <sys/stat.h>
@@ -49,7 +49,7 @@ struct Peer {
   std::string name;
   std::string library;
   std::string language;
-  std::vector<std::string> argv;  // paths made absolute (the catalog's are relative to scripts/peers/)
+  std::vector<std::string> argv;  // paths made absolute (the catalog's are relative to harness/adapters/)
   std::map<std::string, bool> capabilities;
   std::string release_window;
   std::string acquire_gap;
@@ -142,7 +142,7 @@ std::string command_output(const std::string& command) {
 // The installed package's version: node_modules/<library>/package.json, or redis-py's __version__.
 std::string installed_version(const Peer& peer) {
   if (peer.language == "python") return command_output("/usr/bin/python3 -c 'import redis; print(redis.__version__)'");
-  return read_json(kPeers + "/node_modules/" + peer.library + "/package.json").value("version", "");
+  return read_json(kPeers + "/kits/js/node_modules/" + peer.library + "/package.json").value("version", "");
 }
 
 // The adapter's protocol without AdapterLock, for the requests it has no call for.
@@ -175,8 +175,8 @@ class PeerFixture : public MastersTest<3> {
       GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
     }
     if (peer.language == "javascript") {
-      ASSERT_TRUE(std::filesystem::is_directory(kPeers + "/node_modules"))
-          << "scripts/peers/node_modules is missing: run scripts/peers/install";
+      ASSERT_TRUE(std::filesystem::is_directory(kPeers + "/kits/js/node_modules"))
+          << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
     }
   }
 
@@ -258,7 +258,7 @@ TEST_P(PeerAdapterTest, IdentityMatchesCatalogAndInstall) {
   EXPECT_EQ(identity.capabilities, peer().capabilities);
   EXPECT_EQ(identity.version, installed_version(peer()));
   if (peer().language == "javascript") {  // and the version package.json pins
-    const json pins = read_json(kPeers + "/package.json")["dependencies"];
+    const json pins = read_json(kPeers + "/kits/js/package.json")["dependencies"];
     EXPECT_EQ(pins.value(peer().library, ""), identity.version);
   }
   auto round_trip = lock->noop();

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/compare-peers' tables (scripts/peers/table.py) on small synthetic row
+"""scripts/compare-peers' tables (bench/compare_peers/table.py) on small synthetic row
 directories: the ratios and columns of the three tables (% of floor, × best peer,
 % of the serial limit; through the adapter: × the native run, the no-op round trip), one-line errors on bad or missing input, compare-peers'
 own usage errors, and redis-py's worker in its --cycles mode against a real
@@ -18,9 +18,9 @@ import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE = os.path.join(ROOT, "scripts", "peers", "table.py")
+TABLE = os.path.join(ROOT, "bench", "compare_peers", "table.py")
 COMPARE_PEERS = os.path.join(ROOT, "scripts", "compare-peers")
-REDIS_PY_WORKER = os.path.join(ROOT, "scripts", "peers", "redis_py_worker.py")
+REDIS_PY_WORKER = os.path.join(ROOT, "bench", "compare_peers", "redis_py_worker.py")
 
 
 def bench_run(name, real_time_us, repetition=0):

@@ -182,8 +182,8 @@ TEST(ProtocolPoints, RedisPysReleaseParkedLongerThanTheMarginIsSafe) {
 // that succeeded, not a release error (the run is error all the same: the
 // pause ended inside the lease, so the race it stands for never ran).
 TEST(ProtocolPoints, WarlocksReleaseParkedLongerThanItsAdaptersBoundIsAnswered) {
-  ASSERT_TRUE(std::filesystem::is_directory(harness::peers_dir() + "/node_modules"))
-      << "scripts/peers/node_modules is missing: run scripts/peers/install";
+  ASSERT_TRUE(std::filesystem::is_directory(harness::peers_dir() + "/kits/js/node_modules"))
+      << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install";
   auto document = harness::measure(parked_release("ext:node-redis-warlock", 3000, 1700));
   ASSERT_TRUE(document) << document.error().message;
   expect_release_after_pause(*document);

@@ -2,7 +2,7 @@
 // server as witness"): whether a lease was lost under its holder comes from
 // what the servers saw, not from what the lock said. Through the real binary
 // on servers the run starts: a library whose release always answers
-// `released` (simple-redis-mutex; needs scripts/peers/install), a user's
+// `released` (simple-redis-mutex; needs harness/adapters/kits/js/install), a user's
 // adapter written here that does the same, a quorum lock, a generation that
 // keeps its lease, and a run on --redis, which the witness does not watch.
 // The join itself is checked on made-up logs first (no Redis).
@@ -142,8 +142,8 @@ class Witness : public testing::RunDocumentsTest {
 bool python_redis_installed() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
 
 TEST_F(Witness, SimpleRedisMutexsSlowHolderIsExposedThoughItsReleaseSaysReleased) {
-  if (!std::filesystem::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/node_modules"))
-    GTEST_SKIP() << "scripts/peers/node_modules is missing: run scripts/peers/install (simple-redis-mutex)";
+  if (!std::filesystem::is_directory(std::string(LOCKLAB_PEERS_DIR) + "/kits/js/node_modules"))
+    GTEST_SKIP() << "harness/adapters/kits/js/node_modules is missing: run harness/adapters/kits/js/install (simple-redis-mutex)";
   const json d = run(std::string("--lock ext:simple-redis-mutex ") + kSlowHolder);
   expect_exposed(d);
   EXPECT_EQ(d["witness"]["lock_said_lost"], 0) << "the library's release always answers released";

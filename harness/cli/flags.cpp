@@ -44,7 +44,7 @@ void add_adapter_flags(CLI::App& app, AdapterFlags& flags) {
                  "'CMD ARGS' is the one unshipped ext:LABEL's")
       ->type_name("LABEL='CMD ARGS'");
   app.add_option("--catalog", flags.catalog,
-                 "Your own adapters declared in FILE, in scripts/peers/catalog.json's format (name, adapter, key, "
+                 "Your own adapters declared in FILE, in harness/adapters/catalog.json's format (name, adapter, key, "
                  "capabilities, release_window, acquire_gap; paths relative to FILE's folder): their ext:NAME is a "
                  "lock like a shipped one")
       ->type_name("FILE");

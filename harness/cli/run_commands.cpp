@@ -206,7 +206,7 @@ void add_run_lock_flags(CLI::App& run, RunFlags& flags) {
   RunOptions& run_options = flags.options;
   auto* lock = run.add_option("--lock", run_options.lock,
                               "Generation (see: locklab list), or ext:NAME: a shipped adapter of a lock library "
-                              "(scripts/peers/catalog.json; docs/adapters.md), or your own with --adapter or --catalog")
+                              "(harness/adapters/catalog.json; docs/adapters.md), or your own with --adapter or --catalog")
                    ->check(checked_by(lock_name_problem, "NAME|ext:NAME"));
   add_adapter_flags(run, flags.adapters);
   auto* fleet = run.add_option("--fleet", flags.fleet,

@@ -203,7 +203,8 @@ Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string
   std::string name = label.empty() ? argv.at(0) : std::move(label);
   auto process = AdapterProcess::spawn(argv, name, timeouts.exit_grace);
   if (!process) return process.error();
-  std::unique_ptr<AdapterLock> lock(new AdapterLock(std::move(process).value(), std::move(name), config.ttl, timeouts));
+  std::unique_ptr<AdapterLock> lock(new AdapterLock(std::move(process).value(), std::move(name), config.ttl,
+                                                              config.retry_interval, timeouts));
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& server : config.servers) {
     servers.push_back({{"host", server.endpoint.host}, {"port", server.endpoint.port}});
@@ -303,6 +304,8 @@ Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* wha
 
 Acquire AdapterLock::try_acquire(milliseconds wait) {
   Reply request{{{"type", "acquire"}, {"ttl_ms", ttl_.count()}, {"wait_ms", wait.count()}}};
+  // A library that polls waits the run's retry between attempts, as the generations do.
+  if (retry_) request.json["retry_ms"] = retry_->count();
   auto reply = ask(std::move(request), "acquire", wait + timeouts_.margin);
   if (!reply) return fail(reply.error().request_sent ? Acquire::unknown : Acquire::error, reply.error().message);
   const auto outcome = acquire_word(text_at(reply->json, "/outcome"));

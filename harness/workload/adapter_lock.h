@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,8 +116,9 @@ class AdapterLock final : public DistributedLock {
   pid_t pid() const { return process_.pid(); }
 
  private:
-  AdapterLock(AdapterProcess process, std::string name, std::chrono::milliseconds ttl, AdapterTimeouts timeouts)
-      : process_(std::move(process)), name_(std::move(name)), ttl_(ttl), timeouts_(timeouts) {}
+  AdapterLock(AdapterProcess process, std::string name, std::chrono::milliseconds ttl,
+              std::optional<std::chrono::milliseconds> retry, AdapterTimeouts timeouts)
+      : process_(std::move(process)), name_(std::move(name)), ttl_(ttl), retry_(retry), timeouts_(timeouts) {}
   struct Reply;
   Result<Reply> ask(Reply request, const char* what, std::chrono::milliseconds bound);
   Result<Reply> read_reply(long long id, const char* what, std::chrono::milliseconds bound);
@@ -127,6 +129,8 @@ class AdapterLock final : public DistributedLock {
   AdapterProcess process_;
   std::string name_;  // argv[0], in every error line
   std::chrono::milliseconds ttl_;
+  // The run's --retry, sent with every acquire as retry_ms (none: the adapter's own pause).
+  std::optional<std::chrono::milliseconds> retry_;
   AdapterTimeouts timeouts_;
   AdapterIdentity identity_;
   long long next_id_ = 1;

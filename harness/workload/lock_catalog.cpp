@@ -13,7 +13,7 @@
 #include "workload/adapter_lock.h"
 
 #ifndef LOCKLAB_PEERS_DIR
-#error "LOCKLAB_PEERS_DIR must name the source tree's scripts/peers (harness/workload/CMakeLists.txt)"
+#error "LOCKLAB_PEERS_DIR must name the source tree's harness/adapters (harness/workload/CMakeLists.txt)"
 #endif
 
 namespace locklab::harness {
@@ -270,8 +270,8 @@ bool is_shipped(std::string_view name) {
 std::string missing_prerequisite(const LockDescription& lock) {
   if (!lock.shipped || lock.language != "javascript") return "";
   std::error_code ec;
-  if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "node_modules", ec)) return "";
-  return peers_dir() + "/node_modules is missing (install the peers' npm modules: scripts/peers/install)";
+  if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";
+  return peers_dir() + "/kits/js/node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)";
 }
 
 Result<LockDescription> find_lock(std::string_view name) {

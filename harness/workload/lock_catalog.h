@@ -1,13 +1,13 @@
 // One way to find a lock by the name `--lock` gives it: a generation of the
 // registry (impls/registry.h), or a lock library behind an adapter
-// (docs/adapters.md), "ext:NAME", either shipped (scripts/peers/catalog.json)
+// (docs/adapters.md), "ext:NAME", either shipped (harness/adapters/catalog.json)
 // or the user's own (`--adapter 'CMD ARGS'`, or an entry of a `--catalog FILE`
 // in the shipped catalog's format: workload/user_adapters.h). Every harness caller that
 // needs a lock's description (the run's options and servers, its document,
 // the sweeps) asks here; the nemesis is handed the capabilities.
 //
 // The catalog is found in LOCKLAB_PEERS_DIR: the environment variable when
-// set, else the source tree's scripts/peers (a compile definition). Its
+// set, else the source tree's harness/adapters (a compile definition). Its
 // adapters' relative paths (those with a '/') are relative to that folder.
 #pragma once
 
@@ -44,7 +44,7 @@ struct LockDescription {
   std::string library, language;       // as the catalog says ("" for --adapter until its init_ok)
   std::set<std::string> claimed;       // capability words the catalog says are true
   bool from_catalog = false;           // declared in a catalog (shipped or --catalog): its init_ok must claim exactly `claimed`
-  bool shipped = false;                // an entry of scripts/peers/catalog.json
+  bool shipped = false;                // an entry of harness/adapters/catalog.json
   bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
@@ -84,7 +84,7 @@ bool is_shipped(std::string_view name);
 std::string peers_dir();
 // What a shipped adapter needs that this machine lacks, in one line ("" when
 // nothing is missing): a JavaScript adapter needs the npm modules that
-// scripts/peers/install puts into the catalog's folder (node_modules).
+// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder.
 std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.

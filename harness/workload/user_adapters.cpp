@@ -28,7 +28,7 @@ bool is_named(const std::vector<std::string>& named, const std::string& name) {
 }
 
 // The --catalog FILE's entries, each marked as given by that flag; relative
-// adapter paths are the file's folder's (as the shipped catalog's are scripts/peers').
+// adapter paths are the file's folder's (as the shipped catalog's are harness/adapters').
 Result<std::vector<LockDescription>> catalog_locks(const std::string& path) {
   const std::string dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
   auto entries = read_catalog(path, dir);
@@ -36,7 +36,7 @@ Result<std::vector<LockDescription>> catalog_locks(const std::string& path) {
   for (auto& entry : *entries) {
     if (is_shipped(entry.name))
       return Error{ErrorKind::usage, "--catalog: " + path + ": " + entry.name +
-                                         " is a shipped adapter (scripts/peers/catalog.json); give yours another label"};
+                                         " is a shipped adapter (harness/adapters/catalog.json); give yours another label"};
     entry.given_as = "--catalog " + shell_word(path);
   }
   return entries;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A broken adapter for a whole run (tests/adapter_run_test.cpp). It locks with redis-py's
-Lock like scripts/peers/adapters/redis_py.py, except as client 0, which answers init and
+Lock like harness/adapters/python/redis_py.py, except as client 0, which answers init and
 the probe's noops, then misbehaves at its first acquire, in the run. argv[1] says how:
 not-json (prints a line that is not JSON), shape (an outcome that is no protocol word),
 exit (exits with status 4), silent (never answers again, and ignores the end of its stdin

@@ -7,7 +7,7 @@
 // What the source says (node_modules/node-redis-warlock/lib/):
 // - the key is key + ":lock", its value a v1 UUID; acquire is SET PX NX (warlock.js:20-42).
 //   optimistic() retries lock() up to maxAttempts but hands back only unlock, not the id that
-//   touch() needs, so the adapter runs the same loop itself: lock() every RETRY_MS until wait_ms.
+//   touch() needs, so the adapter runs the same loop itself: lock() every retry_ms (the request's, else 5) until wait_ms.
 // - unlock is a script (GET == id then DEL) answering 1 or 0 (0: another value or no key); touch
 //   a script (GET == id then SET PX XX) answering OK or 0.
 // - both run through node-redis-script, which returns undefined when EVALSHA fails with anything
@@ -17,9 +17,9 @@
 //   `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.
 // - warlock.lock() calls the deprecated new Buffer(): its warning would go to locklab's stderr.
 process.noDeprecation = true;
-const redis = require('redis3');
-const Warlock = require('node-redis-warlock');
-const {serve, bounded, quiet, connected, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, bounded, quiet, connected, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const redis = library('redis3');
+const Warlock = library('node-redis-warlock');
 
 let warlock = null;
 let key = '';
@@ -30,9 +30,9 @@ const attempt = (ttl) => new Promise((resolve, reject) => {
   warlock.lock(key, ttl, (error, unlock, id) => (error ? reject(error) : resolve(unlock && {unlock, id})));
 });
 async function poll(m) {  // {unlock, id}, or false when wait_ms ran out; a Redis error rejects
-  for (const end = Date.now() + m.wait_ms; ; await sleep(RETRY_MS)) {
+  for (const end = Date.now() + m.wait_ms; ; await sleep(retryMs(m))) {
     const got = await attempt(m.ttl_ms);
-    if (got || Date.now() + RETRY_MS > end) return got;
+    if (got || Date.now() + retryMs(m) > end) return got;
   }
 }
 
@@ -40,13 +40,13 @@ serve({
   library: 'node-redis-warlock',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: false},
-  async init(m) {  // enable_offline_queue: node-redis 3's fail-fast (protocol.js, IOREDIS_FAIL_FAST)
+  async init(m) {  // enable_offline_queue: node-redis 3's fail-fast (the kit, protocol.js, IOREDIS_FAIL_FAST)
     const client = quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port, enable_offline_queue: false}));
     await connected(client);
     warlock = Warlock(client);
     key = m.key;
   },
-  async acquire(m) {  // a Redis error rejects: `unknown` (protocol.js)
+  async acquire(m) {  // a Redis error rejects: `unknown` (the kit, protocol.js)
     const got = await bounded(poll(m), m.wait_ms + GRACE_MS, (late) => late && late.unlock(() => {}));
     if (got === LATE) return {outcome: 'unknown', error: `lock() still unanswered ${GRACE_MS} ms after wait_ms`};
     if (!got) return 'timed_out';

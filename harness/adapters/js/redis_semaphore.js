@@ -14,9 +14,9 @@
 // - release() ignores its script's result (GET == id then DEL, mutex/release.js): it cannot say
 //   not_owner. It sends nothing when the mutex is not acquired (Lock.js:149): after a lost lock.
 // - there is no public extend: the refresh is the library's own.
-const Redis = require('ioredis');
-const {Mutex} = require('redis-semaphore');
-const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const Redis = library('ioredis');
+const {Mutex} = library('redis-semaphore');
 
 let client = null;
 let key = '';
@@ -31,10 +31,10 @@ serve({
     await connected(client);
     key = m.key;
   },
-  async acquire(m) {  // a Redis error rejects: `unknown` (protocol.js)
+  async acquire(m) {  // a Redis error rejects: `unknown` (the kit, protocol.js)
     const candidate = new Mutex(client, key, {
       lockTimeout: m.ttl_ms, acquireTimeout: m.wait_ms > 0 ? m.wait_ms : 1000,
-      acquireAttemptsLimit: m.wait_ms > 0 ? Infinity : 1, retryInterval: RETRY_MS,
+      acquireAttemptsLimit: m.wait_ms > 0 ? Infinity : 1, retryInterval: retryMs(m),
       onLockLost: () => event('lost'),
     });
     const got = await bounded(candidate.tryAcquire(), m.wait_ms + GRACE_MS,
@@ -50,7 +50,7 @@ serve({
     if (!held || !held.isAcquired) {
       return {outcome: 'already_expired', error: held ? 'the library reported the lock lost' : 'no hold to release'};
     }
-    await held.release();  // a Redis error throws: `error` (protocol.js)
+    await held.release();  // a Redis error throws: `error` (the kit, protocol.js)
     return 'released';
   },
 });

@@ -6,7 +6,7 @@
 // What the source says (node_modules/simple-redis-mutex/dist/index.js):
 // - the key is "@simple-redis-mutex:lock-" + key, its value Math.random(); tryLock is SET NX PX, then, once
 //   held, INCR of one global counter for the fencing token (lines 103-155): it orders INCRs, not holds.
-// - lock() tries at once, on every release message and every pollingInterval (RETRY_MS), not waiting for the
+// - lock() tries at once, on every release message and every pollingInterval (retry_ms), not waiting for the
 //   attempt before; failAfter rejects it. Attempts' rejections are uncaught (line 57): an `unhandled` event,
 //   lock() waits on, the acquire is `unknown`. An attempt in flight when lock() settled can still win if the
 //   key vanished, its release dropped (line 61): a lock nobody holds until expiry. So no failAfter, one lock()
@@ -14,15 +14,15 @@
 //   the next acquire, at most min(its wait, 100 ms, ttl / 4), its lease refreshed then; else given back.
 // - release is a script (GET == value then DEL and PUBLISH) whose result is not returned: it cannot
 //   say not_owner. refreshTimeout is GET, then PEXPIRE if ours, resolving the same either way.
-const {createClient} = require('redis');
-const {lock, tryLock} = require('simple-redis-mutex');
-const {serve, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, bounded, quiet, connected, unhandledSoFar, NODE_REDIS_FAIL_FAST, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const {createClient} = library('redis');
+const {lock, tryLock} = library('simple-redis-mutex');
 
 let client = null, key = '', release = null;  // release: the last acquire's release function
 let pending = null, want = null, kept = null;  // the one lock() out; its win to the waiting acquire, else kept
 
-function waitForLock(ttl, wait) {
-  pending = pending || lock(client, key, {timeout: ttl, pollingInterval: RETRY_MS}).then((won) => {
+function waitForLock(ttl, wait, retry) {
+  pending = pending || lock(client, key, {timeout: ttl, pollingInterval: retry}).then((won) => {
     pending = null;
     if (want) return want(won);
     kept = {won, ttl, timer: setTimeout(giveBack, Math.min(wait, 100, ttl / 4))};
@@ -41,7 +41,7 @@ async function take(m) {  // a release function, or null when the wait ran out
   const handed = kept && m.wait_ms > 0 && m.ttl_ms === kept.ttl ? kept.won : null;  // tryLock: one attempt, its ttl
   await giveBack(handed);
   if (handed) { await handed.refreshTimeout(); return handed; }  // back to a whole lease, if the key is still ours
-  if (m.wait_ms > 0) return waitForLock(m.ttl_ms, m.wait_ms);
+  if (m.wait_ms > 0) return waitForLock(m.ttl_ms, m.wait_ms, retryMs(m));
   const [acquired, releaseFn] = await tryLock(client, key, {timeout: m.ttl_ms});
   return acquired ? releaseFn : null;
 }
@@ -67,7 +67,7 @@ serve({
   async release() {
     const held = release; release = null;
     if (!held) return {outcome: 'already_expired', error: 'no hold to release'};
-    await held();  // a Redis error throws: `error` (protocol.js)
+    await held();  // a Redis error throws: `error` (the kit, protocol.js)
     return 'released';
   },
   close: () => giveBack(),  // stdin ended: a kept win is not left to expire

@@ -20,9 +20,9 @@
 //   adapter says already_expired. There is no extend in using()'s routine (it gets no handle).
 // - an extension in flight when the routine ends schedules the next one, which runs after the
 //   release and aborts the signal: `lost` is sent only for a signal aborted while held.
-const Redis = require('ioredis');
-const {createRedlock, IoredisAdapter} = require('redlock-universal');
-const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const Redis = library('ioredis');
+const {createRedlock, IoredisAdapter} = library('redlock-universal');
 
 let clients = [];
 let adapters = [];
@@ -40,8 +40,8 @@ serve({
     key = m.key;
   },
   async acquire(m) {
-    const lock = createRedlock({adapters, key, ttl: m.ttl_ms, retryAttempts: Math.floor(m.wait_ms / RETRY_MS),
-                                retryDelay: RETRY_MS});
+    const lock = createRedlock({adapters, key, ttl: m.ttl_ms, retryAttempts: Math.floor(m.wait_ms / retryMs(m)),
+                                retryDelay: retryMs(m)});
     const got = new Promise((resolve, reject) => {
       const done = lock.using((signal) => {
         signal.addEventListener('abort', () => held && held.signal === signal && event('lost'));

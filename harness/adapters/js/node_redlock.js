@@ -12,9 +12,9 @@
 //   instance's, so the instance has 0 and extend (which uses it) makes one attempt.
 // - an attempt waits for every node's answer (line 411): a silent node holds it until ioredis
 //   gives up; the adapter answers `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.
-const Redis = require('ioredis');
-const Redlock = require('redlock');
-const {serve, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const Redis = library('ioredis');
+const Redlock = library('redlock');
 
 let redlock = null;
 let key = '';
@@ -41,7 +41,8 @@ serve({
   },
   async acquire(m) {
     const before = nodeErrors;
-    const attempt = redlock.lockWithOptions(key, m.ttl_ms, {retryCount: Math.floor(m.wait_ms / RETRY_MS)});
+    const attempt = redlock.lockWithOptions(key, m.ttl_ms, {retryCount: Math.floor(m.wait_ms / retryMs(m)),
+                                                                    retryDelay: retryMs(m)});
     try {
       const got = await bounded(attempt, m.wait_ms + GRACE_MS, (late) => late.unlock().catch(() => {}));
       if (got === LATE) return {outcome: 'unknown', error: `redlock still waiting ${GRACE_MS} ms after wait_ms`};

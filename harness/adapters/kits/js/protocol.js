@@ -1,6 +1,11 @@
 'use strict';
-// The adapter protocol's JSON-lines loop (docs/adapters.md), shared by the
-// JavaScript adapters so that each of them is only its library's part.
+// locklab's JavaScript adapter kit (docs/adapters.md): the adapter protocol's
+// JSON-lines loop and the bounds every adapter needs, so that each adapter is
+// only its library's calls. Beside it, package.json and package-lock.json pin
+// the libraries, and `install` puts them into node_modules here: an adapter
+// loads its library with `library(name)`, resolved from this folder (node looks
+// for node_modules beside the file that calls require, and an adapter's own
+// folder, harness/adapters/js/, has none).
 //
 // serve({library, capabilities, init, acquire, release, extend, close}) answers one
 // request at a time, in order: init -> init_ok (the installed package's
@@ -8,7 +13,8 @@
 // acquire_ok, release -> release_ok, extend -> extend_ok, noop -> noop_ok.
 // A handler returns an outcome word or {outcome, error, ...}. A handler that
 // throws answers "when in doubt": acquire `unknown`, release and extend
-// `error`. A library without extend answers extend with `error`. When stdin
+// `error`. A line that is not JSON is answered with an error line, and the
+// adapter goes on. A library without extend answers extend with `error`. When stdin
 // ends the adapter answers what it has read, runs its close() if it has one,
 // and exits, holding or not: its timers (a watchdog) stop with it, as a
 // crashed client's would.
@@ -17,7 +23,7 @@ const path = require('path');
 const readline = require('readline');
 const util = require('util');
 
-const RETRY_MS = 5;  // every adapter's pause between attempts (the native workers' --retry-ms)
+const RETRY_MS = 5;  // the pause between attempts when the acquire request carries no retry_ms (older harnesses)
 const GRACE_MS = 1000;  // a library with its own bounded wait still silent wait_ms + this later: a request is stuck
 const ANSWER_MS = 1500;  // release and extend answer within this, under AdapterLock's 2000 ms margin
 const CLOSE_MS = 500;  // close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
@@ -35,8 +41,18 @@ function event(name, fields = {}) {
 }
 
 function installedVersion(library) {
-  const file = path.join(__dirname, '..', 'node_modules', library, 'package.json');
+  const file = path.join(__dirname, 'node_modules', library, 'package.json');
   return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+}
+
+// A pinned library, from this folder's node_modules (see the top).
+function library(name) {
+  return require(name);
+}
+
+// The acquire request's pause between attempts (the run's --retry), else RETRY_MS.
+function retryMs(m) {
+  return Number.isInteger(m.retry_ms) && m.retry_ms > 0 ? m.retry_ms : RETRY_MS;
 }
 
 // Calls `fire` once `ms` of the time this process could run have passed, and
@@ -170,6 +186,8 @@ function serve(adapter) {
       } catch (error) {
         return send({id: null, type: 'error', error: `not JSON: ${line.slice(0, 80)}`});
       }
+      // `null` or `3` parse too: without this, reading .type would reject the queue and end every later answer.
+      if (!message || typeof message !== 'object') return send({id: null, type: 'error', error: `not a request: ${line.slice(0, 80)}`});
       let reply;
       try {
         reply = await answer(adapter, message);
@@ -186,5 +204,5 @@ function serve(adapter) {
     .catch(() => {}).then(() => process.exit(0)));
 }
 
-module.exports = {serve, event, bounded, quiet, connected, unhandledSoFar, installedVersion, IOREDIS_FAIL_FAST,
-                  NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};
+module.exports = {serve, library, retryMs, event, bounded, awakeTimer, quiet, connected, unhandledSoFar,
+                  installedVersion, IOREDIS_FAIL_FAST, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};

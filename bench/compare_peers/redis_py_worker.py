@@ -24,7 +24,7 @@ import redis
 
 
 def percentile(sorted_values, q):
-    """Nearest rank, as scripts/peers/table.py computes it."""
+    """Nearest rank, as bench/compare_peers/table.py computes it."""
     if not sorted_values:
         return 0
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]

@@ -17,8 +17,8 @@
 //   key; it returns nothing and throws "not locked by current client" when our field is gone
 //   (another holder or no key). The adapter counts its own holds to tell still_held from released.
 // - the watchdog timeout is per Redisson instance: the lease is init's ttl_ms, acquire's ttl_ms is ignored.
-const {Redisson} = require('node-redisson');
-const {serve, bounded, quiet, connected, IOREDIS_FAIL_FAST, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, bounded, quiet, connected, IOREDIS_FAIL_FAST, GRACE_MS, LATE} = require('../kits/js/protocol');
+const {Redisson} = library('node-redisson');
 
 let lock = null;
 let depth = 0;  // our holds not yet released (the hash's count, as far as we know)
@@ -45,7 +45,7 @@ serve({
     try {
       await lock.unlock();
     } catch (error) {
-      if (!/not locked by current client/.test(error.message)) throw error;  // `error` (protocol.js)
+      if (!/not locked by current client/.test(error.message)) throw error;  // `error` (the kit, protocol.js)
       depth = 0;
       return {outcome: 'not_owner', error: error.message.split('\n')[0]};
     }

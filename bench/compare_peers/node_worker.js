@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // One compare-peers worker: node-redlock (4.2.0 or 5.0.0-beta.2) or
 // redis-semaphore's Mutex through locklab's workload. Its modules are the ones
-// scripts/peers/install puts in scripts/peers/node_modules, beside this file
-// (redlock 4.2.0 as `redlock`, 5.0.0-beta.2 as the alias `redlock5`).
+// harness/adapters/kits/js/install puts in harness/adapters/kits/js/node_modules
+// (redlock 4.2.0 as `redlock`, 5.0.0-beta.2 as the alias `redlock5`): the adapters'
+// pinned installs, so the worker and the adapters run the same package versions.
 //
 // Loop until the deadline: acquire (bounded by --wait-ms, retrying every
 // --retry-ms; node-redlock adds up to --retry-ms of jitter, without which its
@@ -19,7 +20,11 @@
 //        [--hold-ms N] [--ttl-ms N] [--wait-ms N] [--retry-ms N] [--worker N]
 'use strict';
 
-const Redis = require('ioredis');
+const path = require('path');
+// Resolved from the JavaScript kit's folder, not this one: node looks for node_modules beside the caller.
+const library = require('module').createRequire(
+  path.join(__dirname, '..', '..', 'harness', 'adapters', 'kits', 'js', 'package.json'));
+const Redis = library('ioredis');
 
 function parse(argv) {
   const options = {key: 'locklab:lock', counterKey: 'locklab:counter', holdMs: 1, ttlMs: 2000, waitMs: 1000,
@@ -60,7 +65,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function lockerFor(options, servers) {
   const attempts = Math.max(1, Math.round(options.waitMs / options.retryMs));
   if (options.peer === 'redlock4') {
-    const Redlock = require('redlock');
+    const Redlock = library('redlock');
     const redlock = new Redlock(servers, {retryCount: attempts, retryDelay: options.retryMs, retryJitter: options.retryMs});
     return async () => {
       try {
@@ -73,7 +78,7 @@ function lockerFor(options, servers) {
     };
   }
   if (options.peer === 'redlock5') {
-    const {default: Redlock, ExecutionError} = require('redlock5');
+    const {default: Redlock, ExecutionError} = library('redlock5');
     const redlock = new Redlock(servers, {retryCount: attempts, retryDelay: options.retryMs, retryJitter: options.retryMs});
     redlock.on('error', () => {});  // a refused vote is not an error here
     return async () => {
@@ -87,7 +92,7 @@ function lockerFor(options, servers) {
     };
   }
   if (options.peer === 'semaphore') {
-    const {Mutex} = require('redis-semaphore');
+    const {Mutex} = library('redis-semaphore');
     return async () => {
       // Its key is "mutex:" + the name: it cannot share locklab's key (docs/peers.md).
       const mutex = new Mutex(servers[0], options.key, {lockTimeout: options.ttlMs, acquireTimeout: options.waitMs,
@@ -101,7 +106,7 @@ function lockerFor(options, servers) {
 
 const now = () => Number(process.hrtime.bigint() / 1000n);  // µs, monotonic
 
-// Nearest rank, as scripts/peers/table.py computes it.
+// Nearest rank, as bench/compare_peers/table.py computes it.
 function percentile(sorted, q) {
   return sorted.length ? sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] : 0;
 }

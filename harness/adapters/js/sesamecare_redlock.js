@@ -14,9 +14,9 @@
 //   release takes the instance's retryCount, 0 here (the default 10 x 200 ms outlasts locklab's margin).
 // - an extension in flight when the routine ends queues the next one after the release, which
 //   then aborts the signal: `lost` is sent only for a signal aborted while held.
-const Redis = require('ioredis');
-const {Redlock, ExecutionError, ResourceLockedError} = require('@sesamecare-oss/redlock');
-const {serve, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, GRACE_MS, LATE} = require('./protocol');
+const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const Redis = library('ioredis');
+const {Redlock, ExecutionError, ResourceLockedError} = library('@sesamecare-oss/redlock');
 let redlock = null, key = '';
 let held = null;  // {context, finish, done}: the running using() of the last acquire
 
@@ -45,7 +45,7 @@ serve({
   },
   async acquire(m) {
     if (m.ttl_ms < 200) return {outcome: 'error', error: 'using() needs ttl_ms >= 200 here (threshold ttl/2 + 100)'};
-    const settings = {retryCount: Math.floor(m.wait_ms / RETRY_MS),
+    const settings = {retryCount: Math.floor(m.wait_ms / retryMs(m)), retryDelay: retryMs(m),
                       automaticExtensionThreshold: Math.min(500, Math.floor(m.ttl_ms / 2))};
     const got = new Promise((resolve, reject) => {
       const done = redlock.using([key], m.ttl_ms, settings, (signal, context) => {

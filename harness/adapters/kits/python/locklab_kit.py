@@ -1,0 +1,157 @@
+"""locklab's Python adapter kit (docs/adapters.md): the adapter protocol, so that an adapter is its library's calls.
+
+An adapter describes itself and its library's calls as an object, and hands it to serve():
+
+    class Adapter:
+        library, version, capabilities = "redis-py", redis.__version__, {"expires": True, ...}
+        def init(self, m): ...            # connect; may return extra init_ok fields ({"key": ...})
+        def acquire(self, m): ...         # an outcome word, or {"outcome": word, "error": text, ...}
+        def release(self, m): ...
+        def extend(self, m): ...          # optional: without it, extend answers `error`
+        def close(self): ...              # optional: at the end of stdin
+
+serve() reads one JSON request a line, answers in order with the request's id, and answers
+noop and init_ok itself. A handler that raises answers "when in doubt" (docs/adapters.md,
+"When in doubt, unknown"): acquire `unknown`, release and extend `error`. A line that is not
+a JSON object is answered with an error line, and the adapter goes on. When stdin ends, the
+adapter answers what it has read, runs close(), and exits, holding or not.
+
+Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
+RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend.
+Only the standard library: an adapter brings its own lock library.
+"""
+import json
+import sys
+import threading
+import time
+
+RETRY_MS = 5  # the pause between attempts when the acquire request carries no retry_ms (older harnesses)
+AWAKE_STEP_S = 0.05  # a Deadline's step: a step that took longer than two counts as two (the process was stopped)
+LATE = object()  # what bounded() returns when the call did not finish within its bound
+
+REPLY = {"acquire": "acquire_ok", "release": "release_ok", "extend": "extend_ok"}
+IN_DOUBT = {"acquire": "unknown", "release": "error", "extend": "error"}
+
+
+def ttl_s(m):
+    """The request's lease in seconds."""
+    return m["ttl_ms"] / 1000
+
+
+def wait_s(m):
+    """The acquire's wait in seconds (0: exactly one attempt)."""
+    return m["wait_ms"] / 1000
+
+
+def retry_s(m):
+    """The acquire's pause between attempts in seconds: the request's retry_ms, else RETRY_MS."""
+    retry = m.get("retry_ms")
+    return (retry if isinstance(retry, int) and not isinstance(retry, bool) and retry > 0 else RETRY_MS) / 1000
+
+
+class Deadline:
+    """`ms` of the time this process could run, measured on the monotonic clock (not by counting
+    sleeps, which load stretches). A holder-pause SIGSTOPs a client with its adapter while the
+    clock goes on: a plain deadline would have passed at SIGCONT, before the reply the pause held
+    back. So time is taken in steps, and a step that took longer than two counts as two, as
+    AdapterLock counts its own bound (harness/support/awake_time.h)."""
+
+    def __init__(self, ms):
+        self._left = max(ms, 0) / 1000
+        self._last = time.monotonic()
+
+    def left(self):
+        """Seconds left (0 once passed)."""
+        now = time.monotonic()
+        self._left -= min(now - self._last, 2 * AWAKE_STEP_S)
+        self._last = now
+        return max(self._left, 0)
+
+    def passed(self):
+        return self.left() <= 0
+
+    def wait(self, event):
+        """Waits until `event` (a threading.Event) is set or the deadline passes; True if it was set."""
+        while not event.is_set():
+            left = self.left()
+            if left <= 0:
+                return False
+            event.wait(min(left, AWAKE_STEP_S))
+        return True
+
+
+def bounded(call, ms, on_late=lambda value: None):
+    """call()'s value, or LATE once `ms` (a Deadline) passed; its exception is raised here. A value
+    that comes after LATE goes to on_late: the adapter gives back a lock it no longer wants."""
+    done, box, lock = threading.Event(), {}, threading.Lock()
+
+    def run():
+        try:
+            value = call()
+            with lock:
+                box["value"] = value
+                late = box.get("late", False)
+            if late:
+                on_late(value)
+        except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
+            box["error"] = error
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()  # daemon: a stuck call does not hold up the exit
+    if not Deadline(ms).wait(done):
+        with lock:
+            box["late"] = "value" not in box
+        if box["late"]:
+            return LATE
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _answer(adapter, m):
+    kind = m.get("type")
+    if kind == "noop":
+        return {"type": "noop_ok"}
+    if kind == "init":
+        extra = adapter.init(m) or {}
+        return {"type": "init_ok", "library": adapter.library, "version": adapter.version, "language": "python",
+                "capabilities": adapter.capabilities, **extra}
+    if kind not in REPLY:
+        return {"type": "error", "error": "unknown request type %r" % (kind,)}
+    handler = getattr(adapter, kind, None)
+    if handler is None:
+        return {"type": REPLY[kind], "outcome": "error", "error": "%s has no %s" % (adapter.library, kind)}
+    try:
+        result = handler(m)
+    except Exception as error:  # the call may have reached Redis: when in doubt, unknown
+        result = {"outcome": IN_DOUBT[kind], "error": repr(error)}
+    return {"type": REPLY[kind], **({"outcome": result} if isinstance(result, str) else result)}
+
+
+def _send(message):
+    print(json.dumps(message), flush=True)
+
+
+def serve(adapter):
+    """Answers the requests on stdin until it ends, then runs adapter.close() if any, and exits."""
+    for line in sys.stdin:
+        try:
+            m = json.loads(line)
+        except ValueError:
+            _send({"id": None, "type": "error", "error": "not JSON: " + line[:80].rstrip("\n")})
+            continue
+        if not isinstance(m, dict):
+            _send({"id": None, "type": "error", "error": "not a request: " + line[:80].rstrip("\n")})
+            continue
+        try:
+            reply = _answer(adapter, m)
+        except Exception as error:  # init or a malformed request: said on the line, and the adapter goes on
+            reply = {"type": "error", "error": repr(error)}
+        _send({"id": m.get("id"), **reply})
+    close = getattr(adapter, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # the harness has stopped listening: nothing to tell it
+            pass
+    sys.exit(0)

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The adapter kits (harness/adapters/kits/, docs/adapters.md, "The kits") on their own, no Redis:
+each kit answers in order with the request's id, says what a line that is not a request is and goes
+on, answers "when in doubt", answers extend for a library without one, exposes the acquire's
+retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(). The Python kit's
+Deadline is not spent by a SIGSTOP. The JavaScript kit's part is skipped without node or without
+its node_modules (harness/adapters/kits/js/install)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KITS = os.path.join(ROOT, "harness", "adapters", "kits")
+
+PY_ADAPTER = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import locklab_kit as kit
+
+class Toy:
+    library, version, capabilities = "toy", "0", {"expires": True}
+    def init(self, m):
+        return {"key": m["key"]}
+    def acquire(self, m):
+        if m.get("boom"):
+            raise RuntimeError("lost reply")
+        return {"outcome": "timed_out", "error": "retry %.3f" % kit.retry_s(m)}
+    def release(self, m):
+        raise RuntimeError("no answer")
+    def close(self):
+        open(sys.argv[2], "w").write("closed")
+
+kit.serve(Toy())
+'''
+
+JS_ADAPTER = r'''
+const kit = require(process.argv[1]);
+kit.serve({
+  library: 'ioredis', capabilities: {expires: true},
+  async init() {},
+  async acquire(m) {
+    if (m.boom) throw new Error('lost reply');
+    return {outcome: 'timed_out', error: `retry ${kit.retryMs(m)}`};
+  },
+  async release() { throw new Error('no answer'); },
+  async close() { require('fs').writeFileSync(process.argv[2], 'closed'); },
+});
+'''
+
+REQUESTS = [
+    {"id": 1, "type": "init", "servers": [{"host": "127.0.0.1", "port": 1}], "key": "k", "client": 1, "ttl_ms": 500},
+    "hello",
+    "null",
+    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "retry_ms": 7},
+    {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 0},
+    {"id": 4, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "retry_ms": 0},
+    {"id": 5, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "boom": True},
+    {"id": 6, "type": "release"},
+    {"id": 7, "type": "extend", "ttl_ms": 500},
+    {"id": 8, "type": "noop"},
+    {"id": 9, "type": "frobnicate"},
+]
+
+
+def converse(argv):
+    lines = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in REQUESTS)
+    done = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=30)
+    return done, [json.loads(line) for line in done.stdout.splitlines() if '"event"' not in line]
+
+
+class KitTest:
+    """The checks both kits share; each subclass runs its kit's toy adapter."""
+
+    retry_words = None  # how the toy prints 7, 5 and 5
+
+    def argv(self, closed):
+        raise NotImplementedError
+
+    def test_the_protocol(self):
+        closed = os.path.join(self.tmp, "closed")
+        done, replies = converse(self.argv(closed))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([r.get("id") for r in replies], [1, None, None, 2, 3, 4, 5, 6, 7, 8, 9], replies)
+        by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+        self.assertEqual(by_id[1]["type"], "init_ok")
+        self.assertEqual(by_id[1]["capabilities"], {"expires": True})
+        self.assertTrue(replies[1]["error"].startswith("not JSON: hello"), replies[1])
+        self.assertTrue(replies[2]["error"].startswith("not a request: null"), replies[2])
+        self.assertEqual([by_id[i]["error"] for i in (2, 3, 4)], ["retry " + w for w in self.retry_words])
+        self.assertEqual((by_id[5]["type"], by_id[5]["outcome"]), ("acquire_ok", "unknown"))  # when in doubt
+        self.assertEqual((by_id[6]["type"], by_id[6]["outcome"]), ("release_ok", "error"))
+        self.assertEqual((by_id[7]["outcome"], by_id[7]["error"]), ("error", by_id[1]["library"] + " has no extend"))
+        self.assertEqual(by_id[8], {"id": 8, "type": "noop_ok"})
+        self.assertEqual(by_id[9]["type"], "error")
+        with open(closed) as f:
+            self.assertEqual(f.read(), "closed", "close() runs at the end of stdin")
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="locklab-kit-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class PythonKit(KitTest, unittest.TestCase):
+    retry_words = ["0.007", "0.005", "0.005"]
+
+    def argv(self, closed):
+        return [sys.executable, "-c", PY_ADAPTER, os.path.join(KITS, "python"), closed]
+
+    def test_a_stop_does_not_spend_a_deadline(self):
+        # Deadline(400 ms), stopped at 100 ms for 1 s: the stop counts as two 50 ms steps, so
+        # about 200 ms are left at SIGCONT, and the wait ends near 1.3 s, not at 1.1 s.
+        code = ("import sys, threading, time; sys.path.insert(0, sys.argv[1]); import locklab_kit as kit; "
+                "start = time.monotonic(); kit.Deadline(400).wait(threading.Event()); "
+                "print(round((time.monotonic() - start) * 1000))")
+        child = subprocess.Popen([sys.executable, "-c", code, os.path.join(KITS, "python")], stdout=subprocess.PIPE,
+                                 text=True)
+        time.sleep(0.1)
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep(1.0)
+        os.kill(child.pid, signal.SIGCONT)
+        waited = int(child.communicate(timeout=10)[0])
+        self.assertGreaterEqual(waited, 1200, "the stop spent the deadline")
+
+
+@unittest.skipUnless(shutil.which("node") and os.path.isdir(os.path.join(KITS, "js", "node_modules", "ioredis")),
+                     "node or the kit's node_modules is missing (harness/adapters/kits/js/install)")
+class JavaScriptKit(KitTest, unittest.TestCase):
+    retry_words = ["7", "5", "5"]
+
+    def argv(self, closed):
+        return ["node", "-e", JS_ADAPTER, os.path.join(KITS, "js", "protocol.js"), closed]
+
+
+if __name__ == "__main__":
+    unittest.main()
