@@ -249,12 +249,19 @@ def self_test():
                          'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done\n'
                          'exec sleep 60\n' % pid_file)
         os.chmod(fake, 0o755)
-        profiles = set(pathlib.Path(tempfile.gettempdir()).glob("locklab-chromium-*"))
+        # The profile goes to a folder of our own: another test's Chromium
+        # (ctest -j runs the page tests side by side) makes profiles in the
+        # shared temporary folder meanwhile, which are not ours to count.
+        own_tmp = os.path.join(work, "tmp")
+        os.mkdir(own_tmp)
+        shared_tmp, tempfile.tempdir = tempfile.tempdir, own_tmp
         try:
             Browser(fake).close()
             return "Browser() took a Chromium that closed its DevTools pipe"
         except Failure:
             pass
+        finally:
+            tempfile.tempdir = shared_tmp
         pid = int(open(pid_file).read())
         try:
             os.kill(pid, 0)
@@ -262,7 +269,7 @@ def self_test():
             return "the broken Chromium (pid %d) was left running" % pid
         except ProcessLookupError:
             pass
-        left = set(pathlib.Path(tempfile.gettempdir()).glob("locklab-chromium-*")) - profiles
+        left = set(pathlib.Path(own_tmp).glob("locklab-chromium-*"))
         if left:
             return "its profile was left: " + " ".join(str(path) for path in left)
     return None
