@@ -136,6 +136,8 @@ TEST_F(AdapterRun, RedisPyIsALockOfARunAndItsRoundTripIsRecorded) {
   EXPECT_FALSE(adapter["version"].get<std::string>().empty());
   EXPECT_EQ(adapter["capabilities"], json({"expires", "owner_checked_release"})) << "the catalog's words";
   EXPECT_EQ(adapter["noop_us"]["count"], 300);
+  // Recorded relative to the source tree: a committed result names no machine's checkout.
+  EXPECT_EQ(adapter["command"].back(), "harness/adapters/python/redis_py.py") << adapter["command"];
   EXPECT_GT(adapter["noop_us"]["p50"].get<long long>(), 0);
   EXPECT_GE(adapter["noop_us"]["p99"], adapter["noop_us"]["p50"]);
 

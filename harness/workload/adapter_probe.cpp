@@ -71,10 +71,19 @@ Status check_key_held(AdapterLock& adapter, const LockDescription& lock, const L
                                         " is not what the library locks)"};
 }
 
+// The adapter's command as the run document records it: a path inside the
+// source tree relative to it, so a committed result names no machine's checkout.
+nlohmann::json recorded_command(const std::vector<std::string>& argv) {
+  const std::string root = std::string(LOCKLAB_SOURCE_DIR) + "/";
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& word : argv) out.push_back(word.rfind(root, 0) == 0 ? word.substr(root.size()) : word);
+  return out;
+}
+
 nlohmann::json probe_json(const LockDescription& lock, const AdapterProbe& probe) {
   nlohmann::json claimed = nlohmann::json::array();
   for (const auto& word : probe.claimed) claimed.push_back(word);
-  return {{"command", lock.adapter},
+  return {{"command", recorded_command(lock.adapter)},
           {"library", probe.identity.library},
           {"version", probe.identity.version},
           {"language", probe.identity.language},
@@ -127,7 +136,7 @@ ProbedAdapter probe_run_adapter(LockDescription& lock, const LockConfig& config,
   auto probe = probe_adapter(lock, config, client);
   ProbedAdapter probed;
   probed.failure = probe ? adopt_claims(lock, *probe, laid_out) : probe.error().message;
-  probed.record = probe ? probe_json(lock, *probe) : nlohmann::json{{"command", lock.adapter}};
+  probed.record = probe ? probe_json(lock, *probe) : nlohmann::json{{"command", recorded_command(lock.adapter)}};
   if (!probed.failure.empty()) probed.record["error"] = probed.failure;
   return probed;
 }
