@@ -9,6 +9,8 @@
 // python3-redis (skipped with a message without it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -110,6 +112,14 @@ TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
   // The replay line gives the adapter again.
   EXPECT_NE(race["run"]["config"].value("command", "").find("--adapter 'ext:mine="), std::string::npos)
       << race["run"]["config"].dump();
+
+  // A malformed step point in init_ok is a usage error, as in a catalog: not
+  // an "init_ok could not be read" that turns its columns n/a, exit 0.
+  const auto bad = run_locklab("matrix --quick --lock ext:mine --adapter 'mine=" + kCad + " --declare-badly' --fault "
+                               "release-race --out " + out.path("bad"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("must be empty or a protocol step point resp:PATTERN"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {
@@ -166,6 +176,22 @@ TEST(UserAdapterUsage, EachMistakeIsOneLineAndExitTwo) {
                                         << R"( {"name": "x", "adapter": ["/bin/true"]}]})";
   expect_one_line(run_locklab("run --lock ext:x --catalog " + dir.path("twice.json")), "ext:x is given twice");
   expect_one_line(run_locklab("matrix --catalog " + dir.path("missing.json")), "cannot read");
+  expect_one_line(run_locklab("matrix --lock ext:mine --adapter 'mine='"), "empty command");
+  expect_one_line(run_locklab("matrix --lock ext:a/b" + mine), "a label is letters");
+  expect_one_line(run_locklab("run --lock 'ext:a/../x' --adapter '" + kCad + "'"), "a label is letters");
+}
+
+// A bare --adapter in a fleet with a shipped member is the unshipped label's:
+// the shipped member runs the shipped adapter (it was refused as "yours").
+TEST(UserAdapterFleets, ABareAdapterBesideAShippedMemberIsTheUnshippedLabels) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir dir("locklab-user-fleet-bare");
+  const auto run = run_locklab("run --fleet ext:mine:1,ext:redis-py:1 --adapter '" + kCad + "'" +
+                               " --ops 20 --hold 1 --json " + dir.path("r.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json d = read_json(dir.path("r.json"));
+  EXPECT_EQ(d["adapters"]["ext:redis-py"]["library"], "redis-py") << d["adapters"].dump();
+  EXPECT_EQ(d["adapters"]["ext:mine"]["library"], "team-cad") << d["adapters"].dump();
 }
 
 }  // namespace

@@ -34,7 +34,10 @@ std::optional<std::string> endpoints_problem(const std::string& text) {
 
 std::optional<std::string> lock_name_problem(const std::string& lock) {
   if (lock == kAdapterPrefix) return "ext: needs a label (ext:LABEL)";
-  return lock.starts_with(kAdapterPrefix) ? std::nullopt : unknown_lock(lock);
+  if (!lock.starts_with(kAdapterPrefix)) return unknown_lock(lock);
+  if (!label_word(std::string_view(lock).substr(kAdapterPrefix.size())))
+    return lock + ": a label is letters, digits, '.', '_' and '-'";
+  return std::nullopt;
 }
 
 void add_adapter_flags(CLI::App& app, AdapterFlags& flags) {

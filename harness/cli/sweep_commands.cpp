@@ -48,6 +48,11 @@ int matrix_all(MatrixOptions options, const AdapterFlags& adapters) {
   std::printf("%s\nCells:  %s/cells/*.json\nReport: %s/matrix.md, %s/matrix.html\n", matrix_table(*result).c_str(),
               result->dir.c_str(), result->dir.c_str(), result->dir.c_str());
   for (const auto& cell : result->cells) {
+    if (cell.unwritten && cell.observed == CellClass::error) {  // a row of your own: no class to miss, but no answer
+      std::fprintf(stderr, "locklab matrix: %s x %s is error%s\n", cell.lock.c_str(), cell.fault.c_str(),
+                   cell.error.empty() ? "" : (": " + cell.error).c_str());
+      continue;
+    }
     if (cell.matches()) continue;
     std::fprintf(stderr, "locklab matrix: %s x %s is %s, expected %s (%s)%s\n", cell.lock.c_str(), cell.fault.c_str(),
                  cell.observed_text().c_str(), cell.expected_text().c_str(), cell.expected_reason.c_str(),

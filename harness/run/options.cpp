@@ -108,7 +108,12 @@ Result<std::vector<RunLock>> run_locks(const RunOptions& given) {
   int first = 0;
   for (const auto& member : members) {
     const LockDescription* own = options.user_adapters.find(member.lock);
-    auto lock = own != nullptr ? Result<LockDescription>(*own) : find_lock(member.lock, options.adapter);
+    // In a fleet a bare --adapter is its one unshipped label's (user_adapters
+    // has it): a shipped member is the shipped one, not "yours with its name".
+    auto lock = own != nullptr ? Result<LockDescription>(*own)
+              : options.fleet.empty() ? find_lock(member.lock, options.adapter) : find_lock(member.lock);
+    if (!lock && own == nullptr && !options.fleet.empty() && !options.adapter.empty())
+      lock = find_lock(member.lock, options.adapter);
     if (!lock) {
       const std::string& why = lock.error().message;
       return Error{ErrorKind::usage, why.rfind("--", 0) == 0 ? why : option_problem(flag, why)};

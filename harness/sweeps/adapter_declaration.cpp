@@ -25,7 +25,7 @@ Result<LockDescription> declared_by_init_ok(const LockDescription& lock) {
   return with_declared(lock, words, said.release_window, said.acquire_gap);
 }
 
-UserAdapters with_init_ok_declarations(UserAdapters user) {
+Result<UserAdapters> with_init_ok_declarations(UserAdapters user) {
   for (auto& lock : user.locks) {
     if (lock.from_catalog) continue;
     auto declared = declared_by_init_ok(lock);
@@ -33,6 +33,7 @@ UserAdapters with_init_ok_declarations(UserAdapters user) {
       lock = std::move(declared).value();
       continue;
     }
+    if (declared.error().kind == ErrorKind::usage) return declared.error();
     std::fprintf(stderr, "locklab matrix: %s: its init_ok could not be read before its row was planned: %s\n",
                  lock.name.c_str(), declared.error().message.c_str());
   }

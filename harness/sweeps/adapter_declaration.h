@@ -19,7 +19,9 @@ Result<LockDescription> declared_by_init_ok(const LockDescription& lock);
 
 // Every adapter of `user` that no catalog declares, asked (declared_by_init_ok);
 // one that could not be asked stays as it was, and a line on stderr says why
-// (its cells' runs then fail with the same line, or its columns are n/a).
-UserAdapters with_init_ok_declarations(UserAdapters user);
+// (its cells' runs then fail with the same line, or its columns are n/a). One
+// whose init_ok declares a malformed step point is a usage error, as the same
+// entry of a catalog would be: its columns are not n/a for a wrong reason.
+Result<UserAdapters> with_init_ok_declarations(UserAdapters user);
 
 }  // namespace locklab::harness

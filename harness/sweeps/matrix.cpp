@@ -586,7 +586,9 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);
-  const std::vector<Job> jobs = jobs_of(result, with_init_ok_declarations(options.user));
+  auto user = with_init_ok_declarations(options.user);
+  if (!user) return user.error();
+  const std::vector<Job> jobs = jobs_of(result, *user);
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);
   result.written = written_rows(result);

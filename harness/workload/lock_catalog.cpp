@@ -107,11 +107,14 @@ Status read_step_points(const json& entry, const std::string& where, Capabilitie
   return Done{};
 }
 
-// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-'.
+}  // namespace
+
 bool label_word(std::string_view label) {
   return !label.empty() && label.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
                                std::string_view::npos;
 }
+
+namespace {
 
 std::set<std::string> all_words() {
   std::set<std::string> words;
@@ -288,6 +291,8 @@ Result<LockDescription> find_lock(std::string_view name) {
 Result<LockDescription> find_lock(std::string_view name, std::string_view adapter_command) {
   if (adapter_command.empty() || !name.starts_with(kAdapterPrefix)) return find_lock(name);
   if (name.size() == kAdapterPrefix.size()) return Error{ErrorKind::usage, "--lock: ext: needs a label (ext:LABEL)"};
+  if (!label_word(name.substr(kAdapterPrefix.size())))
+    return Error{ErrorKind::usage, "--lock: " + std::string(name) + ": a label is letters, digits, '.', '_' and '-'"};
   for (const auto& peer : catalog().peers)
     if (peer.name == name)
       return Error{ErrorKind::usage, "--adapter: " + std::string(name) + " is a shipped adapter (" + peers_dir() +

@@ -60,6 +60,9 @@ struct LockDescription {
 
 // A generation, or a catalog peer ("ext:NAME"); an Error (usage) names what is
 // unknown or what is wrong with the catalog.
+// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-'.
+bool label_word(std::string_view label);
+
 Result<LockDescription> find_lock(std::string_view name);
 // `--lock ext:LABEL --adapter 'CMD ARGS'`: an adapter that is not shipped; its
 // capabilities are unknown until its init_ok (with_claims). Without a command,

@@ -18,8 +18,7 @@ std::optional<std::pair<std::string, std::string>> labelled(std::string_view tex
   if (equals == std::string_view::npos) return std::nullopt;
   std::string_view label = text.substr(0, equals);
   if (label.starts_with(kAdapterPrefix)) label.remove_prefix(kAdapterPrefix.size());
-  constexpr std::string_view kLabelChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-  if (label.empty() || label.find_first_not_of(kLabelChars) != std::string_view::npos) return std::nullopt;
+  if (!label_word(label)) return std::nullopt;
   return std::pair{std::string(kAdapterPrefix) + std::string(label), std::string(text.substr(equals + 1))};
 }
 
@@ -56,6 +55,8 @@ Status add_labelled(UserAdapters& user, const std::string& name, const std::stri
   const std::string flag = "--adapter " + name.substr(kAdapterPrefix.size());
   if (!is_named(named, name))
     return Error{ErrorKind::usage, flag + ": no --lock " + name + " (nor a --fleet member) asks for it"};
+  if (command.find_first_not_of(" \t") == std::string::npos)
+    return Error{ErrorKind::usage, flag + ": empty command (--adapter LABEL='CMD ARGS')"};
   auto lock = find_lock(name, command);  // refuses a shipped name, splits the command
   if (!lock) return lock.error();
   return add_once(user, std::move(lock).value(), flag);

@@ -48,5 +48,7 @@ class CompareAndDelete:
 
 
 if __name__ == "__main__":
+    # --declare-badly: a step point that is no resp:PATTERN (a usage error, as in a catalog).
+    window = "resp:EVAL~cad_release" if "--declare" in sys.argv[1:] else "EVAL~cad_release"
     serve(CompareAndDelete, "team-cad", {"expires": True, "owner_checked_release": True},
-          {"release_window": "resp:EVAL~cad_release"} if "--declare" in sys.argv[1:] else None)
+          {"release_window": window} if {"--declare", "--declare-badly"} & set(sys.argv[1:]) else None)
