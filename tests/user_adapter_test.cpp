@@ -181,6 +181,21 @@ TEST(UserAdapterUsage, EachMistakeIsOneLineAndExitTwo) {
   expect_one_line(run_locklab("run --lock 'ext:a/../x' --adapter '" + kCad + "'"), "a label is letters");
 }
 
+// compare and scale take your own lock too (the same flags), beside a generation.
+TEST(UserAdapterSweeps, CompareAndScaleRunYourOwnLock) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir dir("locklab-user-sweeps");
+  const std::string mine = " --adapter 'mine=" + kCad + "'";
+  const auto compared = run_locklab("compare --quick --duration 0.5 --lock ext:mine --lock lua-safe-delete" + mine +
+                                    " --out " + dir.path("compare"));
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  EXPECT_EQ(read_json(dir.path("compare/ext:mine.json"))["adapters"]["ext:mine"]["library"], "team-cad");
+  const auto scaled = run_locklab("scale --lock ext:mine --clients 1,2 --duration 0.5" + mine + " --out " +
+                                  dir.path("scale"));
+  ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
+  EXPECT_NE(testing::slurp(dir.path("scale/scale.md")).find("ext:mine"), std::string::npos);
+}
+
 // A bare --adapter in a fleet with a shipped member is the unshipped label's:
 // the shipped member runs the shipped adapter (it was refused as "yours").
 TEST(UserAdapterFleets, ABareAdapterBesideAShippedMemberIsTheUnshippedLabels) {

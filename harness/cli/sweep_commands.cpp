@@ -22,13 +22,19 @@ using namespace locklab::harness;
 
 namespace {
 
-int compare_all(const CompareOptions& options) {
+int compare_all(CompareOptions options, const AdapterFlags& adapters) {
+  auto user = user_adapters_or_exit(adapters, options.locks);
+  if (const int* code = std::get_if<int>(&user)) return *code;
+  options.base.user_adapters = std::get<UserAdapters>(std::move(user));
   auto summary = compare(options);
   if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
   return summary->failed_runs > 0 ? kRuntime : kOk;
 }
 
-int scale_sweep(const ScaleOptions& options) {
+int scale_sweep(ScaleOptions options, const AdapterFlags& adapters) {
+  auto user = user_adapters_or_exit(adapters, options.locks);
+  if (const int* code = std::get_if<int>(&user)) return *code;
+  options.base.user_adapters = std::get<UserAdapters>(std::move(user));
   auto summary = scale(options);
   if (!summary) return complain(summary.error().kind == ErrorKind::usage ? kUsage : kRuntime, summary.error().message);
   std::printf("%s\nScale: %s/scale.md, %s/scale.html, %s/scale.svg\n", scale_markdown(summary->sweep).c_str(),
@@ -114,9 +120,9 @@ void add_fleets_flags(CLI::App& app, FleetsOptions& options, AdapterFlags& adapt
 // The flags of `locklab scale`: a few of RunOptions' (the sweep's own defaults), the counts, --out.
 void add_scale_flags(CLI::App& scl, ScaleOptions& scale_options) {
   scl.add_option("--lock", scale_options.locks,
-                 "Only these locks (repeatable): generations, or shipped adapters ext:NAME with --mode process; "
-                 "default: every generation that uses Redis")
-      ->check(checked_by(unknown_lock, "NAME"));
+                 "Only these locks (repeatable): generations, shipped adapters ext:NAME or your own ext:LABEL "
+                 "(--adapter, --catalog) with --mode process; default: every generation that uses Redis")
+      ->check(checked_by(lock_name_problem, "NAME"));
   scl.add_option_function<std::string>(
          "--clients", [&](const std::string& text) { scale_options.clients = parse_client_counts(text, nullptr).value(); },
          "Client counts, comma-separated")
@@ -186,16 +192,20 @@ void add_fine_grained_flags(CLI::App& app, FineGrainedOptions& flags) {
 Command add_compare(CLI::App& app) {
   auto* cmp = app.add_subcommand("compare", "Every generation through the same workload; JSON per run + report");
   auto options = std::make_shared<CompareOptions>();
+  auto adapters = std::make_shared<AdapterFlags>();
   cmp->add_flag("--quick", options->quick, "CI-sized: about 1 s per generation");
   cmp->add_option("--out", options->out, "Output directory (default results/runs/<run-id>)");
-  cmp->add_option("--lock", options->locks, "Only these locks (repeatable): generations, or shipped adapters ext:NAME")
-      ->check(checked_by(unknown_lock, "NAME"));
+  cmp->add_option("--lock", options->locks,
+                  "Only these locks (repeatable): generations, shipped adapters ext:NAME, your own ext:LABEL "
+                  "(--adapter, --catalog)")
+      ->check(checked_by(lock_name_problem, "NAME"));
+  add_adapter_flags(*cmp, *adapters);
   auto* duration = add_workload_flags(*cmp, options->base);
-  return {cmp, [options, duration](const std::string& command) {
+  return {cmp, [options, adapters, duration](const std::string& command) {
             if (duration->count() == 0) options->base.duration_s = default_compare_workload(options->quick).duration_s;
             options->base.progress = true;
             options->base.command = command;
-            return compare_all(*options);
+            return compare_all(*options, *adapters);
           }};
 }
 
@@ -239,11 +249,13 @@ Command add_fleets(CLI::App& app) {
 Command add_scale(CLI::App& app) {
   auto* scl = app.add_subcommand("scale", "Acquisitions/s against clients per generation, with the harness's CPU share");
   auto options = std::make_shared<ScaleOptions>();
+  auto adapters = std::make_shared<AdapterFlags>();
   options->base.duration_s = 1.0;
   add_scale_flags(*scl, *options);
-  return {scl, [options](const std::string& command) {
+  add_adapter_flags(*scl, *adapters);
+  return {scl, [options, adapters](const std::string& command) {
             options->base.command = command;
-            return scale_sweep(*options);
+            return scale_sweep(*options, *adapters);
           }};
 }
 

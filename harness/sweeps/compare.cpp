@@ -24,14 +24,16 @@ Result<CompareSummary> compare(const CompareOptions& options) {
   std::vector<std::string> locks = options.locks;
   if (locks.empty())
     for (const auto& generation : generations()) locks.push_back(generation.name);
+  const UserAdapters& own = options.base.user_adapters;  // the user's adapters are found first, as in a run
   for (const auto& lock : locks)
-    if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
+    if (own.find(lock) == nullptr)
+      if (auto problem = unknown_lock(lock)) return Error{ErrorKind::usage, option_problem("--lock", *problem)};
   if (locks.empty()) return Error{ErrorKind::io, "no generations registered: nothing to compare"};
   // The failover guard is a knob of the generations that implement it; the others run without it.
-  auto options_for = [&options](const std::string& lock) {
+  auto options_for = [&options, &own](const std::string& lock) {
     RunOptions run = options.base;
     run.lock = lock;
-    const auto described = find_lock(lock);
+    const auto described = own.find(lock) != nullptr ? Result<LockDescription>(*own.find(lock)) : find_lock(lock);
     if (described && !described->capabilities.honours_wait_replicas) run.wait_replicas = 0;
     return run;
   };

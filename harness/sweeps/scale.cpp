@@ -151,8 +151,12 @@ std::optional<std::vector<int>> parse_client_counts(const std::string& text, std
 
 Result<ScaleSummary> scale(const ScaleOptions& options) {
   const auto locks = options.locks.empty() ? default_locks() : options.locks;
+  const UserAdapters& own = options.base.user_adapters;  // found first, as in a run
+  auto described = [&own](const std::string& lock) {
+    return own.find(lock) != nullptr ? Result<LockDescription>(*own.find(lock)) : find_lock(lock);
+  };
   for (const auto& lock : locks)
-    if (!find_lock(lock)) return Error{ErrorKind::usage, "--lock: unknown lock '" + lock + "'"};
+    if (!described(lock)) return Error{ErrorKind::usage, "--lock: unknown lock '" + lock + "'"};
   if (options.clients.empty()) return Error{ErrorKind::usage, "--clients: expected client counts such as 1,2,4,8"};
   for (int clients : options.clients) {
     RunOptions probe = options.base;
@@ -175,7 +179,7 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
   summary.sweep.limit = {*round_trip, static_cast<double>(options.base.hold_ms)};
   const std::filesystem::path dir(summary.dir);
   for (const auto& lock : locks) {
-    const LockDescription generation = find_lock(lock).value();
+    const LockDescription generation = described(lock).value();
     for (int clients : options.clients) {
       Result<json> document = Error{ErrorKind::io, "not run"};
       ScalePoint point = run_point(options, *servers, generation, clients, &document);
