@@ -3,8 +3,10 @@
 each kit answers in order with the request's id, says what a line that is not a request is and goes
 on, answers "when in doubt", answers extend for a library without one, exposes the acquire's
 retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(). The Python kit's
-Deadline is not spent by a SIGSTOP. The JavaScript kit's part is skipped without node or without
-its node_modules (harness/adapters/kits/js/install)."""
+Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
+long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The
+JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
+not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node."""
 import json
 import os
 import shutil
@@ -21,18 +23,23 @@ KITS = os.path.join(ROOT, "harness", "adapters", "kits")
 PY_ADAPTER = r'''
 import sys
 sys.path.insert(0, sys.argv[1])
+import threading
+import time
 import locklab_kit as kit
 
 class Toy:
     library, version, capabilities = "toy", "0", {"expires": True}
     def init(self, m):
+        self.thread = threading.get_ident()
         return {"key": m["key"]}
     def acquire(self, m):
         if m.get("boom"):
             raise RuntimeError("lost reply")
         return {"outcome": "timed_out", "error": "retry %.3f" % kit.retry_s(m)}
     def release(self, m):
-        raise RuntimeError("no answer")
+        if m.get("slow"):
+            time.sleep(5)  # a library that does not answer: the kit answers `error` at ANSWER_MS
+        raise RuntimeError("no answer; on init's thread: %s" % (threading.get_ident() == self.thread))
     def close(self):
         open(sys.argv[2], "w").write("closed")
 
@@ -42,7 +49,7 @@ kit.serve(Toy())
 JS_ADAPTER = r'''
 const kit = require(process.argv[1]);
 kit.serve({
-  library: 'ioredis', capabilities: {expires: true},
+  library: 'toy-not-installed', capabilities: {expires: true},
   async init() {},
   async acquire(m) {
     if (m.boom) throw new Error('lost reply');
@@ -78,6 +85,7 @@ class KitTest:
     """The checks both kits share; each subclass runs its kit's toy adapter."""
 
     retry_words = None  # how the toy prints 7, 5 and 5
+    version = None  # the toy's init_ok version
 
     def argv(self, closed):
         raise NotImplementedError
@@ -90,6 +98,7 @@ class KitTest:
         by_id = {r["id"]: r for r in replies if r.get("id") is not None}
         self.assertEqual(by_id[1]["type"], "init_ok")
         self.assertEqual(by_id[1]["capabilities"], {"expires": True})
+        self.assertEqual(by_id[1]["version"], self.version)
         self.assertTrue(replies[1]["error"].startswith("not JSON: hello"), replies[1])
         self.assertTrue(replies[2]["error"].startswith("not a request: null"), replies[2])
         self.assertEqual([by_id[i]["error"] for i in (2, 3, 4)], ["retry " + w for w in self.retry_words])
@@ -110,6 +119,7 @@ class KitTest:
 
 class PythonKit(KitTest, unittest.TestCase):
     retry_words = ["0.007", "0.005", "0.005"]
+    version = "0"
 
     def argv(self, closed):
         return [sys.executable, "-c", PY_ADAPTER, os.path.join(KITS, "python"), closed]
@@ -118,10 +128,11 @@ class PythonKit(KitTest, unittest.TestCase):
         # Deadline(400 ms), stopped at 100 ms for 1 s: the stop counts as two 50 ms steps, so
         # about 200 ms are left at SIGCONT, and the wait ends near 1.3 s, not at 1.1 s.
         code = ("import sys, threading, time; sys.path.insert(0, sys.argv[1]); import locklab_kit as kit; "
-                "start = time.monotonic(); kit.Deadline(400).wait(threading.Event()); "
+                "start = time.monotonic(); print('ready', flush=True); kit.Deadline(400).wait(threading.Event()); "
                 "print(round((time.monotonic() - start) * 1000))")
         child = subprocess.Popen([sys.executable, "-c", code, os.path.join(KITS, "python")], stdout=subprocess.PIPE,
                                  text=True)
+        self.assertEqual(child.stdout.readline(), "ready\n")  # a stop during python's start-up would test nothing
         time.sleep(0.1)
         os.kill(child.pid, signal.SIGSTOP)
         time.sleep(1.0)
@@ -129,11 +140,47 @@ class PythonKit(KitTest, unittest.TestCase):
         waited = int(child.communicate(timeout=10)[0])
         self.assertGreaterEqual(waited, 1200, "the stop spent the deadline")
 
+    def test_every_handler_runs_on_one_thread(self):
+        # redis-py's Lock keeps its token in a threading.local: release must run where acquire did.
+        replies = converse(self.argv(os.path.join(self.tmp, "closed")))[1]
+        self.assertIn("on init's thread: True", [r for r in replies if r.get("id") == 6][0]["error"])
 
-@unittest.skipUnless(shutil.which("node") and os.path.isdir(os.path.join(KITS, "js", "node_modules", "ioredis")),
-                     "node or the kit's node_modules is missing (harness/adapters/kits/js/install)")
+    def poll(self, body):
+        """The ms the kit's Python code `body` took, run in a child (sys.argv[1]: the kit's folder)."""
+        code = ("import sys, time; sys.path.insert(0, sys.argv[1]); import locklab_kit as kit\n"
+                "start = time.monotonic()\n%s\nprint(round((time.monotonic() - start) * 1000))" % body)
+        done = subprocess.run([sys.executable, "-c", code, os.path.join(KITS, "python")], capture_output=True,
+                              text=True, timeout=20)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return int(done.stdout)
+
+    def test_a_poll_with_a_long_retry_waits_its_bound(self):
+        # tests/adapters/mine.py's loop with --wait 1000 --retry 300: a time.sleep(0.3) between two passed()
+        # counted 100 ms a pause (the step's cap), and the wait took about 3 s; Deadline.sleep counts it all.
+        waited = self.poll("d = kit.Deadline(1000)\nwhile not d.passed(): d.sleep(0.3)")
+        self.assertGreaterEqual(waited, 950, "the wait ended before its bound")
+        self.assertLess(waited, 1500, "the wait overran its bound")
+        # A sleep longer than the deadline ends with it; a sleep within it takes its time.
+        self.assertLess(self.poll("kit.Deadline(200).sleep(5)"), 700)
+        self.assertGreaterEqual(self.poll("kit.Deadline(1000).sleep(0.3)"), 290)
+
+    def test_a_release_that_does_not_answer_is_an_error_within_the_bound(self):
+        requests = [{"id": 1, "type": "init", "key": "k"}, {"id": 2, "type": "release", "slow": True},
+                    {"id": 3, "type": "noop"}]
+        start = time.monotonic()
+        done = subprocess.run(self.argv(os.path.join(self.tmp, "closed")), capture_output=True, text=True,
+                              timeout=30, input="".join(json.dumps(r) + "\n" for r in requests))
+        replies = [json.loads(line) for line in done.stdout.splitlines()]
+        self.assertLess(time.monotonic() - start, 4.5, "the slow release held the adapter up")
+        self.assertEqual(replies[1], {"id": 2, "type": "release_ok", "outcome": "error",
+                                      "error": "no answer to release in 1500 ms"}, replies)
+        self.assertEqual(replies[2], {"id": 3, "type": "noop_ok"})
+
+
+@unittest.skipUnless(shutil.which("node"), "node is missing")
 class JavaScriptKit(KitTest, unittest.TestCase):
     retry_words = ["7", "5", "5"]
+    version = "unknown"  # the toy's library is not in the kit's node_modules, and the toy names no version
 
     def argv(self, closed):
         return ["node", "-e", JS_ADAPTER, os.path.join(KITS, "js", "protocol.js"), closed]

@@ -18,7 +18,8 @@ class RedisPy:
         self.server, self.key = redis.Redis(host=m["servers"][0]["host"], port=m["servers"][0]["port"]), m["key"]
         return {"key": self.key}
     def acquire(self, m):  # a failed attempt keeps the hold we have; a RedisError is `unknown` (the kit)
-        attempt = self.server.lock(self.key, timeout=kit.ttl_s(m), sleep=0.005, blocking_timeout=kit.wait_s(m))
+        attempt = self.server.lock(self.key, timeout=kit.ttl_s(m), sleep=kit.retry_s(m),  # the run's --retry
+                                   blocking_timeout=kit.wait_s(m))
         self.lock = attempt if attempt.acquire() else self.lock
         return "acquired" if self.lock is attempt else "timed_out"
     def release(self, m):  # a RedisError is `error` (the kit), as for extend

@@ -7,9 +7,10 @@
 // for node_modules beside the file that calls require, and an adapter's own
 // folder, harness/adapters/js/, has none).
 //
-// serve({library, capabilities, init, acquire, release, extend, close}) answers one
-// request at a time, in order: init -> init_ok (the installed package's
-// version read from node_modules/<library>/package.json), acquire ->
+// serve({library, version, capabilities, init, acquire, release, extend, close}) answers one
+// request at a time, in order: init -> init_ok (the adapter's `version`, else the
+// installed package's, read from node_modules/<library>/package.json, else
+// 'unknown' for a library of your own that is not installed there), acquire ->
 // acquire_ok, release -> release_ok, extend -> extend_ok, noop -> noop_ok.
 // A handler returns an outcome word or {outcome, error, ...}. A handler that
 // throws answers "when in doubt": acquire `unknown`, release and extend
@@ -40,9 +41,17 @@ function event(name, fields = {}) {
   send({type: 'event', event: name, ...fields});
 }
 
+// The version of `library` installed in this folder's node_modules, 'unknown' if it is not there.
 function installedVersion(library) {
   const file = path.join(__dirname, 'node_modules', library, 'package.json');
-  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error.code === 'ENOENT') return 'unknown';
+    throw error;
+  }
+  return JSON.parse(text).version;
 }
 
 // A pinned library, from this folder's node_modules (see the top).
@@ -139,7 +148,7 @@ async function answer(adapter, message) {
   if (type === 'noop') return {type: 'noop_ok'};
   if (type === 'init') {
     await adapter.init(message);
-    return {type: 'init_ok', library: adapter.library, version: installedVersion(adapter.library),
+    return {type: 'init_ok', library: adapter.library, version: adapter.version ?? installedVersion(adapter.library),
             language: 'javascript', capabilities: adapter.capabilities};
   }
   if (!REPLY[type]) return {type: 'error', error: `unknown request type ${type}`};

@@ -12,21 +12,30 @@ An adapter describes itself and its library's calls as an object, and hands it t
 
 serve() reads one JSON request a line, answers in order with the request's id, and answers
 noop and init_ok itself. A handler that raises answers "when in doubt" (docs/adapters.md,
-"When in doubt, unknown"): acquire `unknown`, release and extend `error`. A line that is not
+"When in doubt, unknown"): acquire `unknown`, release and extend `error`. release and extend
+are answered within ANSWER_MS, else `error` (as the JavaScript kit does); acquire is bounded
+by the adapter, which knows its library's wait. Every handler (init, acquire, release, extend,
+close) runs on one thread of the kit's, in order, so a library that keeps its state per thread
+(redis-py's Lock keeps its token in a threading.local) finds it; a call still running when its
+bound passed holds up the requests after it until it returns. A line that is not
 a JSON object is answered with an error line, and the adapter goes on. When stdin ends, the
 adapter answers what it has read, runs close(), and exits, holding or not.
 
 Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
-RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend.
+RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend. An acquire that polls waits
+between attempts with its Deadline's sleep(), never time.sleep() (see Deadline).
 Only the standard library: an adapter brings its own lock library.
 """
 import json
+import queue
 import sys
 import threading
 import time
 
 RETRY_MS = 5  # the pause between attempts when the acquire request carries no retry_ms (older harnesses)
 AWAKE_STEP_S = 0.05  # a Deadline's step: a step that took longer than two counts as two (the process was stopped)
+ANSWER_MS = 1500  # release and extend answer within this, under AdapterLock's 2000 ms margin (as the JS kit)
+CLOSE_MS = 500  # close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
 LATE = object()  # what bounded() returns when the call did not finish within its bound
 
 REPLY = {"acquire": "acquire_ok", "release": "release_ok", "extend": "extend_ok"}
@@ -54,7 +63,12 @@ class Deadline:
     sleeps, which load stretches). A holder-pause SIGSTOPs a client with its adapter while the
     clock goes on: a plain deadline would have passed at SIGCONT, before the reply the pause held
     back. So time is taken in steps, and a step that took longer than two counts as two, as
-    AdapterLock counts its own bound (harness/support/awake_time.h)."""
+    AdapterLock counts its own bound (harness/support/awake_time.h).
+
+    That cap undercounts any gap between two calls of left() (or passed()) longer than two
+    steps, stopped or not: call them at least every AWAKE_STEP_S. So wait with sleep() or
+    wait(), which do; a time.sleep(retry) between two passed() would count a 300 ms pause as
+    100 ms, and a poll with --retry 1000 would wait ten times its bound."""
 
     def __init__(self, ms):
         self._left = max(ms, 0) / 1000
@@ -69,6 +83,16 @@ class Deadline:
 
     def passed(self):
         return self.left() <= 0
+
+    def sleep(self, s):
+        """Sleeps `s` seconds, or until the deadline passes if that is sooner, in steps of at most
+        AWAKE_STEP_S, counting each (the pause between an acquire's attempts)."""
+        end = time.monotonic() + max(s, 0)
+        while True:
+            step = min(end - time.monotonic(), self.left(), AWAKE_STEP_S)
+            if step <= 0:
+                return
+            time.sleep(step)
 
     def wait(self, event):
         """Waits until `event` (a threading.Event) is set or the deadline passes; True if it was set."""
@@ -108,12 +132,41 @@ def bounded(call, ms, on_late=lambda value: None):
     return box["value"]
 
 
-def _answer(adapter, m):
+class _Worker:
+    """The one thread every handler runs on, in order (see the top)."""
+
+    def __init__(self):
+        self._jobs = queue.Queue()
+        threading.Thread(target=self._run, daemon=True).start()  # daemon: a stuck call does not hold up the exit
+
+    def _run(self):
+        while True:
+            call, done, box = self._jobs.get()
+            try:
+                box["value"] = call()
+            except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
+                box["error"] = error
+            done.set()
+
+    def call(self, call, ms=None):
+        """call()'s value, run on the worker; LATE once `ms` (a Deadline) passed, if given."""
+        done, box = threading.Event(), {}
+        self._jobs.put((call, done, box))
+        if ms is None:
+            done.wait()
+        elif not Deadline(ms).wait(done):
+            return LATE
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+def _answer(adapter, m, worker):
     kind = m.get("type")
     if kind == "noop":
         return {"type": "noop_ok"}
     if kind == "init":
-        extra = adapter.init(m) or {}
+        extra = worker.call(lambda: adapter.init(m)) or {}
         return {"type": "init_ok", "library": adapter.library, "version": adapter.version, "language": "python",
                 "capabilities": adapter.capabilities, **extra}
     if kind not in REPLY:
@@ -122,7 +175,10 @@ def _answer(adapter, m):
     if handler is None:
         return {"type": REPLY[kind], "outcome": "error", "error": "%s has no %s" % (adapter.library, kind)}
     try:
-        result = handler(m)
+        # release and extend: bounded here; acquire: by the adapter, which knows whether its library's wait is bounded.
+        result = worker.call(lambda: handler(m), None if kind == "acquire" else ANSWER_MS)
+        if result is LATE:
+            result = {"outcome": "error", "error": "no answer to %s in %d ms" % (kind, ANSWER_MS)}
     except Exception as error:  # the call may have reached Redis: when in doubt, unknown
         result = {"outcome": IN_DOUBT[kind], "error": repr(error)}
     return {"type": REPLY[kind], **({"outcome": result} if isinstance(result, str) else result)}
@@ -134,6 +190,7 @@ def _send(message):
 
 def serve(adapter):
     """Answers the requests on stdin until it ends, then runs adapter.close() if any, and exits."""
+    worker = _Worker()
     for line in sys.stdin:
         try:
             m = json.loads(line)
@@ -144,14 +201,14 @@ def serve(adapter):
             _send({"id": None, "type": "error", "error": "not a request: " + line[:80].rstrip("\n")})
             continue
         try:
-            reply = _answer(adapter, m)
+            reply = _answer(adapter, m, worker)
         except Exception as error:  # init or a malformed request: said on the line, and the adapter goes on
             reply = {"type": "error", "error": repr(error)}
         _send({"id": m.get("id"), **reply})
     close = getattr(adapter, "close", None)
     if close is not None:
         try:
-            close()
+            worker.call(close, CLOSE_MS)
         except Exception:  # the harness has stopped listening: nothing to tell it
             pass
     sys.exit(0)
