@@ -500,6 +500,39 @@ TEST_F(PeerFixture, SimpleRedisMutexLeavesALateWinHeldByNobody) {
   EXPECT_EQ(b->release(), Release::already_expired) << b->last_error();
 }
 
+// The same drop after an outage (docs/peers.md, "At the libraries' defaults":
+// the node-restart and failover cells). While b's link is cut, node-redis (at its
+// defaults) queues every command until it reconnects, and each acquire's lock()
+// puts its attempts into that queue before failAfter rejects it. Once the link
+// is back the queue goes out oldest first: the first SET wins the free key for
+// a lock() already rejected, and b's next acquire finds it taken by nobody.
+// The link is cut while b is idle, so no command of b's is refused under it.
+TEST_F(PeerFixture, SimpleRedisMutexWinsForNobodyAfterAnOutage) {
+  const Peer& mutex = peer_named("simple-redis-mutex");
+  require_installed(mutex);
+  if (HasFatalFailure()) return;
+  auto proxy = harness::TcpProxy::start(server(0).endpoint());
+  ASSERT_TRUE(proxy) << proxy.error().message;
+  LockConfig cut = config(10'000ms);
+  cut.servers = {server(0).connection_options()};
+  cut.servers[0].endpoint = (*proxy)->endpoint();
+  auto made = AdapterLock::create(mutex.argv, cut, 2);
+  ASSERT_TRUE(made) << made.error().message;
+  auto b = std::move(made).value();
+  ASSERT_EQ(b->try_acquire(2000ms), Acquire::acquired) << b->last_error();  // its subscriber is up
+  ASSERT_EQ(b->release(), Release::released) << b->last_error();
+  (*proxy)->cut();
+  ASSERT_TRUE(wait_until([&] { return (*proxy)->refused_connections() > 0; }, 5000ms, 5ms))
+      << "b's client never tried to reconnect";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(b->try_acquire(30ms), Acquire::timed_out) << b->last_error();
+  ASSERT_FALSE(key_on_any_server(mutex));
+  (*proxy)->heal();
+  ASSERT_TRUE(wait_until([&] { return key_on_any_server(mutex); }, 5000ms, 5ms)) << "no queued attempt won";
+  EXPECT_EQ(b->try_acquire(300ms), Acquire::timed_out) << "the win was handed to b after all";
+  EXPECT_GT(pttl(mutex), 5000) << "the key left is not a 10 s lease of b's";
+  EXPECT_EQ(b->release(), Release::already_expired) << b->last_error();
+}
+
 // A release whose votes never left (review 2 #1): every link of the holder is
 // cut, and ioredis, without an offline queue, refuses to send on a connection
 // it is re-opening. That says nothing of the key, which is still ours on every
