@@ -615,6 +615,8 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto checked = check_rows(options.expect, own_rows); !checked) return checked.error();
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
+  const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
+  if (auto written = write_declared_catalog(*user, declared); !written) return written.error();
   const std::vector<Job> jobs = jobs_of(result, *user);
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);
