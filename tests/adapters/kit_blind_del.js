@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // A blind-DEL lock on the JavaScript kit (tests/kit_locks_test.cpp): SET NX PX with a token, release = plain DEL.
-const path = require('path');
 const crypto = require('crypto');
-const {serve, library, retryMs, awakeTimer} = require(path.join(__dirname, '../../harness/adapters/kits/js/protocol'));
+const {serve, library, retryMs, awakeTimer} = require('../../harness/adapters/kits/js/protocol');
 const Redis = library('ioredis');
 const pause = (ms) => new Promise((resolve) => awakeTimer(ms, resolve));  // awake time: a SIGSTOP does not spend it
 let client, key;

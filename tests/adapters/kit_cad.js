@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // A correct lock on the JavaScript kit (tests/kit_locks_test.cpp): SET NX PX with a token, compare-and-delete release.
-const path = require('path');
 const crypto = require('crypto');
-const {serve, library, retryMs, awakeTimer} = require(path.join(__dirname, '../../harness/adapters/kits/js/protocol'));
+const {serve, library, retryMs, awakeTimer} = require('../../harness/adapters/kits/js/protocol');
 const Redis = library('ioredis');
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 const pause = (ms) => new Promise((resolve) => awakeTimer(ms, resolve));  // awake time: a SIGSTOP does not spend it
