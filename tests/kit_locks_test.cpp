@@ -115,18 +115,23 @@ TEST(KitLocks, TheMatrixTellsTheCorrectLockFromTheBlindDelAndNamesTheirGeneratio
   EXPECT_NE(page.find("ext:kit-blind-del-js behaves like generation 1b setnx-expire"), std::string::npos);
 }
 
-// A cell --expect gets wrong differs, names itself on stderr, and the matrix exits 3, as a shipped cell would.
+// A cell --expect gets wrong differs, names itself on stderr, and the matrix exits 3, as a shipped cell would;
+// the matrix read back from its cells (`locklab index`) keeps the check.
 TEST(KitLocks, AnExpectationTheLockBreaksExitsThree) {
   require_libraries();
-  ScratchDir out("locklab-kit-expect");
-  std::ofstream(out.path("wrong.json")) << R"({"kit-blind-del-py": {"release-race": "safe"}})";
+  ScratchDir out("locklab-kit-expect"), given("locklab-kit-expect-file");  // index reads every .json of `out`
+  std::ofstream(given.path("wrong.json")) << R"({"kit-blind-del-py": {"release-race": "safe"}})";
   const auto run = run_locklab("matrix --quick --catalog " + kCatalog + " --lock ext:kit-blind-del-py --fault "
-                               "release-race --expect " + out.path("wrong.json") + " --out " + out.str());
+                               "release-race --expect " + given.path("wrong.json") + " --out " + out.path("matrix"));
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
   EXPECT_NE(run.err.find("ext:kit-blind-del-py x release-race is "), std::string::npos) << run.err;
-  const json race = read_json(out.path("cells/ext:kit-blind-del-py__release-race.json"));
+  const json race = read_json(out.path("matrix/cells/ext:kit-blind-del-py__release-race.json"));
   EXPECT_FALSE(race.value("matches", true)) << race.dump();
-  EXPECT_NE(testing::slurp(out.path("matrix.md")).find("✗"), std::string::npos);
+  EXPECT_NE(testing::slurp(out.path("matrix/matrix.md")).find("✗ (expected safe"), std::string::npos);
+  ASSERT_EQ(run_locklab("compare --quick --lock lua-safe-delete --duration 0.3 --out " + out.str()).exit_code, 0);
+  const auto index = run_locklab("index " + out.str());
+  ASSERT_EQ(index.exit_code, 0) << index.err;
+  EXPECT_NE(testing::slurp(out.path("index.md")).find("✗ (expected safe"), std::string::npos);
 }
 
 // A bad --expect file is one line and exit 2, before any cell runs.

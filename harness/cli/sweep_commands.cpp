@@ -238,7 +238,8 @@ Command add_matrix(CLI::App& app) {
   mat->add_option("--expect", *expect,
                   "A JSON file of the classes you expect of your own rows, {\"ext:LABEL\": {\"COLUMN\": \"CLASS\" or "
                   "[\"CLASS\", \"CLASS\"]}}: those cells then match or differ like a shipped row's (a difference "
-                  "exits 3); the cells it does not name show their class (docs/adapters.md)");
+                  "exits 3); the cells it does not name show their class (docs/adapters.md)")
+      ->type_name("FILE");
   return {mat, [options, adapters, expect](const std::string& command) {
             options->command = command;
             return matrix_all(*options, *adapters, *expect);
