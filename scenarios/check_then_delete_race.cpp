@@ -4,6 +4,7 @@
 // acquires, and index1's DEL removes index2's lock. With lua-safe-delete
 // (§7 优化分布式锁_LUA脚本保证删除的原子性) the check and the delete are one
 // script, the stall can only come before it, and index2's lock survives.
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -24,12 +25,15 @@ int main(int argc, char** argv) {
   auto first = story.actor("index1", [&] {
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work is short; it releases well within the 100 ms lease");
+    story.say_claiming({claim::within_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
+                       "its work is short; it begins its release well within the 100 ms lease");
     story.narrator().leave();
     story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say(story.lock_name() == "lua-safe-delete"
+  // Claimed: index1's delete (GET's DEL, or the script) reaches the server after the lease ran out.
+  story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
+            story.lock_name() == "lua-safe-delete"
                 ? "index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
                   "the lease (a GC pause, a slow network)"
                 : "index1 is parked at step point {}: its release stalls between its GET (\"mine\") and its DEL, for "

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "g4_lua_safe_delete.h"
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -45,12 +46,14 @@ int main(int argc, char** argv) {
   auto first = story.actor("index1", [&] {
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work is short; it releases well within the 100 ms lease");
+    story.say_claiming({claim::within_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
+                       "its work is short; it begins its release well within the 100 ms lease");
     story.narrator().leave();
     index1_release = story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say(scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
+  story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
+            scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
                        "ahead); its release stalls there for longer than the lease"
                      : "index1 is parked at step point {} (its GET said: mine; the DEL is still ahead); its release "
                        "stalls there for longer than the lease",
