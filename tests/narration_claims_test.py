@@ -17,8 +17,10 @@ here without a new case. Two checks hold every story, claim or not:
   - an English narration line that says something of order, leases or death
     (the words in CLAIM_WORDS) carries a claim, or is listed in UNCLAIMED with
     the reason its words claim nothing checkable.
-The claims must be the same in both languages: the Chinese run's steps carry
-claims of the same kinds as the English run's.
+A step's claims do not depend on the language (Scenario::say_claiming takes the
+English key, the claims beside it), but each language's run is a run of its
+own, so both are checked. Which claims a run makes can differ from run to run
+(pubsub_wakeup explains a refusal only when one happened).
 """
 import json
 import os
@@ -218,14 +220,21 @@ class Story:
         return removals[0] if removals and self.log[removals[0]]["event"] == "expired" else None
 
     def after_lease(self, event, acquire):
+        """`event` came after the expiry that ended the lease `acquire` took: it began after the
+        expiry's stamp (an upper bound: the feed stamps an event when it reads it, and reads a burst at
+        once), or it is, or began after the reply of, an acquire whose creation the server logged after
+        the expiry."""
         x = self.expiry_after(acquire)
         if x is None:
             return False
         if start(event) >= self.log[x]["t_ms"]:
             return True
-        k = acquire_index(self.steps, event["step"]) if effect(event).startswith("acquired") else None
         made = creations(self.log)
-        return k is not None and k < len(made) and made[k] > x
+        for s in self.steps:
+            k = acquire_index(self.steps, s["step"]) if effect(s).startswith("acquired") else None
+            if k is not None and k < len(made) and made[k] > x and (s is event or end(s) <= start(event)):
+                return True
+        return False
 
 
 # ---- the claims ----------------------------------------------------------
@@ -352,15 +361,10 @@ def main(argv):
         rest = rest[2:]
     name, total, problems = os.path.basename(binary), 0, []
     for args in variants(locks, flags):
-        told = {}
         for lang in ("en", "zh"):
             found, kinds = check_story(run(binary, args + ["--lang", lang]), lang == "en")
             problems += ["%s %s --lang %s: %s" % (name, " ".join(args), lang, p) for p in found]
-            told[lang] = kinds
             total += len(kinds)
-        if sorted(set(told["en"])) != sorted(set(told["zh"])):
-            problems.append("%s %s: the claims differ between the languages: en %s, zh %s"
-                            % (name, " ".join(args), told["en"], told["zh"]))
     if problems:
         print("FAIL: " + "\n  ".join([name] + problems))
         return 1
