@@ -23,10 +23,10 @@ int main(int argc, char** argv) {
   auto index2 = story.make_lock(config);
 
   auto first = story.actor("index1", [&] {
+    const double asked = story.narrator().now_ms();
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say_claiming({claim::within_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
-                       "its work is short; it begins its release well within the 100 ms lease");
+    say_release_begins(story, "index1", asked, config.ttl);
     story.narrator().leave();
     story.release(*index1);
   });

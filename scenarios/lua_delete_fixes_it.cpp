@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
 
   Release index1_release = Release::error;
   auto first = story.actor("index1", [&] {
+    const double asked = story.narrator().now_ms();
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say_claiming({claim::within_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
-                       "its work is short; it begins its release well within the 100 ms lease");
+    say_release_begins(story, "index1", asked, config.ttl);
     story.narrator().leave();
     index1_release = story.release(*index1);
   });

@@ -33,7 +33,7 @@ REMOVALS = {"del", "expired", "evicted"}
 RELEASES = ("DEL", "EVAL", "EVALSHA")
 
 # English words that make a line claim an order, a time against a lease, or a death.
-CLAIM_WORDS = re.compile(r"\b(dies|died|dead|crash\w*|before|after|first|lapsed|within|ran out|expired?)\b")
+CLAIM_WORDS = re.compile(r"\b(dies|died|dead|crash\w*|before|after|first|lapsed|within|while|ran out|expired?)\b")
 # Lines whose claim words are stagecraft or the lesson's explanation, not a claim about this run's events.
 UNCLAIMED = [
     (r"^\(waited .* until ", "the director's wait: the condition held, its own line"),

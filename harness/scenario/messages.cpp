@@ -235,8 +235,10 @@ const std::vector<Message> kCatalog = {
     {"client 1's late write lands over client 2's: a lost update",
      "client 1 迟到的写入覆盖了 client 2 的：丢失更新"},
     // check_then_delete_race and lua_delete_fixes_it
-    {"its work is short; it begins its release well within the 100 ms lease",
-     "它的工作很短；在 100 ms 租约内早早开始释放"},
+    {"its work is short; it begins its release well within the {} ms lease",
+     "它的工作很短；在 {} ms 租约内早早开始释放"},
+    {"its work is short, but this machine is loaded: it begins its release {} ms after it asked for the lock",
+     "它的工作很短，但这台机器负载很重：它在请求锁 {} ms 之后才开始释放"},
     {"index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
      "the lease (a GC pause, a slow network)",
      "index1 停在步骤点 {}：它的释放在发出任何命令之前卡住，卡得比租约还长（GC 停顿、网络慢）"},

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "report/story_page.h"
 #include "support/files.h"
+#include "scenario/claims.h"
 #include "scenario/step_gate.h"
 #include "scenario/step_through.h"
 
@@ -286,6 +287,18 @@ void Scenario::die(const std::string& why) {
   // Actor threads may still run: no static destructors under their feet. The
   // servers die with this process (the launcher's PR_SET_PDEATHSIG).
   std::_Exit(1);
+}
+
+void say_release_begins(Scenario& story, const std::string& who, double asked_ms, std::chrono::milliseconds lease) {
+  const double late = story.narrator().now_ms() - asked_ms;
+  const nlohmann::json acquired = claim::last(who, {{"effect", "acquired"}});
+  if (late < static_cast<double>(lease.count()) / 2)
+    return story.say_claiming({claim::within_lease(claim::this_step(), acquired)},
+                              "its work is short; it begins its release well within the {} ms lease", lease.count());
+  story.say_claiming({claim::before(acquired, claim::this_step())},
+                     "its work is short, but this machine is loaded: it begins its release {} ms after it asked for "
+                     "the lock",
+                     fixed(late, 1));
 }
 
 SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,

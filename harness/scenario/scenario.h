@@ -194,6 +194,12 @@ class Scenario {
   void write_outputs(const nlohmann::json& document);
 };
 
+// A holder whose work is short says when its release begins, `asked_ms` (story
+// time) being when it asked for the lock: well within `lease` (a claim the
+// narration test checks) when the story is on time; on a machine so loaded
+// that half the lease went by, how late it is instead, so the line stays true.
+void say_release_begins(Scenario& story, const std::string& who, double asked_ms, std::chrono::milliseconds lease);
+
 // The second act of a crashed-holder story: B tries the lock for `patience`
 // (entering, leaving and releasing if it gets in; narrating `gives_up` if not),
 // then the observer probes the key's PTTL. A key with a TTL that still kept B
