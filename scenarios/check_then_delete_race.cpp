@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
   gate.open();
   first->join();
   const bool deleted = probe.exists(config.key) == false;
-  story.say(deleted ? "the lock key is gone while index2 still believes it holds it"
-                    : "index2's lock is still there");
+  story.say_claiming({claim::inside("index2")}, deleted ? "the lock key is gone while index2 still believes it holds it"
+                                                       : "index2's lock is still there");
   return story.finish(deleted, text(deleted ? "a third client could now enter beside index2"
                                             : "the compare-and-delete saw another token and left the key"));
 }

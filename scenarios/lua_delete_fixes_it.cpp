@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   const bool deleted = story.observe([&] { return probe.exists(config.key); }) == false;
   if (scripted && !deleted)
     story.say("the script's GET saw index2's token, so it returned 0 (not_owner) and never ran its DEL");
-  story.say(deleted ? "the lock key is gone while index2 still believes it holds it" : "index2's lock is still there");
+  story.say_claiming({claim::inside("index2")}, deleted ? "the lock key is gone while index2 still believes it holds it"
+                                                       : "index2's lock is still there");
   return story.finish(deleted, deleted ? "the check was stale by the time the DEL ran: a third client could enter"
                                        : "check and delete ran as one script: index2's lock survived");
 }

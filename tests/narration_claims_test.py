@@ -67,7 +67,8 @@ UNCLAIMED = [
     (r"^the key carries a lease: the server will free it", "a PTTL read, printed on the step before"),
     (r"^the key carries its lease from the start", "a PTTL read, printed on the step before"),
     (r"^(gives|gave) up after \d+ ms", "a duration the client waited; its refused retries are the steps before"),
-    (r"^try_acquire => ", "the lock's own outcome and error text (WAIT's timeout)"),
+    (r"^try_acquire => error \(only \d+ of", "the lock's own error text (WAIT's timeout)"),
+    (r"SET NX refuses any value while the key exists", "Redis's rule for SET NX, not an event of the run"),
     (r"^after N3's restart: Z ", "the director's sequence: N3's restart is the step before"),
     (r"^A's validity had run out before Z acquired", "Redlock's validity, a client-side time (no server lease)"),
     (r"^PTTL \S+ => -2: the key expired", "lease_watch's PTTL read: the read is the record"),
@@ -252,6 +253,9 @@ def check_claim(story, step, claim):
     if kind == "dead":
         after = [s for s in story.steps if s["step"] > at and (s["who"] == value or s["who"].startswith(value + "/"))]
         return "step %d by %s comes after its death: %s" % (after[0]["step"], value, after[0]["text"]) if after else None
+    if kind == "inside":
+        inside = step.get("state", {}).get("inside", [])
+        return None if value in inside else "%s is not inside its critical section at step %d: %s" % (value, at, inside)
     if kind == "none":
         found = [s for s in story.steps if story.matches(s, value)]
         return "step %d matches %s" % (found[0]["step"], value) if found else None
@@ -316,7 +320,7 @@ def self_test():
     """The checker fails false claims: each planted one must be caught."""
     steps = [
         {"step": 1, "t_ms": 1.0, "sent_ms": 0.5, "who": "A", "kind": "command", "command": ["SET"], "text": "",
-         "lock": {"lane": 0, "effect": "acquired"}},
+         "lock": {"lane": 0, "effect": "acquired"}, "state": {"inside": ["A"]}},
         {"step": 2, "t_ms": 2.0, "who": "A", "kind": "leave", "text": ""},
         {"step": 3, "t_ms": 3.0, "who": "A", "kind": "narration", "text": "", "claims": [{"dead": "A"}]},
         {"step": 4, "t_ms": 200.0, "sent_ms": 199.0, "who": "B", "kind": "command", "command": ["SET"], "text": "",
@@ -329,13 +333,15 @@ def self_test():
     good = [(steps[2], {"before": [{"who": "A", "kind": "leave", "which": "last"}, "this"]}),
             (steps[1], {"within_lease": ["this", {"step": 1}]}),
             (steps[3], {"after_lease": ["this", {"step": 1}]}),
-            (steps[0], {"none": {"who": "A", "command": list(RELEASES)}})]
+            (steps[0], {"none": {"who": "A", "command": list(RELEASES)}}),
+            (steps[0], {"inside": "A"})]
     bad = [(steps[1], {"dead": "A"}),  # A's death comes later
            (steps[2], {"before": ["this", {"step": 2}]}),  # a leave before the death, claimed the other way
            (steps[3], {"within_lease": ["this", {"step": 1}]}),  # B's acquire came after A's lease
            (steps[1], {"after_lease": ["this", {"step": 1}]}),  # A left within its lease
            (steps[0], {"unordered": [{"step": 1}, {"step": 4}]}),  # B's request left after A's reply
-           (steps[0], {"none": {"who": "B", "command": "SET"}})]
+           (steps[0], {"none": {"who": "B", "command": "SET"}}),
+           (steps[2], {"inside": "A"})]  # A left at step 2
     for step, claim in good:
         if check_claim(story, step, claim):
             fail("self-test: a true claim failed: %s: %s" % (claim, check_claim(story, step, claim)))

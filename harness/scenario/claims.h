@@ -30,6 +30,8 @@
 //                                (the server's "expired" event came first)
 //   {"none": SELECTOR}           no step of the story matches (a "who" and
 //                                the filters above): "A never sends its DEL"
+//   {"inside": W}                W is inside its critical section at this
+//                                step: "while index2 still believes it holds it"
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -69,6 +71,7 @@ inline json within_lease(json event, json acquire) {
 inline json after_lease(json event, json acquire) {
   return {{"after_lease", json::array({std::move(event), std::move(acquire)})}};
 }
+inline json inside(const std::string& who) { return {{"inside", who}}; }
 inline json none(const std::string& who, json filters) {
   filters["who"] = who;
   return {{"none", std::move(filters)}};
