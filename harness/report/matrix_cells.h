@@ -54,6 +54,9 @@ struct Cell {
   bool unwritten = false;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
+  // Why the observed class, where the run says more than its counts: a library call blocked
+  // past the harness's bound (liveness), a client's adapter that exited (a crash).
+  std::string observed_reason;
   nlohmann::json run;          // the run document (null for n/a cells and failed runs)
   // The class matches, and so does the exposed mark wherever the verdict was
   // safe (safe, liveness): an unexpected exposed cell, or a missing mark, differs.

@@ -310,6 +310,7 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
     } else {
       (*document)["config"]["json"] = cell_path(dir, cell.lock, cell.fault);
       cell.observed = classify(*document);
+      cell.observed_reason = observed_reason(*document);
       cell.exposed = exposed(*document);
       if (auto why = not_exercised(*document)) {  // whatever it read, the race never ran
         cell.observed = CellClass::error;
@@ -340,6 +341,7 @@ Result<Cell> load_cell(const std::string& path) {
   cell.exposed = document.value("exposed", false);
   cell.not_applicable = text_at(document, "/not_applicable");
   cell.error = text_at(document, "/error");
+  cell.observed_reason = text_at(document, "/observed_reason");
   cell.run = document.value("run", json());
   return expected_of(std::move(cell));
 }
@@ -368,11 +370,12 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
 // The default rows: every generation, then every shipped peer whose adapter
 // can run here (one line on stderr names the peers left out and why), then
 // the user's own adapters.
-std::vector<std::string> default_rows(const UserAdapters& user) {
+std::vector<std::string> default_rows(const UserAdapters& user, bool all_libraries) {
   std::vector<std::string> locks;
   for (const auto& generation : generations()) locks.push_back(generation.name);
   std::string skipped, why;
   for (const auto& peer : catalog_peers()) {
+    if (!all_libraries && !peer.main_row) continue;  // a variant: in the full matrix and --libraries all
     if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
       skipped += (skipped.empty() ? "" : ", ") + peer.name;
       why = missing;
@@ -388,7 +391,10 @@ std::vector<std::string> default_rows(const UserAdapters& user) {
 // The rows: the --lock names, or default_rows(); a usage Error names an
 // unknown one, or a peer whose adapter cannot run here.
 Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
-  const std::vector<std::string> locks = options.locks.empty() ? default_rows(options.user) : options.locks;
+  if (!options.libraries.empty() && options.libraries != "main" && options.libraries != "all")
+    return Error{ErrorKind::usage, option_problem("--libraries", "'" + options.libraries + "' is not main or all")};
+  const bool all = options.libraries.empty() ? !options.quick : options.libraries == "all";
+  const std::vector<std::string> locks = options.locks.empty() ? default_rows(options.user, all) : options.locks;
   for (const auto& lock : locks) {
     if (std::count(locks.begin(), locks.end(), lock) > 1)
       return Error{ErrorKind::usage, option_problem("--lock", lock + " is given twice")};
@@ -550,12 +556,23 @@ CellClass classify(const json& run) {
   if (verdict == "violation") return two_holders || !wrong_owner ? CellClass::me_violation : CellClass::wrong_owner;
   if (two_holders) return CellClass::me_violation;  // a verdict the checker did not call a violation still had two
   if (verdict == "deadlock") return CellClass::deadlock;
+  // A library call still waiting past the harness's bound would have hung the service.
+  if (number_at(run, "/safety/blocked_calls") > 0) return CellClass::liveness;
   const double ttl_ms = number_at(run, "/config/ttl_ms");
   const double unavailable_ms = number_at(run, "/safety/unavailability_ms");
   // Half a lease: a crash right after acquiring leaves the rest of the lease,
   // a little less than one ttl, and that is the unavailability to report.
   if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
   return CellClass::safe;
+}
+
+std::string observed_reason(const json& run) {
+  std::string why;
+  if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
+  if (run.contains("safety") && run["safety"].contains("adapter_deaths") && run["safety"]["adapter_deaths"].is_array())
+    for (const auto& death : run["safety"]["adapter_deaths"])
+      if (death.is_string()) why += (why.empty() ? "" : "; ") + death.get<std::string>();
+  return why;
 }
 
 bool exposed(const json& run) {
