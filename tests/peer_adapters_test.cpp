@@ -392,6 +392,7 @@ INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_n
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
+                           std::replace(name.begin(), name.end(), '+', '_');  // a variant row: node-redlock+failfast
                            return name;
                          });
 

@@ -406,6 +406,15 @@ Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
   return locks;
 }
 
+// Each variant row's note for the page: "variant of ext:BASE: why" (lock_catalog.h).
+std::map<std::string, std::string> variant_notes(const std::vector<std::string>& locks) {
+  std::map<std::string, std::string> notes;
+  for (const auto& lock : locks)
+    if (auto found = find_lock(lock); found && !found->variant_of.empty())
+      notes[lock] = "variant of " + std::string(kAdapterPrefix) + found->variant_of + ": " + found->variant_reason;
+  return notes;
+}
+
 // Each row's generation number ("ext" for a library, the user's too), and
 // every generation's, for the report.
 std::map<std::string, std::string> row_numbers(const std::vector<std::string>& locks) {
@@ -488,6 +497,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   if (!locks) return locks.error();
   result.locks = std::move(*locks);
   result.numbers = row_numbers(result.locks);
+  result.variant_notes = variant_notes(result.locks);
   auto faults = select_columns(options);
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
@@ -599,6 +609,8 @@ CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column,
   return plan;
 }
 
+Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options) { return select_rows(options); }
+
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
   if (!selected) return selected.error();
@@ -631,6 +643,7 @@ Result<MatrixResult> load_matrix(const std::string& dir) {
     return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document: " + e.what()};
   }
   result.numbers = row_numbers(result.locks);
+  result.variant_notes = variant_notes(result.locks);
   for (const auto& lock : result.locks)
     for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
   result.written = written_rows(result);

@@ -82,6 +82,9 @@ struct MatrixOptions {
 // that could not measure is a cell of class error, not an Error.
 Result<MatrixResult> run_matrix(const MatrixOptions& options);
 
+// The rows run_matrix() would measure: the --lock names, or the default rows (`libraries`).
+Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options);
+
 // A matrix measured before, read back from DIR (matrix.json: the rows, columns,
 // size and command; cells/*.json: each cell, its expectation re-derived), as
 // run_matrix() returned it. A cell file that cannot be read is a cell of class

@@ -21,8 +21,9 @@
 // - an extension in flight when the routine ends schedules the next one, which runs after the
 //   release and aborts the signal: `lost` is sent only for a signal aborted while held.
 // - an attempt awaits every node's SET (Promise.allSettled, attemptLockAcquisition, line 1176;
-//   the retry loop, lines 1128-1165): a dead node holds it until ioredis gives up on the command, at ioredis's defaults
-//   about 73 s (protocol.js, IOREDIS_FAIL_FAST). The row runs ioredis at its defaults (the README's
+//   the retry loop, lines 1128-1165): a dead node holds it until the library's per-command
+//   timeout, 5 s (withTimeout, lines 274, 392), since ioredis at its defaults queues the command
+//   for about 73 s (protocol.js, IOREDIS_FAIL_FAST). The row runs ioredis at its defaults (the README's
 //   `new Redis()`), so under a node minority every attempt blocks past wait_ms: the kit answers
 //   `unknown` with blocked_ms, judged liveness. `--failfast` (ext:redlock-universal+failfast) gives
 //   ioredis enableOfflineQueue false and maxRetriesPerRequest 0: a dead node's SET fails at once.
