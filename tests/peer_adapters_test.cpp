@@ -121,8 +121,11 @@ const std::map<std::string, Facts> kFacts = {
     {"node-redisson", {"{}", Release::not_owner, false, ""}},
 };
 
+// A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
+const Facts& facts_of(const std::string& peer) { return kFacts.at(peer.substr(0, peer.find('+'))); }
+
 std::string lock_key(const std::string& peer) {
-  std::string key = kFacts.at(peer).key_format;
+  std::string key = facts_of(peer).key_format;
   return key.replace(key.find("{}"), 2, kKey);
 }
 
@@ -288,7 +291,7 @@ TEST_P(PeerAdapterTest, AcquireTimesOutReleases) {
 // The lease ran out (an auto-extender's key is deleted under it, as a lapse would):
 // release gives the library's own word, and a library that reports the loss says `lost`.
 TEST_P(PeerAdapterTest, ReleaseAfterTheLeaseIsGone) {
-  const Facts& facts = kFacts.at(GetParam());
+  const Facts& facts = facts_of(GetParam());
   auto lock = adapter(1, 300ms);
   ASSERT_TRUE(lock);
   ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
@@ -328,7 +331,7 @@ TEST_P(PeerAdapterTest, LeaseLastsOnlyIfAutoExtended) {
 // extend {ttl_ms}: where the library has it, extended (and the lease is ttl_ms where it sets
 // it); elsewhere an `error` naming the missing call, the hold untouched.
 TEST_P(PeerAdapterTest, ExtendWhereTheLibraryHasIt) {
-  const Facts& facts = kFacts.at(GetParam());
+  const Facts& facts = facts_of(GetParam());
   auto raw = raw_adapter(peer(), 1000ms);
   ASSERT_TRUE(raw);
   ASSERT_EQ(raw->ask({{"type", "acquire"}, {"ttl_ms", 1000}, {"wait_ms", 2000}}).value("outcome", ""), "acquired");
@@ -392,6 +395,7 @@ INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_n
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
+                           std::replace(name.begin(), name.end(), '+', '_');  // a variant row: node-redlock+failfast
                            return name;
                          });
 
@@ -599,7 +603,7 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
     // The catalog's key (locklab fleets reads it) is the one the cases below find held.
     if (kFacts.count(peer.name) == 1) {
-      std::string key = kFacts.at(peer.name).key_format;
+      std::string key = facts_of(peer.name).key_format;
       EXPECT_EQ(peer.key, key.replace(key.find("{}"), 2, "{key}")) << peer.name;
     }
   }
