@@ -21,7 +21,7 @@
 //   key; it returns nothing and throws "not locked by current client" when our field is gone
 //   (another holder or no key). The adapter counts its own holds to tell still_held from released.
 // - the watchdog timeout is per Redisson instance: the lease is init's ttl_ms, acquire's ttl_ms is ignored.
-const {serve, library, quiet} = require('../kits/js/protocol');
+const {serve, library, quiet, withinWait} = require('../kits/js/protocol');
 const {Redisson} = library('node-redisson');
 
 let lock = null;
@@ -37,8 +37,12 @@ serve({
     quiet(redisson.redis);  // the subscriber's errors go to console.error: the kit's `log` events
     lock = redisson.getLock(m.key);
   },
-  async acquire(m) {
-    if (!await lock.tryLock(m.wait_ms, true)) return 'timed_out';
+  async acquire(m) {  // tryLock bounds its own wait; a call stuck past it (ioredis's offline queue) is `blocked`
+    const giveBack = (won) => won && lock.unlock().catch(() => {});
+    const got = await withinWait(m, lock.tryLock(m.wait_ms, true), giveBack);
+    if (got.blocked) return got.blocked;
+    if (got.late) return giveBack(got.late).then(() => ({outcome: 'timed_out', error: 'won after wait_ms: given back'}));
+    if (!got.value) return 'timed_out';
     depth += 1;
     return 'acquired';
   },
