@@ -30,6 +30,8 @@ const (
 	Grace = 1000 * time.Millisecond
 	// AnswerWithin bounds release and extend, under AdapterLock's 2000 ms margin.
 	AnswerWithin = 1500 * time.Millisecond
+	// CloseWithin bounds Close at the end of stdin, under AdapterLock's 1000 ms exit grace.
+	CloseWithin = 500 * time.Millisecond
 )
 
 // Server is one address of init's servers (through the fault proxy in a run).
@@ -96,6 +98,8 @@ type Adapter[H any] struct {
 	// Release and Extend get ctx, done at AnswerWithin, and the hold of the last acquire.
 	Release func(ctx context.Context, hold H) Reply
 	Extend  func(ctx context.Context, hold H, ttl time.Duration) Reply // nil: the library has none
+	// Close runs once stdin has ended, bounded by CloseWithin (nil: nothing to do).
+	Close func()
 }
 
 // moduleVersion is the version of module linked into this binary ("unknown" if none).

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"time"
 )
 
 var out = struct {
@@ -62,6 +64,7 @@ func Serve[H any](a Adapter[H]) {
 			s.handle(line)
 		}
 		if err == io.EOF {
+			s.close()
 			os.Exit(0)
 		} else if err != nil {
 			fmt.Fprintf(os.Stderr, "adapter %s: reading stdin: %v\n", a.Library, err)
@@ -70,11 +73,39 @@ func Serve[H any](a Adapter[H]) {
 	}
 }
 
+// close runs the adapter's Close, if any, for at most CloseWithin.
+func (s *server[H]) close() {
+	if s.a.Close == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.a.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(CloseWithin):
+	}
+}
+
 func (s *server[H]) handle(line []byte) {
+	text := strings.TrimSpace(string(line))
+	if text == "" {
+		return
+	}
 	var m Request
-	if err := json.Unmarshal(line, &m); err != nil {
-		text := string(line)
-		send(map[string]any{"id": nil, "type": "error", "error": "not JSON: " + oneLine(text[:min(len(text), 80)])})
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &object); err != nil {
+		why := "not JSON: "
+		if json.Valid([]byte(text)) { // `null` or `3`: JSON, but not a request
+			why = "not a request: "
+		}
+		send(map[string]any{"id": nil, "type": "error", "error": why + oneLine(text[:min(len(text), 80)])})
+		return
+	}
+	if object == nil || json.Unmarshal([]byte(text), &m) != nil {
+		send(map[string]any{"id": nil, "type": "error", "error": "not a request: " + oneLine(text[:min(len(text), 80)])})
 		return
 	}
 	reply := s.answer(m)
