@@ -6,7 +6,10 @@ retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(
 Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
 long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The
 JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
-not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node."""
+not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node.
+The Go kit (harness/adapters/kits/go) runs a toy built here, against the kit's folder: it keeps the hold, so a
+release without one is `already_expired` without asking the library; its wait context is not spent by a
+SIGSTOP; its part is skipped without go."""
 import json
 import os
 import shutil
@@ -60,6 +63,45 @@ kit.serve({
 });
 '''
 
+GO_ADAPTER = r'''
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	kit "locklab/kits/go"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "wait" { // kit.WaitContext(ms): print how long it took
+		ms, _ := strconv.Atoi(os.Args[2])
+		start := time.Now()
+		fmt.Println("ready")
+		ctx, cancel := kit.WaitContext(time.Duration(ms) * time.Millisecond)
+		defer cancel()
+		<-ctx.Done()
+		fmt.Println(time.Since(start).Milliseconds())
+		return
+	}
+	kit.Serve(kit.Adapter[int]{
+		Library: "toy", Module: "example.com/toy-not-linked", Capabilities: map[string]bool{"expires": true},
+		Init: func(m kit.Request) (string, error) { return m.Key, nil },
+		Acquire: func(_ context.Context, m kit.Request) (int, kit.Reply) {
+			if m.TTLMs == 13 {
+				panic("lost reply")
+			}
+			return 0, kit.Reply{Outcome: "timed_out", Error: fmt.Sprintf("retry %d", m.Retry().Milliseconds())}
+		},
+		Release: func(context.Context, int) kit.Reply { panic("never asked: there is no hold") },
+		Close:   func() { os.WriteFile(os.Args[1], []byte("closed"), 0o644) },
+	})
+}
+'''
+
 REQUESTS = [
     {"id": 1, "type": "init", "servers": [{"host": "127.0.0.1", "port": 1}], "key": "k", "client": 1, "ttl_ms": 500},
     "hello",
@@ -67,7 +109,7 @@ REQUESTS = [
     {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "retry_ms": 7},
     {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 0},
     {"id": 4, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "retry_ms": 0},
-    {"id": 5, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "boom": True},
+    {"id": 5, "type": "acquire", "ttl_ms": 13, "wait_ms": 0, "boom": True},  # the Go toy panics at ttl_ms 13
     {"id": 6, "type": "release"},
     {"id": 7, "type": "extend", "ttl_ms": 500},
     {"id": 8, "type": "noop"},
@@ -86,6 +128,7 @@ class KitTest:
 
     retry_words = None  # how the toy prints 7, 5 and 5
     version = None  # the toy's init_ok version
+    release_without_hold = "error"  # the toy's release raises; the Go kit answers without asking it
 
     def argv(self, closed):
         raise NotImplementedError
@@ -103,7 +146,7 @@ class KitTest:
         self.assertTrue(replies[2]["error"].startswith("not a request: null"), replies[2])
         self.assertEqual([by_id[i]["error"] for i in (2, 3, 4)], ["retry " + w for w in self.retry_words])
         self.assertEqual((by_id[5]["type"], by_id[5]["outcome"]), ("acquire_ok", "unknown"))  # when in doubt
-        self.assertEqual((by_id[6]["type"], by_id[6]["outcome"]), ("release_ok", "error"))
+        self.assertEqual((by_id[6]["type"], by_id[6]["outcome"]), ("release_ok", self.release_without_hold))
         self.assertEqual((by_id[7]["outcome"], by_id[7]["error"]), ("error", by_id[1]["library"] + " has no extend"))
         self.assertEqual(by_id[8], {"id": 8, "type": "noop_ok"})
         self.assertEqual(by_id[9]["type"], "error")
@@ -184,6 +227,51 @@ class JavaScriptKit(KitTest, unittest.TestCase):
 
     def argv(self, closed):
         return ["node", "-e", JS_ADAPTER, os.path.join(KITS, "js", "protocol.js"), closed]
+
+
+@unittest.skipUnless(shutil.which("go"), "go is missing")
+class GoKit(KitTest, unittest.TestCase):
+    retry_words = ["7", "5", "5"]
+    version = "unknown"  # the toy's Module is not linked into it
+    release_without_hold = "already_expired"
+    binary = None
+
+    @classmethod
+    def setUpClass(cls):
+        # The toy as a module of its own, the kit by a replace of its folder: no network, no go.sum.
+        cls.build = tempfile.mkdtemp(prefix="locklab-gokit-")
+        kit = os.path.join(KITS, "go")
+        with open(os.path.join(cls.build, "go.mod"), "w") as f:
+            f.write("module toy\n\ngo 1.22\n\nrequire locklab/kits/go v0.0.0\n\nreplace locklab/kits/go => %s\n" % kit)
+        with open(os.path.join(cls.build, "main.go"), "w") as f:
+            f.write(GO_ADAPTER)
+        cache = os.path.join(kit, ".go", "cache") if os.path.isdir(os.path.join(kit, ".go")) else os.path.join(cls.build, "cache")
+        env = dict(os.environ, GOCACHE=cache, GOTOOLCHAIN="local", GOFLAGS="-mod=mod", CGO_ENABLED="0",
+                   GOPATH=os.path.join(cls.build, "gopath"))
+        cls.binary = os.path.join(cls.build, "toy")
+        done = subprocess.run(["go", "build", "-o", cls.binary, "."], cwd=cls.build, env=env, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode != 0:
+            raise unittest.SkipTest("the Go toy does not build here: " + done.stderr.strip().splitlines()[-1])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.build, ignore_errors=True)
+
+    def argv(self, closed):
+        return [self.binary, closed]
+
+    def test_a_stop_does_not_spend_the_wait_context(self):
+        # WaitContext(400 ms), stopped at 100 ms for 1 s: the stop counts as two 50 ms steps, so
+        # about 200 ms are left at SIGCONT, and the wait ends near 1.3 s, not at 1.1 s.
+        child = subprocess.Popen([self.binary, "wait", "400"], stdout=subprocess.PIPE, text=True)
+        self.assertEqual(child.stdout.readline(), "ready\n")
+        time.sleep(0.1)
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep(1.0)
+        os.kill(child.pid, signal.SIGCONT)
+        waited = int(child.communicate(timeout=10)[0])
+        self.assertGreaterEqual(waited, 1200, "the stop spent the wait")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ And the adapters (harness/adapters, docs/adapters.md), which are programs, not
 C++: an adapter (js/*.js, python/*.py) loads only its language's kit
 (kits/js/protocol.js through require, kits/python/locklab_kit.py), its language's
 standard modules, and its library (a JavaScript one through the kit's library(),
-a package pinned in kits/js/package.json); a kit loads no adapter and nothing
-outside its folder; require('x'), import('x') and `import ... from 'x'` are read alike, and a
+a package pinned in kits/js/package.json); a Go adapter (go/*/*.go) imports
+only the standard library, its kit (locklab/kits/go) and a module that
+go/go.mod requires; a kit loads no adapter and nothing outside its folder (the
+Go kit: the standard library alone); require('x'), import('x') and `import ... from 'x'` are read alike, and a
 require() or import() of a name computed at run time (importlib, __import__, runpy or exec in
 Python) is refused, outside the JavaScript kit's own library(); and no C++ or CMake file of a component that is not tests
 names an adapter's file: the C++ finds adapters through catalog.json only.
@@ -30,10 +32,12 @@ include in quotes, in angle brackets, in an .inl; a folder missing from the
 dag; a wrong link, in a generator expression, from the top level; a cycle; a
 folder without its job; a file the README does not name; an adapter loading
 another adapter, a library directly, an unpinned library, a Python module of the
-tree, each by a dynamic load too; a kit loading an adapter; C++ naming an adapter's file) and checks that each
+tree, each by a dynamic load too; a Go adapter importing another adapter or an
+unpinned module; a kit loading an adapter (the Go kit: a library too); C++ naming an adapter's file) and checks that each
 one is caught, and that the unmodified copy passes.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -136,7 +140,7 @@ def node_of(nodes, rel_path):
 def source_files(root):
     for top in SCANNED:
         for folder, dirs, files in os.walk(os.path.join(root, top)):
-            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__")]
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__", ".go")]
             for f in sorted(files):
                 if f.endswith(SOURCE_EXT):
                     yield os.path.relpath(os.path.join(folder, f), root)
@@ -317,6 +321,11 @@ JS_IMPORT = re.compile(r"""(?:\bimport\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+(?
 # A require() or import() whose argument is not one string literal: what it loads cannot be read here.
 JS_DYNAMIC = re.compile(r"""(?<![\w.])(require|import)\(\s*(?!['"][^'"]*['"]\s*\))[^)\s]""")
 LIBRARY = re.compile(r"""\blibrary\(\s*['"]([^'"]+)['"]\s*\)""")
+# A Go import: a line of an import block, or `import [name] "path"`.
+GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.M | re.S)
+GO_IMPORT_LINE = re.compile(r'^import\s+(?:[\w.]+\s+)?"([^"]+)"', re.M)
+GO_QUOTED = re.compile(r'^\s*(?:[\w.]+\s+)?"([^"]+)"', re.M)
+GO_KIT = "locklab/kits/go"
 PY_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)", re.M)
 # importlib.import_module('x') / __import__('x') with a literal: an import of x.
 PY_DYNAMIC_LITERAL = re.compile(r"""\b(?:importlib\.import_module|__import__)\(\s*['"]([\w.]+)['"]\s*[,)]""")
@@ -403,6 +412,45 @@ def py_problems(root, rel, tree_modules, allowed):
     return problems
 
 
+def go_imports(text):
+    """(line number, import path) of every import of a Go file."""
+    found = []
+    for block in GO_IMPORT_BLOCK.finditer(text):
+        start = text.count("\n", 0, block.start(1))
+        found += [(start + block.group(1).count("\n", 0, m.start()) + 1, m.group(1))
+                  for m in GO_QUOTED.finditer(block.group(1))]
+    found += [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in GO_IMPORT_LINE.finditer(text)]
+    return found
+
+
+def go_required(root):
+    """The modules harness/adapters/go/go.mod requires directly (None: no go.mod)."""
+    path = os.path.join(root, ADAPTERS, "go", "go.mod")
+    if not os.path.isfile(path):
+        return None
+    text = open(path, encoding="utf-8").read()
+    lines = re.findall(r"^\s*(?:require\s+)?([\w.\-/]+)\s+v\S+(.*)$", text, re.M)
+    return {name for name, rest in lines if "// indirect" not in rest}
+
+
+def go_problems(root, rel, kit, pinned):
+    """A Go file of harness/adapters imports the standard library (a path whose first element has
+    no dot), and, for an adapter (`kit` True), the kit and a module go/go.mod requires."""
+    problems = []
+    for number, path in go_imports(open(os.path.join(root, rel), encoding="utf-8").read()):
+        first = path.split("/")[0]
+        if "." not in first and first != "locklab":
+            continue
+        if kit and path == GO_KIT:
+            continue
+        if kit and pinned and any(path == m or path.startswith(m + "/") for m in pinned if m != GO_KIT):
+            continue
+        what = ("an adapter imports its kit (%s) and a module %s/go/go.mod requires" % (GO_KIT, ADAPTERS) if kit
+                else "the Go kit imports the standard library alone, and no adapter")
+        problems.append("%s:%d: imports %s: %s" % (rel, number, path, what))
+    return problems
+
+
 def check_adapters(root):
     """The adapters' own layering (the module docstring): one line per crossing."""
     if not os.path.isdir(os.path.join(root, ADAPTERS)):
@@ -418,11 +466,18 @@ def check_adapters(root):
         problems.extend(js_problems(root, rel, kit_js, pinned))
     for rel in adapter_files(root, "kits/js", ".js"):
         problems.extend(js_problems(root, rel, kit_js, pinned))
+    pinned_go = go_required(root)
+    for folder in sorted(glob.glob(os.path.join(root, ADAPTERS, "go", "*", ""))):
+        for rel in adapter_files(root, os.path.relpath(folder, os.path.join(root, ADAPTERS)), ".go"):
+            problems.extend(go_problems(root, rel, True, pinned_go))
+    for rel in adapter_files(root, "kits/go", ".go"):
+        if os.path.isfile(os.path.join(root, rel)):  # not .go/, the module cache
+            problems.extend(go_problems(root, rel, False, None))
     # Every .py of the tree outside build output is a module an adapter or a kit must not import.
     tree_modules = {}
     for top in ("harness", "tests", "scripts", "bench", "docs"):
         for folder, dirs, files in os.walk(os.path.join(root, top)):
-            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__")]
+            dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "__pycache__", ".go")]
             for f in files:
                 if f.endswith(".py"):
                     tree_modules.setdefault(f[:-3], os.path.relpath(os.path.join(folder, f), root))
@@ -436,7 +491,7 @@ def check_adapters(root):
         for folder, dirs, files in os.walk(os.path.join(root, top)):
             dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "adapters")] \
                 if os.path.relpath(folder, root) == "harness" else \
-                [d for d in dirs if d not in ("build", "node_modules")]
+                [d for d in dirs if d not in ("build", "node_modules", ".go")]
             for f in sorted(files):
                 if not (f.endswith(SOURCE_EXT) or f == "CMakeLists.txt" or f.endswith(".cmake")):
                     continue
@@ -468,7 +523,8 @@ def plant_file(copy, rel, text):
 
 def self_test(root):
     """Each plant must be caught with its message; the clean copy must pass."""
-    ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__")
+    # .go and bin: the Go adapters' module cache and binaries (harness/adapters/kits/go/install).
+    ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__", ".go", "bin")
     plants = [
         ("an upward include", lambda c: plant(c, "harness/support/conditions.h", '\n#include "sweeps/matrix.h"\n'),
          "support -> sweeps is not in docs/architecture.md"),
@@ -511,6 +567,18 @@ def self_test(root):
         ("the Python kit importing an adapter",
          lambda c: plant(c, ADAPTERS + "/kits/python/locklab_kit.py", "\nimport redis_py\n"),
          "imports redis_py, a module of this tree (harness/adapters/python/redis_py.py)"),
+        ("a Go adapter importing another adapter",
+         lambda c: plant(c, ADAPTERS + "/go/redsync/main.go", '\nimport _ "locklab/adapters/go/redislock"\n'),
+         "imports locklab/adapters/go/redislock: an adapter imports its kit"),
+        ("a Go adapter importing a module go.mod does not require",
+         lambda c: plant(c, ADAPTERS + "/go/redislock/main.go", '\nimport _ "github.com/gomodule/redigo/redis"\n'),
+         "imports github.com/gomodule/redigo/redis: an adapter imports its kit"),
+        ("the Go kit importing an adapter",
+         lambda c: plant(c, ADAPTERS + "/kits/go/kit.go", '\nimport _ "locklab/adapters/go/redsync"\n'),
+         "kits/go/kit.go:"),
+        ("the Go kit importing a library",
+         lambda c: plant(c, ADAPTERS + "/kits/go/serve.go", '\nimport _ "github.com/redis/go-redis/v9"\n'),
+         "imports github.com/redis/go-redis/v9: the Go kit imports the standard library alone"),
         ("an adapter loading by a require() of a computed name",
          lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nconst x = require(['..', 'js', 'node_redlock'].join('/'));\n"),
          "require() of a name computed at run time"),

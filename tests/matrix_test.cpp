@@ -267,7 +267,7 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
   for (const auto& peer : catalog_peers()) rows.push_back(peer);
   const auto peers = catalog_peers();
   const auto bases = std::count_if(peers.begin(), peers.end(), [](const auto& peer) { return peer.variant_of.empty(); });
-  ASSERT_EQ(bases, 9) << "the nine shipped libraries are rows too, their variant rows beside them";
+  ASSERT_EQ(bases, 12) << "the nine JS/Python libraries and the three Go rows are rows too, their variant rows beside them";
   for (const auto& generation : rows) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
@@ -359,7 +359,8 @@ TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
   const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   for (const std::string peer : {"ext:redis-py", "ext:node-redlock", "ext:sesamecare-redlock", "ext:redis-semaphore",
                                  "ext:redis-lock", "ext:node-redis-warlock", "ext:simple-redis-mutex",
-                                 "ext:redlock-universal", "ext:node-redisson"}) {
+                                 "ext:redlock-universal", "ext:node-redisson", "ext:go-redsync", "ext:go-redsync-5",
+                                 "ext:bsm-redislock"}) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(peer, column.name);
       ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
@@ -647,6 +648,34 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->locks.size(), generations().size() + 1) << "the generations and ext:redis-py";
   EXPECT_EQ(loaded->locks.back(), "ext:redis-py");
+}
+
+// A Go adapter's row (harness/adapters/go/): its clock-skew cell is n/a with the catalog's
+// reason (the LD_PRELOAD clock shim cannot reach a Go binary's clock), never run and
+// never `safe`; its release-race cell runs through its binary and holds. Skipped when
+// the binary is not built (harness/adapters/kits/go/install).
+TEST_F(MatrixRun, GoRedsyncReleaseRaceHoldsAndItsClockSkewIsNotApplicable) {
+  const auto lock = find_lock("ext:go-redsync");
+  ASSERT_TRUE(lock) << lock.error().message;
+  const CellPlan skew = plan_cell(*lock, *find_column("clock-skew"), true);
+  EXPECT_NE(skew.not_applicable.find("the LD_PRELOAD clock shim cannot skew it"), std::string::npos)
+      << skew.not_applicable;
+  if (const std::string missing = missing_prerequisite(*lock); !missing.empty()) GTEST_SKIP() << missing;
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  options.jobs = 2;
+  options.locks = {"ext:go-redsync"};
+  options.faults = {"release-race", "clock-skew"};
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  expect_as_expected(*result, dir_);
+  for (const auto& cell : result->cells) {
+    if (cell.fault == "clock-skew") {
+      EXPECT_EQ(cell.observed, CellClass::not_applicable);
+    }
+  }
 }
 
 // Every live process below `root` (its children, theirs, ...), from /proc.

@@ -10,7 +10,10 @@
 // The JavaScript adapters need harness/adapters/kits/js/node_modules (harness/adapters/kits/js/install,
 // which scripts/setup runs): without it each case fails with one line saying so.
 // redis-py's needs Debian's python3-redis and skips without it, as adapter_lock_test does.
+// A Go adapter needs its binary (harness/adapters/kits/go/install, which scripts/setup
+// runs): without it each of its cases is skipped with one line saying so.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -119,10 +122,35 @@ const std::map<std::string, Facts> kFacts = {
     {"redlock-universal", {"{}", Release::already_expired, true, ""}},
     // unlock throws "not locked by current client"; the watchdog stops without a word.
     {"node-redisson", {"{}", Release::not_owner, false, ""}},
+    // the delete script answers -1 for no key (ErrLockAlreadyExpired); Extend renews by the mutex's expiry.
+    {"go-redsync", {"{}", Release::already_expired, false, "resets"}},
+    {"go-redsync-5", {"{}", Release::already_expired, false, "resets"}},
+    // Release's ErrLockNotHeld covers no key and another's value; the refresh finds the key gone: `lost`.
+    {"bsm-redislock", {"{}", Release::not_owner, true, "ttl"}},
 };
 
 // A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
 const Facts& facts_of(const std::string& peer) { return kFacts.at(peer.substr(0, peer.find('+'))); }
+
+// A Go adapter's library module, whose version go.mod pins (harness/adapters/go/go.mod).
+const std::map<std::string, std::string> kGoModules = {{"go-redsync", "github.com/go-redsync/redsync/v4"},
+                                                       {"bsm/redislock", "github.com/bsm/redislock"}};
+
+// The version go.mod requires of `module` ("" when it does not).
+std::string go_mod_version(const std::string& module) {
+  std::ifstream in(kPeers + "/go/go.mod");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string first, second;
+    words >> first >> second;
+    if (first == "require") {  // `require M vX` on one line
+      first = second;
+      words >> second;
+    }
+    if (first == module && second.starts_with("v")) return second.substr(1);
+  }
+  return "";
+}
 
 std::string lock_key(const std::string& peer) {
   std::string key = facts_of(peer).key_format;
@@ -142,8 +170,10 @@ std::string command_output(const std::string& command) {
   return out;
 }
 
-// The installed package's version: node_modules/<library>/package.json, or redis-py's __version__.
+// The installed package's version: node_modules/<library>/package.json, redis-py's __version__,
+// or, for a Go library, the version go.mod pins (the binary names the one it was built with).
 std::string installed_version(const Peer& peer) {
+  if (peer.language == "go") return go_mod_version(kGoModules.at(peer.library));
   if (peer.language == "python") return command_output("/usr/bin/python3 -c 'import redis; print(redis.__version__)'");
   return read_json(kPeers + "/kits/js/node_modules/" + peer.library + "/package.json").value("version", "");
 }
@@ -176,6 +206,9 @@ class PeerFixture : public MastersTest<3> {
   static void require_installed(const Peer& peer) {
     if (peer.language == "python" && !python_redis_installed()) {
       GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+    }
+    if (peer.language == "go" && ::access(peer.argv.front().c_str(), X_OK) != 0) {
+      GTEST_SKIP() << peer.argv.front() << " is not built (harness/adapters/kits/go/install builds it; it needs go)";
     }
     if (peer.language == "javascript") {
       ASSERT_TRUE(std::filesystem::is_directory(kPeers + "/kits/js/node_modules"))
@@ -582,11 +615,20 @@ TEST_F(PeerFixture, SesamecareARefusedReleaseIsAnErrorNotNotOwner) {
 TEST(PeerCatalog, ListsTheShippedAdapters) {
   std::vector<std::string> names = catalog_names();
   std::sort(names.begin(), names.end());
-  const std::vector<std::string> expected = {"node-redis-warlock", "node-redisson", "node-redlock",
+  const std::vector<std::string> expected = {"bsm-redislock", "go-redsync", "go-redsync-5",
+                                             "node-redis-warlock", "node-redisson", "node-redlock",
                                              "redis-lock", "redis-py", "redis-semaphore",
                                              "redlock-universal", "sesamecare-redlock", "simple-redis-mutex"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
+    if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go
+      EXPECT_TRUE(peer.release_window.starts_with("resp:")) << peer.name << ": " << peer.release_window;
+      EXPECT_EQ(peer.acquire_gap, "") << peer.name;
+      const std::string binary = std::filesystem::path(peer.argv.front()).filename();
+      EXPECT_TRUE(std::filesystem::exists(kPeers + "/go/" + binary + "/main.go")) << peer.name;
+      EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
+      continue;
+    }
     ASSERT_GE(peer.argv.size(), 2u) << peer.name;
     const std::string& file = peer.argv.back();
     std::ifstream in(file);

@@ -78,6 +78,8 @@ std::string not_applicable(const LockDescription& generation, const FaultColumn&
   if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
   if (column.name == "failover" && can.multi_node) return "independent masters, no replicas";
   if (column.name == "node-minority" && !can.multi_node) return "a single node: no minority to lose";
+  if (column.name == "clock-skew" && !generation.clock_shim_unreachable.empty())
+    return generation.clock_shim_unreachable;  // the catalog says why the skew cannot reach it
   return "";
 }
 
@@ -402,7 +404,8 @@ std::vector<std::string> default_rows(const UserAdapters& user, bool all_librari
     if (!all_libraries && !peer.main_row) continue;  // a variant: in the full matrix and --libraries all
     if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
       skipped += (skipped.empty() ? "" : ", ") + peer.name;
-      why = missing;
+      // Each reason once: the npm modules' for every JavaScript row, a Go binary's for each Go row.
+      if (why.find(missing) == std::string::npos) why += (why.empty() ? "" : "; ") + missing;
       continue;
     }
     locks.push_back(peer.name);

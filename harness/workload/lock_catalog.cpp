@@ -1,5 +1,6 @@
 #include "workload/lock_catalog.h"
 
+#include <unistd.h>
 #include <wordexp.h>
 
 #include <algorithm>
@@ -174,6 +175,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   if (!key.is_string() || (!key.get<std::string>().empty() && key.get<std::string>().find(kKeyPlaceholder) == std::string::npos))
     return Error{ErrorKind::usage, where + ": its key must be a string containing " + std::string(kKeyPlaceholder)};
   lock.key_pattern = key.get<std::string>();
+  lock.clock_shim_unreachable = entry.value("clock_shim_unreachable", "");
   lock.summary = lock.library + " (" + lock.language + "), through its adapter";
   auto claimed = claimed_words(entry, where);
   if (!claimed) return claimed.error();
@@ -290,6 +292,21 @@ bool is_shipped(std::string_view name) {
   return std::any_of(catalog().peers.begin(), catalog().peers.end(), [&](const auto& peer) { return peer.name == name; });
 }
 
+namespace {
+
+// A shipped Go adapter's binary, built by kits/go/install: "" when it is there,
+// else the line the install left in kits/go/bin/NOT_BUILT (no go, a build that failed).
+std::string missing_go_binary(const LockDescription& lock) {
+  if (::access(lock.adapter.front().c_str(), X_OK) == 0) return "";
+  std::string why;
+  std::ifstream reason(std::filesystem::path(peers_dir()) / "kits/go/bin/NOT_BUILT");
+  std::getline(reason, why);
+  return "not installed: " + lock.adapter.front() + " is not built (" +
+         (why.empty() ? "run harness/adapters/kits/go/install" : why) + ")";
+}
+
+}  // namespace
+
 // Why the C++ names the JavaScript kit's node_modules here, the one place it
 // knows a kit's layout: a full matrix (and scripts/run's main job) must leave
 // the shipped JavaScript rows out with one line on a machine where
@@ -302,6 +319,7 @@ bool is_shipped(std::string_view name) {
 // instead. Asking each adapter's init_ok before the rows would also do, at a
 // node start per shipped row on every matrix.
 std::string missing_prerequisite(const LockDescription& lock) {
+  if (lock.shipped && lock.language == "go") return missing_go_binary(lock);
   if (!lock.shipped || lock.language != "javascript") return "";
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";

@@ -52,6 +52,9 @@ struct LockDescription {
   // unless it is a variant or says "main": false.
   bool main_row = true;
   bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
+  // Why the clock shim (an LD_PRELOAD) cannot skew this adapter's clock, from its catalog entry's
+  // "clock_shim_unreachable" ("" = it can): a Go binary reads the clock through the vDSO, not libc.
+  std::string clock_shim_unreachable;
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;
@@ -94,7 +97,9 @@ bool is_shipped(std::string_view name);
 std::string peers_dir();
 // What a shipped adapter needs that this machine lacks, in one line ("" when
 // nothing is missing): a JavaScript adapter needs the npm modules that
-// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder.
+// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder;
+// a Go adapter its binary, which harness/adapters/kits/go/install builds (or says, in
+// kits/go/bin/NOT_BUILT, why it could not).
 std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.

@@ -1,0 +1,3 @@
+module locklab/kits/go
+
+go 1.22
