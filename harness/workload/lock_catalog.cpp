@@ -110,8 +110,14 @@ Status read_step_points(const json& entry, const std::string& where, Capabilitie
 }  // namespace
 
 bool label_word(std::string_view label) {
-  return !label.empty() && label.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-                               std::string_view::npos;
+  constexpr std::string_view kLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+  // One '+' names a variant of a row (issue 26: "ext:redisson-3.18.1+trylock"): a word on each side.
+  const auto plus = label.find('+');
+  const auto word = [&](std::string_view part) {
+    return !part.empty() && part.find_first_not_of(kLetters) == std::string_view::npos;
+  };
+  if (plus == std::string_view::npos) return word(label);
+  return word(label.substr(0, plus)) && word(label.substr(plus + 1));
 }
 
 namespace {
@@ -270,8 +276,40 @@ bool is_shipped(std::string_view name) {
   return std::any_of(catalog().peers.begin(), catalog().peers.end(), [&](const auto& peer) { return peer.name == name; });
 }
 
+namespace {
+
+// Whether `program` can be run: a path that exists, or a name found on PATH.
+bool on_path(const std::string& program) {
+  std::error_code ec;
+  if (program.find('/') != std::string::npos) return std::filesystem::exists(program, ec);
+  const char* env = std::getenv("PATH");
+  const std::string path = env == nullptr ? "" : env;
+  for (std::size_t begin = 0; begin <= path.size();) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    if (end > begin && std::filesystem::exists(std::filesystem::path(path.substr(begin, end - begin)) / program, ec))
+      return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// A Java adapter (catalog: ["kits/java/run", NAME, ...]) needs `java` and the jar that
+// harness/adapters/kits/java/install builds into kits/java/target/NAME/NAME.jar.
+std::string missing_java(const LockDescription& lock) {
+  if (!on_path("java")) return "java is not installed (a JDK 17: harness/adapters/kits/java/install installs one as root)";
+  if (lock.adapter.size() < 2) return "";
+  const auto jar = std::filesystem::path(peers_dir()) / "kits/java/target" / lock.adapter[1] / (lock.adapter[1] + ".jar");
+  std::error_code ec;
+  if (std::filesystem::exists(jar, ec)) return "";
+  return "not installed: " + jar.string() + " is missing (build the Java adapters: harness/adapters/kits/java/install)";
+}
+
+}  // namespace
+
 std::string missing_prerequisite(const LockDescription& lock) {
-  if (!lock.shipped || lock.language != "javascript") return "";
+  if (!lock.shipped) return "";
+  if (lock.language == "java") return missing_java(lock);
+  if (lock.language != "javascript") return "";
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";
   return peers_dir() + "/kits/js/node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)";

@@ -60,7 +60,8 @@ struct LockDescription {
 
 // A generation, or a catalog peer ("ext:NAME"); an Error (usage) names what is
 // unknown or what is wrong with the catalog.
-// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-'.
+// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-', and at
+// most one '+' between two such words, which names a variant row ("redisson-3.18.1+trylock").
 bool label_word(std::string_view label);
 
 Result<LockDescription> find_lock(std::string_view name);
@@ -87,7 +88,9 @@ bool is_shipped(std::string_view name);
 std::string peers_dir();
 // What a shipped adapter needs that this machine lacks, in one line ("" when
 // nothing is missing): a JavaScript adapter needs the npm modules that
-// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder.
+// harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder;
+// a Java adapter (argv: kits/java/run NAME MODE) needs `java` on PATH and the jar that
+// harness/adapters/kits/java/install builds, kits/java/target/NAME/NAME.jar ("not installed: ...").
 std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.
