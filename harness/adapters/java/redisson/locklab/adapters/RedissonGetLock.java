@@ -24,8 +24,8 @@ import org.redisson.config.Config;
 // Client options beside the defaults, each so that the kit's bounds hold (docs/peers.md,
 // "What the adapters must do", 1: fail fast): timeout 1000 ms and no retries (defaults 3000 ms
 // and 3 or 4 retries, 1.5 s apart: a refused release would outlast the 2 s reply margin),
-// connectTimeout 3000 ms (default 10 s, past the kit's init bound; 1000 ms failed a
-// client's init under the matrix's parallel starts), one idle connection (default 24: each
+// connectTimeout 5000 ms (default 10 s, past the kit's 8 s init bound; 1000 ms and 3000 ms
+// failed inits when six JVMs started at once on a loaded 2-core machine), one idle connection (default 24: each
 // client would open 24 links through the fault proxy at start).
 public final class RedissonGetLock implements Adapter {
   private final boolean withLease;
@@ -69,7 +69,7 @@ public final class RedissonGetLock implements Adapter {
     config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
     config.useSingleServer()
         .setAddress("redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt())
-        .setTimeout(1000).setRetryAttempts(0).setConnectTimeout(3000).setConnectionMinimumIdleSize(1);
+        .setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000).setConnectionMinimumIdleSize(1);
     redisson = Redisson.create(config);
     lock = redisson.getLock(m.get("key").getAsString());
     return null;

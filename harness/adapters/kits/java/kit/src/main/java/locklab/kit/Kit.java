@@ -3,12 +3,16 @@ package locklab.kit;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.google.gson.Gson;
+import com.google.gson.TypeAdapter;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
@@ -33,6 +37,7 @@ public final class Kit {
                                                           "extend", "extend_ok");
   private static final Map<String, String> IN_DOUBT = Map.of("acquire", "unknown", "release", "error",
                                                              "extend", "error");
+  private static final TypeAdapter<JsonElement> JSON = new Gson().getAdapter(JsonElement.class);
   private static final PrintStream OUT =
       new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
 
@@ -80,23 +85,35 @@ public final class Kit {
   }
 
   private static void handle(Adapter adapter, Worker worker, String line) {
-    JsonObject message;
+    JsonElement parsed;
     try {
-      JsonElement parsed = JsonParser.parseString(line);
-      if (!parsed.isJsonObject()) throw new IllegalArgumentException("not a request");
-      message = parsed.getAsJsonObject();
+      parsed = strictJson(line);
     } catch (Exception e) {
+      parsed = null;
+    }
+    if (parsed == null || !parsed.isJsonObject()) {  // as the other kits: the line, and go on
       JsonObject reply = new JsonObject();
       reply.add("id", JsonNull.INSTANCE);
       reply.addProperty("type", "error");
-      reply.addProperty("error", "not a request: " + line.substring(0, Math.min(line.length(), 80)));
+      String what = parsed == null ? "not JSON: " : "not a request: ";
+      reply.addProperty("error", what + line.substring(0, Math.min(line.length(), 80)));
       send(reply);
       return;
     }
+    JsonObject message = parsed.getAsJsonObject();
     JsonObject reply = answer(adapter, worker, message);
     JsonElement id = message.get("id");
     reply.add("id", id == null ? JsonNull.INSTANCE : id);
     send(reply);
+  }
+
+  // The line as JSON, strictly: JsonParser.parseString is lenient and reads `hello` as a string.
+  private static JsonElement strictJson(String line) throws java.io.IOException {
+    JsonReader reader = new JsonReader(new StringReader(line));
+    reader.setLenient(false);
+    JsonElement element = JSON.read(reader);
+    if (reader.peek() != JsonToken.END_DOCUMENT) throw new java.io.IOException("more after the value");
+    return element;
   }
 
   private static JsonObject answer(Adapter adapter, Worker worker, JsonObject m) {
