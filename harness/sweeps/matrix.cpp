@@ -375,7 +375,7 @@ std::vector<std::string> default_rows(const UserAdapters& user) {
   for (const auto& peer : catalog_peers()) {
     if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
       skipped += (skipped.empty() ? "" : ", ") + peer.name;
-      why = missing;
+      if (why.find(missing) == std::string::npos) why += (why.empty() ? "" : "; ") + missing;  // each reason once
       continue;
     }
     locks.push_back(peer.name);

@@ -298,10 +298,13 @@ bool on_path(const std::string& program) {
 std::string missing_java(const LockDescription& lock) {
   if (!on_path("java")) return "java is not installed (a JDK 17: harness/adapters/kits/java/install installs one as root)";
   if (lock.adapter.size() < 2) return "";
-  const auto jar = std::filesystem::path(peers_dir()) / "kits/java/target" / lock.adapter[1] / (lock.adapter[1] + ".jar");
+  const auto target = std::filesystem::path(peers_dir()) / "kits/java/target";
+  const auto jar = target / lock.adapter[1] / (lock.adapter[1] + ".jar");
   std::error_code ec;
   if (std::filesystem::exists(jar, ec)) return "";
-  return "not installed: " + jar.string() + " is missing (build the Java adapters: harness/adapters/kits/java/install)";
+  // Nothing built at all: one line for every Java row (the matrix's default rows name it once).
+  const auto missing = std::filesystem::exists(target, ec) ? jar : target;
+  return "not installed: " + missing.string() + " is missing (build the Java adapters: harness/adapters/kits/java/install)";
 }
 
 }  // namespace
