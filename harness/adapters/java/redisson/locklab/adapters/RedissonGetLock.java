@@ -19,7 +19,8 @@ import org.redisson.config.Config;
 //   lockWatchdogTimeout / 3), and unlike lock() its wait has a bound, which the harness needs.
 //   The lease is Redisson's own option, Config.setLockWatchdogTimeout(init's ttl_ms);
 //   acquire's ttl_ms is not read.
-// - "trylock": tryLock(wait_ms, ttl_ms, MILLISECONDS), the README's bounded form: a fixed lease, no watchdog.
+// - "trylock": tryLock(wait_ms, ttl_ms, MILLISECONDS), the bounded form of Redisson's Lock documentation:
+//   a fixed lease, no watchdog.
 // Redisson's lock belongs to the thread that took it; the kit runs every call on one thread.
 // Client options beside the defaults, each so that the kit's bounds hold (docs/peers.md,
 // "What the adapters must do", 1: fail fast): timeout 1000 ms and no retries (defaults 3000 ms

@@ -101,7 +101,14 @@ public final class Kit {
       return;
     }
     JsonObject message = parsed.getAsJsonObject();
-    JsonObject reply = answer(adapter, worker, message);
+    JsonObject reply;
+    try {
+      reply = answer(adapter, worker, message);
+    } catch (RuntimeException e) {  // a request without its fields ("wait_ms"): say so, and go on
+      reply = new JsonObject();
+      reply.addProperty("type", "error");
+      reply.addProperty("error", "bad request: " + text(e));
+    }
     JsonElement id = message.get("id");
     reply.add("id", id == null ? JsonNull.INSTANCE : id);
     send(reply);
