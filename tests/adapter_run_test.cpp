@@ -191,6 +191,27 @@ TEST_F(AdapterRun, YourOwnLockInTenMinutesRunsAndItsLateReleaseDeletesNothing) {
   EXPECT_EQ(r["faults"][0]["acted"], true) << r["faults"];
 }
 
+// A node restart blinds the witness's feed on that node, so the lease the holder
+// lost there is known only from the fault's own reading of the key (DUMP before
+// and after). A lock whose replayed attempt then wins the empty node for nobody
+// keeps every client out: the run must read exposed, with an unavailability of
+// the rest of the run, never plainly safe -- and the matrix's class is liveness.
+TEST_F(AdapterRun, AHoldNobodyAcquiredAfterARestartIsNotPlainlySafe) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const std::string ghost = std::string(kPython) + " " + kAdapters + "/ghost_after_error.py";
+  const auto run = run_locklab("run --lock ext:ghost --adapter '" + ghost + "' --clients 3 --duration 1.5 --ttl 2000"
+                               " --hold 300 --wait 30 --retry 5 --oracle"  // a hold long enough that a waiter replays first
+                               " --fault node-crash:nodes=1:restart=now:when=holder --json " + path("ghost.json"));
+  ASSERT_NE(run.exit_code, 2) << run.err;
+  const json d = result("ghost.json");
+  ASSERT_EQ(d["faults"][0]["bit"], true) << d["faults"];
+  EXPECT_EQ(d["verdict"], "safe") << d["verdict_reasons"];
+  EXPECT_GE(d["safety"]["leases_lost_nobody_entered"].get<long long>(), 1) << d["safety"];
+  EXPECT_EQ(d["exposed"], true);
+  ASSERT_TRUE(d["safety"]["unavailability_ms"].is_number()) << d["safety"];
+  EXPECT_GE(d["safety"]["unavailability_ms"].get<double>(), 1000.0) << "half the lease: the matrix's liveness";
+}
+
 // A shipped adapter must claim in its init_ok what the catalog says of it.
 TEST_F(AdapterRun, ACatalogEntryThatDisagreesWithInitOkIsAnError) {
   const std::string marker = fresh_marker();

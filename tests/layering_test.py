@@ -21,7 +21,9 @@ locklab.kit of kits/java), its language's standard modules, and its library (a
 JavaScript one through the kit's library(), a package pinned in
 kits/js/package.json; a Java one from a groupId an adapter's pom.xml pins); a kit
 loads no adapter and nothing outside its folder (the Java kit: the JDK, Gson and
-its own package); and no C++ or CMake file of a component that is not tests
+its own package); require('x'), import('x') and `import ... from 'x'` are read alike, and a
+require() or import() of a name computed at run time (importlib, __import__, runpy or exec in
+Python) is refused, outside the JavaScript kit's own library(); and no C++ or CMake file of a component that is not tests
 names an adapter's file: the C++ finds adapters through catalog.json only.
 
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
@@ -30,8 +32,8 @@ include in quotes, in angle brackets, in an .inl; a folder missing from the
 dag; a wrong link, in a generator expression, from the top level; a cycle; a
 folder without its job; a file the README does not name; an adapter loading
 another adapter, a library directly, an unpinned library, a Python module of the
-tree; a Java adapter importing another adapter or an unpinned library; a kit loading an
-adapter, the Java kit too; C++ naming an adapter's file) and checks that each
+tree, each by a dynamic load too; a Java adapter importing another adapter or an unpinned
+library; a kit loading an adapter, the Java kit too; C++ naming an adapter's file) and checks that each
 one is caught, and that the unmodified copy passes.
 """
 import argparse
@@ -313,8 +315,16 @@ NODE_BUILTINS = {"assert", "buffer", "child_process", "crypto", "dgram", "dns", 
                  "https", "module", "net", "os", "path", "perf_hooks", "process", "readline", "stream", "string_decoder",
                  "timers", "timers/promises", "tty", "url", "util", "worker_threads", "zlib"}
 REQUIRE = re.compile(r"""\brequire\(\s*['"]([^'"]+)['"]\s*\)""")
+# import('x') (dynamic, with a literal) and `import ... from 'x'` / `import 'x'` (a module file): loads like require.
+JS_IMPORT = re.compile(r"""(?:\bimport\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"])""")
+# A require() or import() whose argument is not one string literal: what it loads cannot be read here.
+JS_DYNAMIC = re.compile(r"""(?<![\w.])(require|import)\(\s*(?!['"][^'"]*['"]\s*\))[^)\s]""")
 LIBRARY = re.compile(r"""\blibrary\(\s*['"]([^'"]+)['"]\s*\)""")
 PY_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)", re.M)
+# importlib.import_module('x') / __import__('x') with a literal: an import of x.
+PY_DYNAMIC_LITERAL = re.compile(r"""\b(?:importlib\.import_module|__import__)\(\s*['"]([\w.]+)['"]\s*[,)]""")
+# Any other way to load code by a name or a path computed at run time.
+PY_DYNAMIC = re.compile(r"\b(?:importlib|__import__|runpy|imp\.load_\w+|exec\(|execfile\()")
 
 
 def adapter_files(root, sub, ext):
@@ -324,14 +334,40 @@ def adapter_files(root, sub, ext):
     return sorted(os.path.join(ADAPTERS, sub, f) for f in os.listdir(folder) if f.endswith(ext))
 
 
+def library_lines(text):
+    """The line numbers of the kit's own `function library(...) {...}`: the one place a
+    require() of a name given at run time is the rule (it loads the pinned library an adapter names)."""
+    match = re.search(r"^function library\(.*?^\}", text, re.S | re.M)
+    if not match:
+        return set()
+    first = text.count("\n", 0, match.start()) + 1
+    return set(range(first, first + match.group(0).count("\n") + 1))
+
+
+def js_loads(line):
+    """The names a line loads with a literal: require('x'), import('x'), import ... from 'x'."""
+    names = [("require", name) for name in REQUIRE.findall(line)]
+    for dynamic, static in JS_IMPORT.findall(line):
+        names.append(("import", dynamic or static))
+    return names
+
+
 def js_problems(root, rel, allowed_dir, pinned):
     """What a JavaScript file of harness/adapters loads that it must not: a relative require()
-    must land in `allowed_dir`, any other must be a node module, library() a pinned package."""
+    or import must land in `allowed_dir`, any other must be a node module, library() a pinned
+    package; a require() or import() of a name computed at run time is refused (outside the
+    kit's library()), since what it loads cannot be checked."""
     problems = []
     text = open(os.path.join(root, rel), encoding="utf-8").read()
+    exempt = library_lines(text)
     for number, line in enumerate(text.splitlines(), 1):
-        for name in REQUIRE.findall(line):
-            where = "%s:%d: require('%s')" % (rel, number, name)
+        code = line.split("//", 1)[0]
+        for call in JS_DYNAMIC.findall(code):
+            if number not in exempt:
+                problems.append("%s:%d: %s() of a name computed at run time: load the kit by its literal path and "
+                                "the library with the kit's library('NAME')" % (rel, number, call))
+        for call, name in js_loads(code):
+            where = "%s:%d: %s('%s')" % (rel, number, call, name)
             if name.startswith("."):
                 target = os.path.normpath(os.path.join(os.path.dirname(rel), name))
                 if os.path.dirname(target) != allowed_dir:
@@ -352,9 +388,15 @@ def py_problems(root, rel, tree_modules, allowed):
     and modules that are not the tree's (its library): never another adapter, nor locklab's own."""
     problems = []
     text = open(os.path.join(root, rel), encoding="utf-8").read()
-    for match in PY_IMPORT.finditer(text):
-        number = text.count("\n", 0, match.start()) + 1
-        names = match.group(1).split(",") if match.group(1) else [match.group(2)]
+    imports = [(m.start(), m.group(1).split(",") if m.group(1) else [m.group(2)]) for m in PY_IMPORT.finditer(text)]
+    imports += [(m.start(), [m.group(1)]) for m in PY_DYNAMIC_LITERAL.finditer(text)]
+    for number, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if PY_DYNAMIC.search(PY_DYNAMIC_LITERAL.sub("", code)) and not PY_IMPORT.match(code):
+            problems.append("%s:%d: loads code by a name computed at run time (importlib, __import__, runpy, "
+                            "exec): an adapter imports its kit and its library by name" % (rel, number))
+    for start, names in imports:
+        number = text.count("\n", 0, start) + 1
         for name in (n.strip().split(".")[0] for n in names):
             if name in allowed or name in sys.stdlib_module_names:
                 continue
@@ -530,6 +572,21 @@ def self_test(root):
         ("the Java kit importing an adapter",
          lambda c: plant_java(c, "kits/java/kit/src/main/java/locklab/kit/Kit.java", "import locklab.adapters.RedissonGetLock;"),
          "import locklab.adapters.RedissonGetLock: another adapter's package"),
+        ("an adapter loading by a require() of a computed name",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nconst x = require(['..', 'js', 'node_redlock'].join('/'));\n"),
+         "require() of a name computed at run time"),
+        ("an adapter's dynamic import() of another adapter",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nimport('./node_redlock.js').then(() => {});\n"),
+         "import('./node_redlock.js'): loads harness/adapters/js/node_redlock.js, outside harness/adapters/kits/js/"),
+        ("an adapter's import() of a computed name",
+         lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nconst name = 'ioredis'; import(name);\n"),
+         "import() of a name computed at run time"),
+        ("a Python adapter's importlib of a module of the tree",
+         lambda c: plant(c, ADAPTERS + "/python/redis_py.py", "\nimport importlib\nimportlib.import_module('serve_lock')\n"),
+         "imports serve_lock, a module of this tree (tests/adapters/serve_lock.py)"),
+        ("a Python adapter's __import__ of a computed name",
+         lambda c: plant(c, ADAPTERS + "/python/redis_py.py", "\nmodule = __import__('serve' + '_lock')\n"),
+         "loads code by a name computed at run time"),
         ("C++ naming an adapter's file",
          lambda c: plant(c, "harness/workload/lock_catalog.cpp", '\n// "python/redis_py.py"\n'),
          "names the adapter redis_py.py: the C++ finds adapters through harness/adapters/catalog.json only"),

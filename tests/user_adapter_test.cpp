@@ -109,9 +109,13 @@ TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
   const json race = read_json(out.path("cells/ext:mine__release-race.json"));
   EXPECT_EQ(race.value("observed", ""), "safe") << race.dump();
   EXPECT_NE(race.value("faults", json::array()).dump().find("resp:EVAL~cad_release"), std::string::npos);
-  // The replay line gives the adapter again.
-  EXPECT_NE(race["run"]["config"].value("command", "").find("--adapter 'ext:mine="), std::string::npos)
+  // The replay line gives the adapter again, as the matrix read its init_ok: an entry of the
+  // catalog it wrote beside the cells.
+  EXPECT_NE(race["run"]["config"].value("command", "").find("--catalog " + out.path("declared_catalog.json")),
+            std::string::npos)
       << race["run"]["config"].dump();
+  const json declared = read_json(out.path("declared_catalog.json"));
+  EXPECT_EQ(declared["peers"][0].value("release_window", ""), "resp:EVAL~cad_release") << declared.dump();
 
   // A malformed step point in init_ok is a usage error, as in a catalog: not
   // an "init_ok could not be read" that turns its columns n/a, exit 0.
@@ -120,6 +124,32 @@ TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_NE(bad.err.find("must be empty or a protocol step point resp:PATTERN"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
+// A cell's replay line lays out the servers the cell had: `run --adapter` hears
+// init_ok only after its servers are up, so a lock declaring multi_node there is
+// given again by the catalog the matrix wrote. declares_in_init_ok.py claims
+// multi_node but locks one server only: the cell and its replay both lay out
+// five servers and both find its key on one of them (before: the replay ran on one).
+TEST(UserAdapterMatrix, AReplayLineLaysOutTheServersOfItsCell) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-replay");
+  const auto matrix = run_locklab("matrix --quick --lock ext:team --adapter 'team=/usr/bin/python3 " + kAdapters +
+                                  "/declares_in_init_ok.py --claim multi_node' --fault release-race --out " + out.str());
+  EXPECT_EQ(matrix.exit_code, 1) << matrix.out << matrix.err;  // the cell could not judge: error
+  const json cell = read_json(out.path("cells/ext:team__release-race.json"))["run"];
+  const json entry = read_json(out.path("declared_catalog.json"))["peers"][0];
+  EXPECT_TRUE(entry["capabilities"].value("multi_node", false)) << entry.dump();
+  EXPECT_EQ(entry.value("key", ""), "team:{key}") << entry.dump();
+  std::string line = cell["config"].value("command", "");
+  ASSERT_EQ(line.rfind("locklab run ", 0), 0u) << line;
+  const auto replay = run_locklab(line.substr(std::string("locklab ").size()) + " --json " + out.path("replay.json"));
+  const json again = read_json(out.path("replay.json"));
+  ASSERT_TRUE(again.is_object()) << replay.err;
+  EXPECT_EQ(again["redis"]["endpoints"].size(), 5u) << again["redis"].dump();
+  EXPECT_EQ(cell["redis"]["endpoints"].size(), 5u) << cell["redis"].dump();
+  EXPECT_EQ(again.value("verdict", ""), cell.value("verdict", "")) << again.dump();
+  EXPECT_NE(again.value("verdict_reasons", json::array()).dump().find("is on 1 of 5 lock servers"), std::string::npos);
 }
 
 TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {
@@ -137,6 +167,26 @@ TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {
   // got in too rarely to show it), never "cannot".
   const std::string sharing = pair.value("sharing", "");
   EXPECT_TRUE(sharing == "shares" || sharing == "not shown") << pair.dump();
+}
+
+// An adapter given by --adapter alone is asked before the pairs run: fleets
+// judges it by what its init_ok declares, its key and notifies_waiters as well
+// as multi_node (tests/adapters/declares_in_init_ok.py locks `team:` + the
+// run's key, and says so only there).
+TEST(UserAdapterFleets, FleetsReadsTheKeyAndTheWordsAnInitOkDeclares) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-fleets-init-ok");
+  const auto run = run_locklab("fleets --lock ext:team --adapter 'team=/usr/bin/python3 " + kAdapters +
+                               "/declares_in_init_ok.py --claim notifies_waiters' --lock lua-safe-delete "
+                               "--duration 0.5 --out " + out.str());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json pair = read_json(out.path("fleets.json")).value("pairs", json::array()).at(0);
+  const json& team = pair["members"][0];
+  EXPECT_EQ(team.value("lock", ""), "ext:team") << pair.dump();
+  EXPECT_EQ(team.value("key", ""), "team:locklab:lock") << pair.dump();
+  EXPECT_TRUE(team.value("notifies_waiters", false)) << pair.dump();
+  EXPECT_EQ(pair.value("sharing", ""), "cannot") << pair.dump();
+  EXPECT_NE(pair.value("why", json::array()).dump().find("\"code\":\"key\""), std::string::npos) << pair.dump();
 }
 
 TEST(UserAdapterFleets, RunFleetGivesTwoUnshippedLabelsTwoPrograms) {

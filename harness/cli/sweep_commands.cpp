@@ -44,11 +44,17 @@ int scale_sweep(ScaleOptions options, const AdapterFlags& adapters) {
 
 // `locklab matrix`: 0 every cell at its expected class, 3 some cell is not
 // (each named on stderr), 1 a cell could not be measured, 2 usage. A row of
-// the user's own has no expected class: its cells never make it 3.
-int matrix_all(MatrixOptions options, const AdapterFlags& adapters) {
+// the user's own has no expected class, and its cells never make it 3,
+// unless `--expect FILE` gives them one: then they are checked as shipped ones.
+int matrix_all(MatrixOptions options, const AdapterFlags& adapters, const std::string& expect_file) {
   auto user = user_adapters_or_exit(adapters, options.locks);
   if (const int* code = std::get_if<int>(&user)) return *code;
   options.user = std::get<UserAdapters>(std::move(user));
+  if (!expect_file.empty()) {
+    auto expect = read_user_expectations(expect_file);
+    if (!expect) return complain(kUsage, expect.error().message);
+    options.expect = std::move(expect).value();
+  }
   auto result = run_matrix(options);
   if (!result) return complain(result.error().kind == ErrorKind::usage ? kUsage : kRuntime, result.error().message);
   std::printf("%s\nCells:  %s/cells/*.json\nReport: %s/matrix.md, %s/matrix.html\n", matrix_table(*result).c_str(),
@@ -212,7 +218,8 @@ Command add_compare(CLI::App& app) {
 Command add_matrix(CLI::App& app) {
   auto* mat = app.add_subcommand(
       "matrix", "Every lock against every fault, one short run per cell; exit 3 if a cell is not as expected (a lock "
-                "of your own has no expected class: its row shows what it does, and its nearest generation)");
+                "of your own has no expected class unless --expect FILE gives it one: its row shows what it does, "
+                "and its nearest generation)");
   auto options = std::make_shared<MatrixOptions>();
   auto adapters = std::make_shared<AdapterFlags>();
   mat->add_flag("--quick", options->quick, "CI-sized: fewer attempts per cell");
@@ -227,9 +234,15 @@ Command add_matrix(CLI::App& app) {
   mat->add_option("--jobs", options->jobs, "Cells measured at once, each in a worker process")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
-  return {mat, [options, adapters](const std::string& command) {
+  auto expect = std::make_shared<std::string>();
+  mat->add_option("--expect", *expect,
+                  "A JSON file of the classes you expect of your own rows, {\"ext:LABEL\": {\"COLUMN\": \"CLASS\" or "
+                  "[\"CLASS\", \"CLASS\"]}}: those cells then match or differ like a shipped row's (a difference "
+                  "exits 3); the cells it does not name show their class (docs/adapters.md)")
+      ->type_name("FILE");
+  return {mat, [options, adapters, expect](const std::string& command) {
             options->command = command;
-            return matrix_all(*options, *adapters);
+            return matrix_all(*options, *adapters, *expect);
           }};
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "history/history.h"
@@ -28,9 +29,20 @@ namespace locklab::harness {
 // cached clock): a bound on the window, not a measurement.
 inline constexpr std::chrono::milliseconds kServerClockSlack{5};
 
+// The servers lost a holder's key while it was inside, as the fault read them
+// (DUMP before and after it acted): server evidence that its lease is gone,
+// which the run's witness cannot give for a node that restarted under it.
+struct KeyLoss {
+  int client = -1;
+  std::int64_t at_ns = 0;  // the reading after the fault
+};
+
 struct Bite {
+  Bite() = default;
+  Bite(bool bit_, std::string what_) : bit(bit_), what(std::move(what_)) {}
   bool bit = false;
   std::string what;  // what was observed, with times (ms since the barrier), or why it did not bite
+  std::optional<KeyLoss> key_lost;  // set where the fault read the holder's key gone (node-restart, failover)
 };
 
 // A span of monotonic ns during which a client was trying to acquire.

@@ -135,6 +135,13 @@ bool FaultSet::bit() const {
   return std::all_of(bites_.begin(), bites_.end(), [](const Bite& bite) { return bite.bit; });
 }
 
+std::vector<KeyLoss> FaultSet::key_losses() const {
+  std::vector<KeyLoss> losses;
+  for (const Bite& bite : bites_)
+    if (bite.key_lost) losses.push_back(*bite.key_lost);
+  return losses;
+}
+
 std::string FaultSet::why_not_bit() const {
   std::string why;
   for (std::size_t i = 0; i < bites_.size() && i < faults_.size(); ++i)

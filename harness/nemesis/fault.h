@@ -92,6 +92,7 @@ class FaultSet final : public Fault {
   void judge_bites(const BiteEvidence& evidence);
   bool bit() const;  // judged, and every fault of the set bit (true when none was asked for)
   std::string why_not_bit() const;        // "SPEC: what its bite saw", for each fault that did not bite
+  std::vector<KeyLoss> key_losses() const;  // every judged bite's KeyLoss, in order
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;  // the sum
 
  private:

@@ -134,6 +134,13 @@ Bite holder_met(const BiteEvidence& e, int holder, std::int64_t ns, const std::s
   return {true, what + ", while the holder was inside; " + contender_text(e, *hit)};
 }
 
+// `bite`, saying that the servers lost the reading's holder key while it was
+// inside (the run marks that section's lease lost: run/run.cpp).
+Bite with_key_loss(Bite bite, const KeyReading& reading) {
+  if (reading.lost() && bite.bit) bite.key_lost = KeyLoss{reading.holder, reading.ns};
+  return bite;
+}
+
 // The servers lost the holder's key (a majority of them) while it was inside,
 // and another client tried meanwhile.
 Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::string& where) {
@@ -141,7 +148,7 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
   if (reading.before == 0) return {false, "client " + std::to_string(reading.holder) + "'s key was on no server as the fault acted"};
   const std::string read = reading_text(e, reading, where);
   if (!reading.lost()) return {false, read + ": the servers did not lose it"};
-  return holder_met(e, reading.holder, reading.ns, read);
+  return with_key_loss(holder_met(e, reading.holder, reading.ns, read), reading);
 }
 
 // ---- failover -------------------------------------------------------------------
@@ -212,8 +219,9 @@ class FailoverFault final : public HeldContenderFault {
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
-    return holder_met(evidence, reading_.holder, reading_.ns,
-                      "failed over: " + reading_text(evidence, reading_, "server(s) after the failover"));
+    return with_key_loss(holder_met(evidence, reading_.holder, reading_.ns,
+                                    "failed over: " + reading_text(evidence, reading_, "server(s) after the failover")),
+                         reading_);
   }
 
  private:

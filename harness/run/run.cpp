@@ -554,11 +554,26 @@ void judge_faults_acted(Verdict& verdict, const FaultSet& faults, const StepNeme
 // `safe` verdict would claim what the run never tested, so it becomes error
 // ("not exercised"). A violation, a deadlock or a liveness finding stands:
 // it happened, whatever the fault's share in it (docs/harness.md, "Bite").
-void judge_faults_bit(Verdict& verdict, FaultSet& faults, const BiteEvidence& evidence) {
-  faults.judge_bites(evidence);
+void judge_faults_bit(Verdict& verdict, const FaultSet& faults) {
   if (!faults.acted() || faults.bit() || verdict.verdict != "safe") return;
   verdict.verdict = "error";
   verdict.reasons.insert(verdict.reasons.begin(), "not exercised: " + faults.why_not_bit());
+}
+
+// The servers lost a holder's key under it, as a fault read them (DUMP before
+// and after: nemesis/bite.h, KeyLoss): that section's lease is lost, whatever
+// the witness could tell (a node that restarted blinded its feed). Returns the
+// moments the lock became free that way, for the unavailability after them.
+std::vector<std::int64_t> mark_key_losses(std::vector<CsRecord>& records, const std::vector<KeyLoss>& losses) {
+  std::vector<std::int64_t> freed;
+  for (const KeyLoss& loss : losses) {
+    for (CsRecord& record : records)
+      if (std::cmp_equal(record.client, loss.client) && record.enter_ns <= loss.at_ns &&
+          (record.exit_ns == 0 || loss.at_ns <= record.exit_ns))
+        record.lease_lost = 1;
+    freed.push_back(loss.at_ns);
+  }
+  return freed;
 }
 
 // The evidence a bite is judged on, with the lease the lock really takes: the
@@ -663,6 +678,10 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   // before the checker: the leases lost are the witness's where it could tell.
   const WitnessOutcome witnessed = m.witness.finish(end.records);
   const Capabilities can = run_capabilities(m.locks);
+  // Before the checker too: a bite that read the holder's key gone is server evidence of a lost lease.
+  m.nemeses.judge_bites(bite_evidence(m.history, options, can));
+  std::vector<std::int64_t> freed_ns = mark_key_losses(end.records, m.nemeses.key_losses());
+  freed_ns.insert(freed_ns.end(), outcome.crashed_ns.begin(), outcome.crashed_ns.end());
   const Safety safety =
       check_run_safety(options, can, m.servers, m.context, m.history, outcome, end, options.hosts > 1);
   Verdict verdict = judge_run(safety, outcome, end);
@@ -675,7 +694,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, m.nemeses, m.steps);
-  judge_faults_bit(verdict, m.nemeses, bite_evidence(m.history, options, can));
+  judge_faults_bit(verdict, m.nemeses);
   judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
   if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
     verdict.verdict = "error";
@@ -692,7 +711,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   Findings findings{description,      facts,       outcome,     end.tally,
                     end.records,      safety,      verdict,     metrics,
                     end.confirmed,    final_value, served,      m.nemeses.name(),
-                    m.nemeses.record(), unavailability_after_crashes(outcome.crashed_ns, end.records, outcome.end_ns)};
+                    m.nemeses.record(), unavailability_after(freed_ns, end.records, outcome.end_ns)};
   findings.adapters = m.probes.record;
   findings.fleet = fleet_json(m.locks, options, m.history);
   auto document = run_document(options, findings);

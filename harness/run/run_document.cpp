@@ -91,10 +91,10 @@ json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& o
 
 }  // namespace
 
-Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& crashed_ns,
-                                            const std::vector<CsRecord>& by_enter, std::int64_t end_ns) {
+Unavailability unavailability_after(const std::vector<std::int64_t>& freed_ns, const std::vector<CsRecord>& by_enter,
+                                    std::int64_t end_ns) {
   Unavailability result;
-  for (const std::int64_t crash : crashed_ns) {
+  for (const std::int64_t crash : freed_ns) {
     if (crash <= 0) continue;
     const auto next = std::find_if(by_enter.begin(), by_enter.end(), [crash](const CsRecord& r) { return r.enter_ns > crash; });
     const bool open = next == by_enter.end();

@@ -48,14 +48,18 @@ struct ServerFacts {
   nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (cluster_servers.h)
 };
 
-// From a crash to the next acquisition by anyone (the longest such window
-// when several clients crashed). open: nobody acquired again before the run ended.
+// From a moment that freed the lock to the next acquisition by anyone (the
+// longest such window when there were several): a client's crash, or the
+// servers losing a holder's key under it (a fault's reading, nemesis/bite.h:
+// the lock is free from then on, so a lock that keeps everyone out after it,
+// a hold nobody acquired, shows here). open: nobody acquired again before the
+// run ended.
 struct Unavailability {
-  std::optional<double> ms;  // nullopt: nobody crashed
+  std::optional<double> ms;  // nullopt: nothing freed the lock
   bool open = false;
 };
-Unavailability unavailability_after_crashes(const std::vector<std::int64_t>& crashed_ns,
-                                            const std::vector<CsRecord>& by_enter, std::int64_t end_ns);
+Unavailability unavailability_after(const std::vector<std::int64_t>& freed_ns, const std::vector<CsRecord>& by_enter,
+                                    std::int64_t end_ns);
 
 // What one run saw, gathered by measure() for the document.
 struct Findings {

@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "support/run_id.h"
 #include "support/text.h"
+#include "sweeps/adapter_declaration.h"
 #include "sweeps/fleet_judgment.h"
 #include "workload/lock_catalog.h"
 
@@ -89,10 +90,18 @@ PairMember member_of(const std::string& lock, int clients, const json& document,
   const json probe = document.value("adapters", json::object()).value(lock, json::object());
   member.noop_p50_us = number_or_none(probe, "/noop_us/p50");
   member.noop_p99_us = number_or_none(probe, "/noop_us/p99");
-  // An adapter no catalog declares is what its init_ok claimed at the probe.
+  // An adapter no catalog declares was asked before the pairs ran
+  // (run_fleets: its key and words are in `user`); one whose init_ok could not
+  // be read then is what it claimed at this run's probe, if it got that far.
+  const LockDescription* own = user.find(lock);
   const json claimed = probe.value("capabilities", json::array());
-  if (lock.starts_with(kAdapterPrefix) && user.find(lock) != nullptr && !user.find(lock)->from_catalog)
-    member.multi_node = claimed.is_array() && std::find(claimed.begin(), claimed.end(), "multi_node") != claimed.end();
+  const auto claims = [&](const char* word) {
+    return claimed.is_array() && std::find(claimed.begin(), claimed.end(), word) != claimed.end();
+  };
+  if (own != nullptr && !own->from_catalog && !own->declared_in_init_ok) {
+    member.multi_node = claims("multi_node");
+    member.notifies_waiters = claims("notifies_waiters");
+  }
   return member;
 }
 
@@ -171,9 +180,15 @@ RunOptions default_fleets_workload() {
   return options;
 }
 
-Result<FleetsResult> run_fleets(const FleetsOptions& options) {
-  const auto pairs = options.locks.empty() ? default_fleet_pairs(options.user) : pairs_among(options.locks);
-  if (auto problem = options_problem(options, pairs)) return Error{ErrorKind::usage, *problem};
+Result<FleetsResult> run_fleets(const FleetsOptions& given) {
+  const auto pairs = given.locks.empty() ? default_fleet_pairs(given.user) : pairs_among(given.locks);
+  if (auto problem = options_problem(given, pairs)) return Error{ErrorKind::usage, *problem};
+  // An adapter of `--adapter` alone, asked what its init_ok declares (its key,
+  // multi_node, notifies_waiters) before any pair is laid out or judged, as the matrix does.
+  auto user = with_init_ok_declarations(given.user, "fleets");
+  if (!user) return user.error();
+  FleetsOptions options = given;
+  options.user = std::move(user).value();
   FleetsResult result;
   result.dir = options.out.empty() ? (std::filesystem::path("results/runs") / new_run_id("results/runs")).string()
                                    : options.out;

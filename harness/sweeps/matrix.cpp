@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "support/run_id.h"
@@ -258,12 +259,14 @@ std::string cell_path(const std::string& dir, const std::string& lock, const std
   return (std::filesystem::path(dir) / "cells" / (lock + "__" + fault + ".json")).string();
 }
 
-Cell expected_of(Cell cell) {
-  if (users_row(cell.lock)) {  // nothing to differ from: what it does is the finding
+// A user's row: unwritten (what it does is the finding), unless --expect
+// names the cell: then it is checked as a shipped one (sweeps/user_expectations.h).
+Cell expected_of(Cell cell, const UserExpectations* expect = nullptr) {
+  if (users_row(cell.lock)) {
     cell.unwritten = true;
     cell.expected = cell.observed;
     cell.expected_reason = "a lock of your own: no class is written down for it; the observed one is the finding";
-    return cell;
+    return expect != nullptr ? with_user_expectation(std::move(cell), *expect) : cell;
   }
   if (auto expectation = expected_cell(cell.lock, cell.fault)) {
     cell.expected = expectation->expected;
@@ -290,7 +293,8 @@ std::optional<std::string> not_exercised(const json& run) {
 }
 
 // Measures one cell (or records why it is N/A) and writes its file.
-Cell measure_cell(const std::string& dir, const LockDescription& generation, const FaultColumn& column, bool quick) {
+Cell measure_cell(const std::string& dir, const LockDescription& generation, const FaultColumn& column, bool quick,
+                  const UserExpectations& expect) {
   Cell cell;
   cell.lock = generation.name;
   cell.fault = column.name;
@@ -318,12 +322,31 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
       cell.run = std::move(*document);
     }
   }
-  cell = expected_of(std::move(cell));
+  cell = expected_of(std::move(cell), &expect);
   if (auto written = write_json_atomically(cell_path(dir, cell.lock, cell.fault), cell_json(cell)); !written) {
     cell.observed = CellClass::error;
     cell.error = written.error().message;
   }
   return cell;
+}
+
+// The --expect check a user's cell file records (its expected_reason names
+// the file, its `expected` the classes: "safe" or "safe or liveness", then
+// ", exposed or not"), as an expectation of that one cell; nullopt for any other.
+std::optional<UserExpectations> expectation_in_file(const std::string& lock, const std::string& fault,
+                                                    const json& document) {
+  const std::string reason = text_at(document, "/expected_reason");
+  if (!users_row(lock) || !reason.starts_with(kExpectReason)) return std::nullopt;
+  std::string text = text_at(document, "/expected");
+  text = text.substr(0, text.find(','));
+  const auto split = text.find(" or ");
+  const auto first = parse_class(text.substr(0, split));
+  if (!first) return std::nullopt;
+  UserExpectations expect;
+  expect.file = reason.substr(std::string_view(kExpectReason).size(), reason.find(':') - std::string_view(kExpectReason).size());
+  expect.rows[lock][fault].expected = *first;
+  if (split != std::string::npos) expect.rows[lock][fault].or_else = parse_class(text.substr(split + 4));
+  return expect;
 }
 
 Result<Cell> load_cell(const std::string& path) {
@@ -341,7 +364,8 @@ Result<Cell> load_cell(const std::string& path) {
   cell.not_applicable = text_at(document, "/not_applicable");
   cell.error = text_at(document, "/error");
   cell.run = document.value("run", json());
-  return expected_of(std::move(cell));
+  const auto expect = expectation_in_file(cell.lock, cell.fault, document);
+  return expected_of(std::move(cell), expect ? &*expect : nullptr);
 }
 
 void announce(const Cell& cell, std::size_t index, std::size_t total) {
@@ -515,7 +539,7 @@ std::vector<Job> jobs_of(const MatrixResult& result, const UserAdapters& user) {
 // else in options.jobs forked workers (sweeps/cell_pool.h), waited for.
 Status measure_cells(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
   return run_pool(jobs.size(), options.jobs, [&](std::size_t i) {
-    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, options.quick);
+    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, options.quick, options.expect);
     if (options.progress) announce(cell, i, jobs.size());
   });
 }
@@ -586,8 +610,13 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);
+  std::vector<std::string> own_rows;
+  std::copy_if(result.locks.begin(), result.locks.end(), std::back_inserter(own_rows), users_row);
+  if (auto checked = check_rows(options.expect, own_rows); !checked) return checked.error();
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
+  const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
+  if (auto written = write_declared_catalog(*user, declared); !written) return written.error();
   const std::vector<Job> jobs = jobs_of(result, *user);
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
   result.cells = collect_cells(result.dir, jobs);

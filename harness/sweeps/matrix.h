@@ -22,6 +22,7 @@
 #include "redis/result.h"
 #include "run/run.h"
 #include "workload/lock_catalog.h"
+#include "sweeps/user_expectations.h"
 #include "workload/user_adapters.h"
 
 namespace locklab::harness {
@@ -61,6 +62,7 @@ struct MatrixOptions {
   std::string out;                  // empty = results/matrix/<run-id>
   std::vector<std::string> locks;   // empty = every generation, shipped adapter and `user` adapter
   UserAdapters user;                // the user's own adapters (--adapter LABEL='CMD', --catalog FILE)
+  UserExpectations expect;          // --expect FILE: the classes the user expects of those rows (none: unwritten)
   std::vector<std::string> faults;  // empty = every column
   int jobs = 1;                     // cells measured at once (worker processes)
   bool progress = true;             // a line per cell on stderr

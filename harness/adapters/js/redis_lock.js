@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 'use strict';
-// locklab adapter (docs/adapters.md): redis-lock 1.0.0 with node-redis 4, on the JavaScript kit. Calls:
-// redisLock(client, retry_ms), lock(key, ttl) -> done, done(). lock() retries forever, errors too; done() is a blind DEL.
-const {serve, library, bounded, awakeTimer, quiet, NODE_REDIS_FAIL_FAST, retryMs} = require('../kits/js/protocol');
+// locklab adapter (docs/adapters.md): redis-lock 1.0.0 with node-redis 4 at its defaults (README.md's calls), on the
+// JavaScript kit. Calls: redisLock(client, retry_ms), lock(key, ttl) -> done, done(). lock() retries forever, errors
+// too, and has no wait: the harness's wait_ms is this adapter's (awakeTimer); done() is a blind DEL.
+const {serve, library, awakeTimer, quiet, retryMs} = require('../kits/js/protocol');
 const [{createClient}, redisLock] = [library('redis4'), library('redis-lock')];
 let client, key, done, pending, want;  // pending: the one lock() out; want: hands its win to the acquire waiting
 function take(m) {  // lock() cannot be cancelled: one at a time; a win nobody waits for is given back
@@ -20,8 +21,8 @@ serve({
   capabilities: {expires: true, owner_checked_release: false, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: false},
   async init(m) {
-    client = quiet(createClient({socket: m.servers[0], ...NODE_REDIS_FAIL_FAST}));
-    await bounded(client.connect().catch(() => {}), 1000);
+    client = quiet(createClient({socket: {host: m.servers[0].host, port: m.servers[0].port}}));
+    await client.connect();
     key = m.key;
   },
   acquire: take,
