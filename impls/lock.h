@@ -89,6 +89,14 @@ struct NodeTally {
   std::uint64_t timed_out = 0;
 };
 
+// Calls the lock's library had not returned from past the harness's bound (an adapter's reply
+// with blocked_ms, docs/adapters.md): a service calling it would have hung (liveness).
+struct Blocked {
+  std::uint64_t calls = 0;
+  std::int64_t longest_ms = 0;
+  std::string what;  // the adapter's line for the longest: "acquire blocked 1000 ms past its wait bound ..."
+};
+
 class DistributedLock {
  public:
   virtual ~DistributedLock() = default;
@@ -112,6 +120,10 @@ class DistributedLock {
   // that misbehaved: an adapter, docs/adapters.md) says why in one line, and
   // every later call fails at once; empty while it works. None of ours breaks.
   virtual std::string broken() const { return {}; }
+  // A lock whose own process died mid-run (an adapter that exited): why, in one line; the
+  // client is then a crashed client (workload.cpp), not a failed one. None of ours dies.
+  virtual std::string died() const { return {}; }
+  virtual Blocked blocked() const { return {}; }
   // Ends what the lock runs outside the calling process (an adapter: its
   // stdin closed, then reaped), so nothing of it outlives its client; the lock
   // answers nothing after. Ours run nothing outside: nothing to do.

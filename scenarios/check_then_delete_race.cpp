@@ -4,6 +4,7 @@
 // acquires, and index1's DEL removes index2's lock. With lua-safe-delete
 // (§7 优化分布式锁_LUA脚本保证删除的原子性) the check and the delete are one
 // script, the stall can only come before it, and index2's lock survives.
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -22,14 +23,17 @@ int main(int argc, char** argv) {
   auto index2 = story.make_lock(config);
 
   auto first = story.actor("index1", [&] {
+    const double asked = story.narrator().now_ms();
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work is short; it releases well within the 100 ms lease");
+    say_release_begins(story, "index1", asked, config.ttl);
     story.narrator().leave();
     story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say(story.lock_name() == "lua-safe-delete"
+  // Claimed: index1's delete (GET's DEL, or the script) reaches the server after the lease ran out.
+  story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
+            story.lock_name() == "lua-safe-delete"
                 ? "index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
                   "the lease (a GC pause, a slow network)"
                 : "index1 is parked at step point {}: its release stalls between its GET (\"mine\") and its DEL, for "
@@ -42,8 +46,8 @@ int main(int argc, char** argv) {
   gate.open();
   first->join();
   const bool deleted = probe.exists(config.key) == false;
-  story.say(deleted ? "the lock key is gone while index2 still believes it holds it"
-                    : "index2's lock is still there");
+  story.say_claiming({claim::inside("index2")}, deleted ? "the lock key is gone while index2 still believes it holds it"
+                                                       : "index2's lock is still there");
   return story.finish(deleted, text(deleted ? "a third client could now enter beside index2"
                                             : "the compare-and-delete saw another token and left the key"));
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "g4_lua_safe_delete.h"
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -43,14 +44,16 @@ int main(int argc, char** argv) {
 
   Release index1_release = Release::error;
   auto first = story.actor("index1", [&] {
+    const double asked = story.narrator().now_ms();
     if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
     story.narrator().enter();
-    story.say("its work is short; it releases well within the 100 ms lease");
+    say_release_begins(story, "index1", asked, config.ttl);
     story.narrator().leave();
     index1_release = story.release(*index1);
   });
   if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
-  story.say(scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
+  story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
+            scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
                        "ahead); its release stalls there for longer than the lease"
                      : "index1 is parked at step point {} (its GET said: mine; the DEL is still ahead); its release "
                        "stalls there for longer than the lease",
@@ -64,7 +67,8 @@ int main(int argc, char** argv) {
   const bool deleted = story.observe([&] { return probe.exists(config.key); }) == false;
   if (scripted && !deleted)
     story.say("the script's GET saw index2's token, so it returned 0 (not_owner) and never ran its DEL");
-  story.say(deleted ? "the lock key is gone while index2 still believes it holds it" : "index2's lock is still there");
+  story.say_claiming({claim::inside("index2")}, deleted ? "the lock key is gone while index2 still believes it holds it"
+                                                       : "index2's lock is still there");
   return story.finish(deleted, deleted ? "the check was stale by the time the DEL ran: a third client could enter"
                                        : "check and delete ran as one script: index2's lock survived");
 }

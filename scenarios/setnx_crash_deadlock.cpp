@@ -1,9 +1,13 @@
 // Seed 004 §4 基于redis分布式锁的基本实现: "我们假设setnx刚好获取到锁，业务逻辑出现
-// 异常，导致锁无法释放". A takes the lock with SETNX and its process dies in the
-// business logic, before the DEL (a `finally` would catch an exception, but no
-// finally runs in a dead process: kill -9, a crash, the machine gone), and the
-// key stays forever (PTTL -1): B retries and never gets in. With a lease
-// (setnx-expire's EXPIRE, lua-safe-delete's PX) the server frees it and B enters.
+// 异常，导致锁无法释放". A takes the lock with SETNX, does its work, leaves its
+// critical section, and its process dies before its DEL is sent (a `finally`
+// would catch an exception, but no finally runs in a dead process: kill -9, a
+// crash, the machine gone), and the key stays forever (PTTL -1): B retries and
+// never gets in. With a lease (setnx-expire's EXPIRE, lua-safe-delete's PX) the
+// server frees it and B enters. The story is told in the order it happens: A
+// leaves its section, then dies at the step point; a dead process leaves
+// nothing afterwards (the narration test holds that: tests/narration_claims_test.py).
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -35,17 +39,17 @@ int main(int argc, char** argv) {
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
     story.narrator().enter();
-    story.say("A's process dies in its business logic (kill -9, a crash): no finally block runs in a process that "
-              "is gone, so A never sends its release");
-    try {
-      (void)a_lock->release();  // crashes at the story's step point, before anything is sent
-    } catch (const SimulatedCrash&) {
-      story.narrator().leave();
-      throw;
-    }
+    story.narrator().leave();  // its work is done; its release comes next
+    // Dies at the story's step point, before anything is sent: the Actor narrates the crash.
+    (void)a_lock->release();
     story.die("A's release went through: it never reached " + story.window());
   });
   a->join();
+  story.say_claiming({claim::before(claim::last("A", {{"kind", "leave"}}), claim::death("A")),
+                      claim::none("A", {{"command", {"DEL", "EVAL", "EVALSHA"}}})},
+                     "A's process died at {}: after it left its critical section, before it sent its release (kill "
+                     "-9, a crash); no finally block runs in a process that is gone, so A never releases",
+                     story.window());
   const auto left_behind = story.observe([&] { return probe.pttl(config.key); });
   story.say(left_behind == -1 ? "the key has no TTL: only a DEL can free it, and its owner is gone"
                               : "the key carries a lease: the server will free it");

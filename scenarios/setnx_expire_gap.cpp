@@ -3,6 +3,7 @@
 // crashes before its EXPIRE, the key never expires and B never gets in.
 // set-nx-px-token sets value and TTL in one command: there is no gap to crash
 // in, so A crashes right after acquiring and the lease frees the key for B.
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
     if (!story.window().empty()) story.die("A acquired without reaching " + story.window());
-    story.say("acquired with one command: value and TTL are set together, A dies only now");
+    story.say_claiming({claim::before(claim::last("A", {{"effect", "acquired"}}), claim::death("A"))},
+                       "acquired with one command: value and TTL are set together, A dies only now");
     throw SimulatedCrash("after-acquire");
   });
   a->join();

@@ -14,6 +14,7 @@
 // is watchdog_renewal's and fencing's lesson, not this one's.
 #include <atomic>
 
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
     story.say("its business logic takes longer than its lease");
     index1_in = true;
     if (!wait_until([&] { return index3_in.load(); }, kPatience)) story.die("index3 never got in");
-    story.say("finishes its work, long after its lease ran out");
+    story.say_claiming({claim::after_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
+                       "finishes its work, long after its lease ran out");
     story.narrator().leave();
     index1_release = story.release(*index1);
   });
@@ -71,10 +73,15 @@ int main(int argc, char** argv) {
   auto second = story.actor("index2", [&] {
     if (index2->try_acquire(kPatience) != Acquire::acquired) story.die("index2 never got in");
     story.narrator().enter();
-    story.say("got in: index1's lease lapsed while index1 still works");
+    story.say_claiming({claim::after_lease(claim::last("index2", {{"effect", "acquired"}}),
+                                           claim::last("index1", {{"effect", "acquired"}})),
+                        claim::before(claim::this_step(), claim::next("index1", {{"kind", "leave"}}))},
+                       "got in: index1's lease lapsed while index1 still works");
     index2_in = true;
     if (!wait_until([&] { return index1_done.load(); }, kPatience)) story.die("index1 never released");
-    story.say("finishes its work, after index1");  // the seed: 3 s later than index1, 7 s of work each
+    // The seed: 3 s later than index1, 7 s of work each.
+    story.say_claiming({claim::before(claim::last("index1", {{"kind", "leave"}}), claim::this_step())},
+                       "finishes its work, after index1");
     story.narrator().leave();
     story.release(*index2);
   });
@@ -82,7 +89,10 @@ int main(int argc, char** argv) {
   auto third = story.actor("index3", [&] {
     if (index3->try_acquire(kPatience) != Acquire::acquired) story.die("index3 never got in");
     story.narrator().enter();
-    story.say("got in: index2's lease lapsed while index2 still works");
+    story.say_claiming({claim::after_lease(claim::last("index3", {{"effect", "acquired"}}),
+                                           claim::last("index2", {{"effect", "acquired"}})),
+                        claim::before(claim::this_step(), claim::next("index2", {{"kind", "leave"}}))},
+                       "got in: index2's lease lapsed while index2 still works");
     index3_in = true;
   });
   third->join();

@@ -11,6 +11,7 @@
 
 #include "scenario/lease_watch.h"
 #include "scenario/process_actor.h"
+#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "support/process_control.h"
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
     bool early = false;
     story.actor("B", [&] {
       early = lock_b->try_acquire(0ms) == Acquire::acquired;
-      story.say("try_acquire => {} while A works on", translated(early ? "acquired" : "refused"));
+      story.say_claiming({claim::inside("A")}, "try_acquire => {} while A works on",
+                         translated(early ? "acquired" : "refused"));
     })->join();
     if (early) return story.finish(true, "B got in although A's watchdog was renewing");
   } else {

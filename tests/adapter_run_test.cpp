@@ -21,6 +21,7 @@
 #include "fixtures/run_documents.h"
 #include "run/run.h"
 #include "run/run_document.h"
+#include "sweeps/matrix.h"
 #include "redis/connection.h"
 #include "servers/redis_server.h"
 #include "support/client_cgroup.h"
@@ -256,6 +257,7 @@ class BrokenMidRun : public AdapterRun, public ::testing::WithParamInterface<std
 
 // Client 0's adapter passes the probe, then breaks at its first acquire of the
 // run; the other clients run on: the run is error all the same, the one line first.
+// (An adapter that exits instead is a crashed client: AdapterDiesMidRun.)
 TEST_P(BrokenMidRun, MakesTheRunAnErrorWithOneLine) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   const auto [mode, did] = GetParam();
@@ -274,9 +276,45 @@ INSTANTIATE_TEST_SUITE_P(
     Adapters, BrokenMidRun,
     ::testing::Values(std::pair{"not-json", "printed a line that is not JSON: hello, I am not JSON"},
                       std::pair{"shape", "answered acquire with {\"id\":"},
-                      std::pair{"exit", "exited with status 4 before answering acquire"},
                       std::pair{"silent", "did not answer acquire within 2200 ms"}),
     [](const auto& info) { return std::string(info.param.first == std::string("not-json") ? "not_json" : info.param.first); });
+
+// An adapter that exits mid-run is its client crashing (docs/adapters.md, "An adapter that
+// dies"), judged like holder-crash, never error: its hold stays until the TTL, the others go
+// on, and the line it died on is the reason, in the verdict and in safety.adapter_deaths.
+TEST_F(AdapterRun, AdapterDiesMidRunIsACrashedClient) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const json d = run_bad("dies_holding.py", 0, "--clients 3 --duration 1 --ttl 300 --wait 700 --hold 5");
+  EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["crashed_clients"], 1) << d["totals"];
+  EXPECT_EQ(d["totals"]["failed_clients"], 0) << d["totals"];
+  ASSERT_EQ(d["safety"]["adapter_deaths"].size(), 1u) << d["safety"];
+  const std::string death = d["safety"]["adapter_deaths"][0];
+  EXPECT_EQ(death.rfind("client 0's adapter exited with status 1 before answering release", 0), 0u) << death;
+  EXPECT_NE(death.find("the service dies on RuntimeError: the refresh was refused"), std::string::npos) << death;
+  const std::string reasons = d["verdict_reasons"].dump();
+  EXPECT_NE(reasons.find("(a crashed client)"), std::string::npos) << reasons;
+  EXPECT_GT(d["totals"]["acquired"].get<long long>(), 1) << "the others went on";
+}
+
+// A library call that never returns is answered by the JS kit at wait_ms + its grace as
+// `unknown` with blocked_ms (harness/adapters/kits/js/protocol.js, withinWait): a finding, not an
+// error; the run records it and the matrix classes it liveness (it would have hung the service).
+TEST_F(AdapterRun, ABlockedCallIsLivenessNotAnError) {
+  const std::string marker = fresh_marker();
+  const auto run = run_locklab("run --lock ext:blocks --adapter 'node " + std::string(kAdapters) + "/blocks.js " + marker +
+                               "' --clients 2 --duration 1.5 --ttl 300 --wait 200 --hold 5 --json " + path("blocks.json"));
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(processes_with(marker).empty());
+  const json d = result("blocks.json");
+  EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+  EXPECT_EQ(d["safety"]["blocked_calls"], 1) << d["safety"];
+  const std::string what = d["safety"]["blocked"];
+  EXPECT_NE(what.find("acquire blocked"), std::string::npos) << what;
+  EXPECT_NE(what.find("past its wait bound (the library still waiting)"), std::string::npos) << what;
+  EXPECT_EQ(classify(d), CellClass::liveness);
+  EXPECT_NE(observed_reason(d).find("acquire blocked"), std::string::npos);
+}
 
 // An adapter that says `acquired` without asking Redis, while lua-safe-delete
 // clients hold the same key: a finding about the adapter, caught by the oracle.

@@ -62,16 +62,17 @@ TEST(JavaRowsExpectations, PeerDocsListEveryJavaCellWithTheSameClass) {
 }
 
 // Without kits/java/target (no JDK, no Maven, or a failed install), asking for a Java row is a
-// usage error naming what is missing, and nothing runs; the default rows leave them out and run.
+// usage error naming what is missing, and nothing runs; `--libraries all` leaves them out and runs.
 TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   const std::string peers = (fs::path(dir_) / "peers").string();
   fs::create_directories(peers);
   fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
   ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
   const auto refused = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --out '" + dir_ + "/x'");
-  const auto skipped = testing::run_locklab("matrix --quick --fault expire-gap --jobs 2 --out '" + dir_ + "/m'");
+  const auto skipped = testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
+                                            "/m'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
-  // The default rows (the main job's) leave them out with one line, and the matrix goes on.
+  // The full matrix's rows leave them out with one line, and the matrix goes on.
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock): "), std::string::npos)
       << skipped.err;
@@ -85,6 +86,16 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   EXPECT_TRUE(no_java || no_jar) << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
+}
+
+// The main job's rows (`matrix --quick`, --libraries main) hold no Java row: the catalog says
+// "main": false for the two base rows, and a variant is never a main row.
+TEST(JavaRowsCatalog, AreNotRowsOfTheMainJob) {
+  for (const std::string row : kJavaRows) {
+    const auto found = find_lock(row);
+    ASSERT_TRUE(found) << row;
+    EXPECT_FALSE(found->main_row) << row;
+  }
 }
 
 // One fault cell of seed 000's Redisson: SIGSTOP freezes the JVM and its watchdog, the lease

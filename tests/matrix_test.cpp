@@ -105,6 +105,60 @@ TEST(MatrixClassify, ACellWhoseFaultDidNotActIsError) {
   EXPECT_EQ(classify(acted), CellClass::safe) << "nothing else made it error";
 }
 
+// A library call still waiting past the harness's bound (an adapter's blocked_ms) would have
+// hung the service: liveness, with the adapter's line as the cell's reason; a violation wins.
+TEST(MatrixClassify, ABlockedCallIsLivenessWithItsReason) {
+  json safety = with(quiet(), "blocked_calls", 2);
+  safety["blocked"] = "acquire blocked 1003 ms past its wait bound (the library still waiting)";
+  EXPECT_EQ(classify(run("safe", safety)), CellClass::liveness);
+  EXPECT_EQ(observed_reason(run("safe", safety)), safety["blocked"]);
+  EXPECT_EQ(classify(run("violation", with(safety, "overlaps", 1))), CellClass::me_violation);
+  EXPECT_EQ(observed_reason(run("safe", quiet())), "");
+  safety = quiet();
+  safety["adapter_deaths"] = {"client 1's adapter exited with status 1 before answering release: the service dies on Error: x"};
+  EXPECT_EQ(observed_reason(run("safe", safety)), safety["adapter_deaths"][0]);
+}
+
+// Variant rows (docs/peers.md, "Defaults and variants"): named with '+', a variant of a
+// base row with its reason, out of the main rows, and expected as their base row except
+// the cells they list.
+TEST(MatrixVariants, AVariantRowIsLabelledExpectedAndKeptOutOfTheMainRows) {
+  EXPECT_TRUE(label_word("node-redlock+failfast"));
+  EXPECT_FALSE(label_word("node redlock"));
+  const auto variant = find_lock("ext:node-redlock+failfast");
+  ASSERT_TRUE(variant) << variant.error().message;
+  EXPECT_EQ(variant->variant_of, "node-redlock");
+  EXPECT_FALSE(variant->variant_reason.empty());
+  EXPECT_FALSE(variant->main_row);
+  EXPECT_EQ(variant->adapter.back(), "--failfast");
+  EXPECT_TRUE(find_lock("ext:node-redlock")->main_row);
+  EXPECT_EQ(expected_cell("ext:node-redlock", "node-minority")->expected, CellClass::liveness);
+  EXPECT_EQ(expected_cell("ext:node-redlock+failfast", "node-minority")->expected, CellClass::safe);
+  EXPECT_EQ(expected_cell("ext:node-redlock+failfast", "holder-pause")->reason,
+            expected_cell("ext:node-redlock", "holder-pause")->reason) << "the base row's cell";
+}
+
+TEST(MatrixVariants, LibrariesMainLeavesVariantsOutAllKeepsThem) {
+  const auto rows = [](bool quick, std::string libraries) {
+    MatrixOptions options;
+    options.quick = quick;
+    options.libraries = std::move(libraries);
+    auto selected = matrix_rows(options);
+    return selected ? *selected : std::vector<std::string>{"error: " + selected.error().message};
+  };
+  const auto has = [](const std::vector<std::string>& locks, const std::string& lock) {
+    return std::find(locks.begin(), locks.end(), lock) != locks.end();
+  };
+  if (!find_lock("ext:node-redlock") || !missing_prerequisite(*find_lock("ext:node-redlock")).empty())
+    GTEST_SKIP() << "the JS adapters cannot run here (harness/adapters/kits/js/install)";
+  EXPECT_FALSE(has(rows(true, ""), "ext:node-redlock+failfast")) << "--quick: the main rows";
+  EXPECT_TRUE(has(rows(true, ""), "ext:node-redlock"));
+  EXPECT_TRUE(has(rows(false, ""), "ext:node-redlock+failfast")) << "the full matrix: every row";
+  EXPECT_TRUE(has(rows(true, "all"), "ext:redlock-universal+failfast"));
+  EXPECT_FALSE(has(rows(false, "main"), "ext:redlock-universal+failfast"));
+  EXPECT_EQ(rows(true, "some").at(0).rfind("error: --libraries", 0), 0u) << rows(true, "some").at(0);
+}
+
 TEST(MatrixClassify, UnavailabilityOfHalfALeaseIsLivenessLessIsSafe) {
   EXPECT_EQ(classify(run("safe", with(quiet(), "unavailability_ms", 100), 200)), CellClass::liveness);
   EXPECT_EQ(classify(run("safe", with(quiet(), "unavailability_ms", 99), 200)), CellClass::safe);
@@ -211,7 +265,10 @@ TEST(MatrixClassify, ClassNamesRoundTrip) {
 TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
   std::vector<LockDescription> rows(generations().begin(), generations().end());
   for (const auto& peer : catalog_peers()) rows.push_back(peer);
-  ASSERT_EQ(rows.size(), generations().size() + 9) << "the nine shipped libraries are rows too";
+  const auto peers = catalog_peers();
+  const auto bases = std::count_if(peers.begin(), peers.end(), [](const auto& peer) { return peer.variant_of.empty(); });
+  ASSERT_EQ(bases, 11) << "the nine shipped libraries and Redisson's two (ext:redisson, ext:redisson-3.18.1) are "
+                          "rows too, their variant rows beside them";
   for (const auto& generation : rows) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);

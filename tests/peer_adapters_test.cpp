@@ -129,8 +129,11 @@ const std::map<std::string, Facts> kFacts = {
     {"redisson-3.18.1+trylock", {"{}", Release::not_owner, false, ""}},
 };
 
+// A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
+const Facts& facts_of(const std::string& peer) { return kFacts.at(peer.substr(0, peer.find('+'))); }
+
 std::string lock_key(const std::string& peer) {
-  std::string key = kFacts.at(peer).key_format;
+  std::string key = facts_of(peer).key_format;
   return key.replace(key.find("{}"), 2, kKey);
 }
 
@@ -315,7 +318,7 @@ TEST_P(PeerAdapterTest, AcquireTimesOutReleases) {
 // The lease ran out (an auto-extender's key is deleted under it, as a lapse would):
 // release gives the library's own word, and a library that reports the loss says `lost`.
 TEST_P(PeerAdapterTest, ReleaseAfterTheLeaseIsGone) {
-  const Facts& facts = kFacts.at(GetParam());
+  const Facts& facts = facts_of(GetParam());
   auto lock = adapter(1, 300ms);
   ASSERT_TRUE(lock);
   ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
@@ -355,7 +358,7 @@ TEST_P(PeerAdapterTest, LeaseLastsOnlyIfAutoExtended) {
 // extend {ttl_ms}: where the library has it, extended (and the lease is ttl_ms where it sets
 // it); elsewhere an `error` naming the missing call, the hold untouched.
 TEST_P(PeerAdapterTest, ExtendWhereTheLibraryHasIt) {
-  const Facts& facts = kFacts.at(GetParam());
+  const Facts& facts = facts_of(GetParam());
   auto raw = raw_adapter(peer(), 1000ms);
   ASSERT_TRUE(raw);
   ASSERT_EQ(raw->ask({{"type", "acquire"}, {"ttl_ms", 1000}, {"wait_ms", 2000}}).value("outcome", ""), "acquired");
@@ -606,14 +609,16 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
   std::vector<std::string> names = catalog_names();
   std::sort(names.begin(), names.end());
   const std::vector<std::string> expected = {"node-redis-warlock", "node-redisson", "node-redlock",
-                                             "redis-lock", "redis-py", "redis-semaphore",
+                                             "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson-3.18.1", "redisson-3.18.1+trylock",
-                                             "redlock-universal", "sesamecare-redlock", "simple-redis-mutex"};
+                                             "redlock-universal", "redlock-universal+failfast",
+                                             "sesamecare-redlock", "simple-redis-mutex"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     ASSERT_GE(peer.argv.size(), 2u) << peer.name;
-    // A Java adapter starts through the kit's launcher, its name and mode after it (kits/java/run).
-    const std::string& file = peer.language == "java" ? peer.argv.front() : peer.argv.back();
+    // The adapter's file follows its interpreter (a variant's flag after it: --failfast); a Java
+    // adapter starts through the kit's launcher, its name and mode after it (kits/java/run).
+    const std::string& file = peer.language == "java" ? peer.argv.front() : peer.argv.at(1);
     std::ifstream in(file);
     ASSERT_TRUE(in) << peer.name << ": " << file;
     const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
@@ -628,7 +633,7 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
     // The catalog's key (locklab fleets reads it) is the one the cases below find held.
     if (kFacts.count(peer.name) == 1) {
-      std::string key = kFacts.at(peer.name).key_format;
+      std::string key = facts_of(peer.name).key_format;
       EXPECT_EQ(peer.key, key.replace(key.find("{}"), 2, "{key}")) << peer.name;
     }
   }

@@ -36,16 +36,24 @@ int list_generations() {
 
 // Two lines per scenario binary (scenario/scenario_catalog.cpp): what it tells;
 // where the articles tell it and each lock with what the lesson expects of it
-// (race: the story's failure happens; fixed: the same story, no failure).
+// (race: the story's failure happens; fixed: the same story, no failure). Then
+// one line per switch of the story (--guard, --delayed-restart, --sigstop):
+// every variant a class can run is listed, each with what the lesson expects.
 int list_scenarios() {
+  const auto expects = [](bool race) { return race ? "race" : "fixed"; };
   for (const auto& spec : scenario_catalog()) {
     std::printf("%-36s %s\n%-36s (%s) locks:", spec.name.c_str(), spec.story.c_str(), "", spec.source.c_str());
-    for (const auto& lock : spec.locks)
-      std::printf(" %s (%s)", lock.name.c_str(), lock.race_expected ? "race" : "fixed");
+    for (const auto& lock : spec.locks) std::printf(" %s (%s)", lock.name.c_str(), expects(lock.race_expected));
     std::printf("\n");
+    for (const auto& flag : spec.flags) {
+      std::printf("%-36s --%s: %s; with it:", "", flag.name.c_str(), flag.help.c_str());
+      for (const auto& lock : spec.locks)
+        std::printf(" %s (%s)", lock.name.c_str(), expects(flag.race_expected.value_or(lock.race_expected)));
+      std::printf("\n");
+    }
   }
-  std::printf("\nRun one: build/default/scenarios/NAME [--lock LOCK] [--json PATH] [--html PAGE] [--step-through | "
-              "--pace MS]; all: ctest --preset default -L scenario\n");
+  std::printf("\nRun one: build/default/scenarios/NAME [--lock LOCK] [--FLAG] [--json PATH] [--html PAGE] "
+              "[--step-through | --pace MS]; all: ctest --preset default -L scenario\n");
   return kOk;
 }
 

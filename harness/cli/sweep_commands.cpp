@@ -229,6 +229,10 @@ Command add_matrix(CLI::App& app) {
                   "(--adapter, --catalog); default: every generation, every shipped adapter that can run here, "
                   "every --catalog entry")
       ->check(checked_by(lock_name_problem, "NAME"));
+  mat->add_option("--libraries", options->libraries,
+                  "Which shipped library rows without --lock: main (the catalog's main rows: no variant rows "
+                  "such as ext:node-redlock+failfast) or all; default: main with --quick, all without")
+      ->check(CLI::IsMember({"main", "all"}));
   add_adapter_flags(*mat, *adapters);
   mat->add_option("--fault", options->faults, "Only these fault columns (repeatable; see docs/faults.md)");
   mat->add_option("--jobs", options->jobs, "Cells measured at once, each in a worker process")

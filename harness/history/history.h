@@ -112,6 +112,10 @@ struct ClientSlot {
   std::atomic<std::int32_t> inside{0};       // inside a critical section right now
   std::atomic<std::int32_t> pid{0};
   char last_error[240] = {};                 // the last error message (setup or runtime)
+  // Library calls that had not returned past the harness's bound (DistributedLock::blocked()).
+  std::atomic<std::int64_t> blocked_calls{0};
+  std::atomic<std::int64_t> blocked_longest_ms{0};
+  char blocked_what[240] = {};
   // Section-oracle commands that failed (the client's, and the coordinator's
   // removal of it after it died): the oracle may have missed a holder.
   std::atomic<std::int64_t> oracle_errors{0};

@@ -121,5 +121,6 @@ struct StepAction {
 std::optional<StepAction> parse_step_action(std::string_view spec, std::string* why);
 
 inline constexpr int kCrashExitCode = 86;  // a client that "crashed" at a step point
+inline constexpr int kAdapterDiedExitCode = 87;  // a client whose adapter exited mid-run: crashed too (its last_error says why)
 
 }  // namespace locklab::harness

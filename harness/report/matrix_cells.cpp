@@ -116,6 +116,7 @@ json cell_json(const Cell& cell) {
           {"matches", cell.matches()},
           {"not_applicable", cell.not_applicable.empty() ? json(nullptr) : json(cell.not_applicable)},
           {"error", cell.error.empty() ? json(nullptr) : json(cell.error)},
+          {"observed_reason", cell.observed_reason.empty() ? json(nullptr) : json(cell.observed_reason)},
           {"run", cell.run}};
 }
 

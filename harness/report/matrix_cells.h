@@ -54,6 +54,9 @@ struct Cell {
   bool unwritten = false;
   std::string not_applicable;  // why, for n/a cells
   std::string error;           // measure() failed: why
+  // Why the observed class, where the run says more than its counts: a library call blocked
+  // past the harness's bound (liveness), a client's adapter that exited (a crash).
+  std::string observed_reason;
   nlohmann::json run;          // the run document (null for n/a cells and failed runs)
   // The class matches, and so does the exposed mark wherever the verdict was
   // safe (safe, liveness): an unexpected exposed cell, or a missing mark, differs.
@@ -72,6 +75,9 @@ struct MatrixResult {
   // Each row's generation number ("3"; "ext" for a library), where the sweep
   // knew it: the report names "generation 3 set-nx-px-token" with it.
   std::map<std::string, std::string> numbers;
+  // A variant row's "variant of ext:BASE: why" (the catalog's variant_of and variant_reason),
+  // shown under its label on the matrix page; rows without one are absent.
+  std::map<std::string, std::string> variant_notes;
   std::vector<Cell> cells;          // row-major
   // The generations this matrix did not measure, as their written
   // expectations say they behave (observed = expected), for the likeness of

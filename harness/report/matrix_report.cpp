@@ -158,7 +158,8 @@ std::string matrix_markdown(const MatrixResult& result) {
     for (const auto& count : kCounts) out << " " << count_text(cell.run, count) << " |";
     const std::string why = cell.unwritten && !cell.not_applicable.empty() ? "n/a: " + cell.not_applicable
                                                                             : cell.expected_reason;
-    out << " " << table_text(why + (cell.error.empty() ? "" : " — error: " + cell.error)) << " | "
+    out << " " << table_text(why + (cell.error.empty() ? "" : " — error: " + cell.error) +
+                             (cell.observed_reason.empty() ? "" : " — observed: " + cell.observed_reason)) << " | "
         << table_text(bites_text(cell.run)) << " |\n";
   }
   return out.str();
@@ -169,6 +170,7 @@ std::string matrix_html_css() {
          "table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #bbb;padding:3px 5px}"
          "th{background:#f3f3f3;font-weight:600}td.lock{font-weight:600;white-space:nowrap}"
          "td.cell{text-align:center;min-width:70px}.n{display:block;font-size:10px;color:#333}"
+         ".variant{font-weight:400;white-space:normal;max-width:260px}"
          ".safe{background:#c7e9c0}.me-violation{background:#f4a3a3}.wrong-owner{background:#d9b8f2}"
          ".deadlock{background:#f7c27f}.liveness{background:#fff1a0}.na{background:#eeeeee;color:#888}"
          ".error{background:#888;color:#fff}.miss{outline:3px solid #000;outline-offset:-3px}"
@@ -196,7 +198,10 @@ std::string matrix_html_body(const MatrixResult& result) {
   }
   out << "</tr>\n";
   for (const auto& lock : result.locks) {
-    out << "<tr><td class=\"lock\">" << html_escape(lock) << "</td>";
+    out << "<tr><td class=\"lock\">" << html_escape(lock);
+    if (const auto note = result.variant_notes.find(lock); note != result.variant_notes.end())
+      out << "<span class=\"n variant\">" << html_escape(note->second) << "</span>";
+    out << "</td>";
     for (const auto& fault : result.faults) {
       const Cell* cell = result.find(lock, fault);
       if (!cell) {
@@ -207,6 +212,7 @@ std::string matrix_html_body(const MatrixResult& result) {
       std::string tip = "expected " + cell->expected_text() + ": " + cell->expected_reason;
       if (!cell->not_applicable.empty()) tip += " (" + cell->not_applicable + ")";
       if (!cell->error.empty()) tip += " -- error: " + cell->error;
+      if (!cell->observed_reason.empty()) tip += " -- observed: " + cell->observed_reason;
       if (const std::string bit = bites_text(cell->run); bit != "-") tip += " -- what bit: " + bit;
       out << "<td class=\"cell " << (cell->observed == CellClass::not_applicable ? "na" : name)
           << (cell->exposed ? " exposed" : "") << (cell->matches() ? "" : " miss") << "\" title=\"" << html_escape(tip)

@@ -180,6 +180,11 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
     t.round_trips += slot.round_trips;
     t.commands += slot.commands;
     t.leases_lost += slot.leases_lost;
+    t.blocked_calls += slot.blocked_calls;
+    if (slot.blocked_calls > 0 && (t.blocked_what.empty() || slot.blocked_longest_ms > t.blocked_longest_ms)) {
+      t.blocked_longest_ms = slot.blocked_longest_ms;
+      t.blocked_what = slot.blocked_what;
+    }
     if (slot.has_node_tally.load() != 0) {
       if (!t.nodes) t.nodes.emplace();
       t.nodes->voted_for += static_cast<std::uint64_t>(slot.node_voted_for.load());
@@ -206,7 +211,8 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
                                             const Result<long long>& counter_final) {
   std::vector<std::string> errors = outcome.failures;  // "client N: <why>", e.g. an adapter that broke
   if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
-  if (t.acquired == 0 && t.errors + t.unknown > 0)
+  // A blocked call is the library's finding (liveness, judge_run), not a failure to measure.
+  if (t.acquired == 0 && t.errors + t.unknown - t.blocked_calls > 0)
     errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
                      t.last_error + ")");
   if (outcome.killed_clients > 0)
@@ -503,6 +509,12 @@ Safety check_run_safety(const RunOptions& options, const Capabilities& can, cons
 // The safety verdict, overruled by "error" when the run could not measure.
 Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const RunEnd& end) {
   Verdict verdict = judge(safety);
+  // Findings of the library at its defaults, not errors (docs/adapters.md): a call still waiting
+  // past the harness's bound would have hung the service; a dead adapter is a crashed client.
+  if (end.tally.blocked_calls > 0)
+    verdict.reasons.push_back(std::to_string(end.tally.blocked_calls) + " library call(s) blocked past the harness's bound (" +
+                              end.tally.blocked_what + "): liveness, it would have hung the service");
+  for (const auto& death : outcome.adapter_deaths) verdict.reasons.push_back(death + " (a crashed client)");
   if (const auto errors = measurement_errors(end.tally, outcome, end.counter_final); !errors.empty()) {
     verdict.verdict = "error";
     verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());

@@ -165,7 +165,11 @@ json safety_json(const Findings& f) {
           {"keys_left_without_ttl", f.safety.keys_left.looked ? json(f.safety.keys_left.without_ttl) : json(nullptr)},
           {"stale_writes_rejected", f.safety.stale_writes_rejected},
           {"unavailability_ms", f.unavailability.ms ? json(*f.unavailability.ms) : json(nullptr)},
-          {"unavailability_open", f.unavailability.open}};
+          {"unavailability_open", f.unavailability.open},
+          {"blocked_calls", f.tally.blocked_calls},
+          {"blocked_longest_ms", f.tally.blocked_longest_ms},
+          {"blocked", f.tally.blocked_what},
+          {"adapter_deaths", f.outcome.adapter_deaths}};
 }
 
 json node_tally_json(const Tally& t) {

@@ -29,6 +29,8 @@ inline constexpr const char* kRunSchemaV1 = "locklab.run/1";
 struct Tally {
   std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
   std::int64_t stale = 0, counter_errors = 0, round_trips = 0, commands = 0, leases_lost = 0;
+  std::int64_t blocked_calls = 0, blocked_longest_ms = 0;  // library calls still waiting past the bound
+  std::string blocked_what;                                 // the adapter's line for the longest
   std::optional<NodeTally> nodes;
   bool truncated = false;
   std::vector<std::int64_t> per_client, open_waits;

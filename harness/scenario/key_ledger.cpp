@@ -35,6 +35,7 @@ bool leaves_writer(const std::string& command) {
 std::optional<std::string> KeyLedger::answered(const std::string& who, const std::string& server,
                                                const std::vector<std::string>& request, const LedgerReply& reply,
                                                int step) {
+  last_claim_.reset();
   if (request.size() < 2 || reply.kind == LedgerReply::Kind::error) return std::nullopt;
   const std::string command = upper(request[0]);
   if (command == "EVAL" || command == "EVALSHA") {  // a script: its effect is not readable from here
@@ -72,14 +73,17 @@ std::optional<std::string> KeyLedger::deleted(Entry& entry, const std::string& w
     entry.deleted_by = who;
     entry.deleted_writer = before.writer;
     entry.deleted_step = step;
+    entry.deleted_written_step = before.written_step;
     if (before.writer.empty() || before.writer == who) return std::nullopt;
     return text("{0}'s DEL deleted {1}'s key (误删): {1} wrote it at step {2}", who, before.writer,
                 before.written_step);
   }
   // Nothing to delete: if the key was this client's and another's DEL took it, say so.
-  if (!entry.deleted_by.empty() && entry.deleted_by != who && entry.deleted_writer == who)
+  if (!entry.deleted_by.empty() && entry.deleted_by != who && entry.deleted_writer == who) {
+    last_claim_ = LeaseClaim{entry.deleted_step, entry.deleted_written_step};
     return text("{0}'s key did not expire: {1}'s DEL deleted it at step {2}", who, entry.deleted_by,
                 entry.deleted_step);
+  }
   return std::nullopt;
 }
 

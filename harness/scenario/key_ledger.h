@@ -39,6 +39,14 @@ class KeyLedger {
   void left(const std::string& who);
   // `who` died holding what it held: its keys stay, but nobody waits for its release.
   void crashed(const std::string& who);
+  // What the last remark answered() made claims of the run, for the narration
+  // test (claims.h): "X's key did not expire: Y's DEL deleted it" claims that the
+  // DEL (step `deleted`) came within the lease X's write (step `written`) took.
+  struct LeaseClaim {
+    int deleted = 0;
+    int written = 0;
+  };
+  std::optional<LeaseClaim> last_claim() const { return last_claim_; }
 
  private:
   struct Entry {
@@ -49,6 +57,7 @@ class KeyLedger {
     std::string deleted_by;     // the last DEL that removed the key (while nobody wrote it since)
     std::string deleted_writer; // whose key that DEL removed
     int deleted_step = 0;
+    int deleted_written_step = 0;  // when the key that DEL removed was written
   };
   using Where = std::pair<std::string, std::string>;  // server, key
 
@@ -57,6 +66,7 @@ class KeyLedger {
   std::optional<std::string> refused(Entry& entry, const std::string& who);
 
   std::map<Where, Entry> keys_;
+  std::optional<LeaseClaim> last_claim_;
 };
 
 }  // namespace locklab::harness

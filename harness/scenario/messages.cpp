@@ -235,8 +235,10 @@ const std::vector<Message> kCatalog = {
     {"client 1's late write lands over client 2's: a lost update",
      "client 1 迟到的写入覆盖了 client 2 的：丢失更新"},
     // check_then_delete_race and lua_delete_fixes_it
-    {"its work is short; it releases well within the 100 ms lease",
-     "它的工作很短；在 100 ms 租约内早早开始释放"},
+    {"its work is short; it begins its release well within the {} ms lease",
+     "它的工作很短；在 {} ms 租约内早早开始释放"},
+    {"its work is short, but this machine is loaded: it begins its release {} ms after it asked for the lock",
+     "它的工作很短，但这台机器负载很重：它在请求锁 {} ms 之后才开始释放"},
     {"index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
      "the lease (a GC pause, a slow network)",
      "index1 停在步骤点 {}：它的释放在发出任何命令之前卡住，卡得比租约还长（GC 停顿、网络慢）"},
@@ -272,9 +274,23 @@ const std::vector<Message> kCatalog = {
     {"check and delete ran as one script: index2's lock survived",
      "检查和删除作为一个脚本执行：index2 的锁保住了"},
     // setnx_crash_deadlock, setnx_expire_gap and their second act (Scenario's b_tries_after_crash)
-    {"A's process dies in its business logic (kill -9, a crash): no finally block runs in a process that "
-     "is gone, so A never sends its release",
-     "A 的进程在业务逻辑中死掉（kill -9、崩溃）：进程已经不在，finally 块不会执行，所以 A 永远不会发出释放"},
+    // pubsub_wakeup: the acquires after H's release, in the order the server ran them
+    {"{0}'s acquire (step {1}) was refused although its reply is printed before {2}'s (step {3}): the server ran "
+     "{2}'s first. Its log shows H's release freeing the key, then {2}'s acquire taking it; {0}'s was sent after the "
+     "release, and a refusal means the key was there again",
+     "{0} 的加锁（第 {1} 步）被拒绝，虽然它的回复打印在 {2} 的（第 {3} 步）之前：服务器先执行的是 {2} 的。服务器的记录显示 "
+     "H 的释放先让键消失，然后 {2} 的加锁把它占住；{0} 的请求是在释放之后发出的，被拒绝说明键又已存在"},
+    {"{0}'s acquire (step {1}) was refused: the server had run {2}'s (step {3}) first, and the key was {2}'s",
+     "{0} 的加锁（第 {1} 步）被拒绝：服务器先执行了 {2} 的（第 {3} 步），键已是 {2} 的"},
+    {"{0}'s acquire (step {1}) ran before {2}'s (step {3}) and was refused",
+     "{0} 的加锁（第 {1} 步）在 {2} 的（第 {3} 步）之前执行，被拒绝"},
+    {"{0}'s refused acquire (step {1}) and {2}'s acquire (step {3}) cannot be ordered from what was recorded: their "
+     "replies crossed, and the server's log does not place them",
+     "{0} 被拒绝的加锁（第 {1} 步）和 {2} 的加锁（第 {3} 步）无法根据记录排出先后：两个回复交错，服务器的记录也定不了它们的位置"},
+    {"A's process died at {}: after it left its critical section, before it sent its release (kill -9, a "
+     "crash); no finally block runs in a process that is gone, so A never releases",
+     "A 的进程在步骤点 {} 死掉：它已离开临界区，释放还没有发出（kill -9、崩溃）；进程已经不在，finally 块不会执行，"
+     "所以 A 永远不会释放"},
     {"the key has no TTL: only a DEL can free it, and its owner is gone",
      "key 没有 TTL：只有 DEL 能释放它，而它的主人已经不在了"},
     {"the key carries a lease: the server will free it",

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "scenario/claims.h"
 #include "scenario/messages.h"
 #include "scenario/step_gate.h"
 #include "support/text.h"
@@ -133,13 +134,15 @@ void Narrator::relay(char kind, const std::string& who, const std::string& text)
   }
 }
 
+double Narrator::story_ms(double steady_ms) const { return steady_ms - start_ms_; }
+
 double Narrator::now_ms() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
 }
 
 void Narrator::emit(const std::string& who, const std::string& text, const StepDetail& detail) {
   if (forward_fd_ >= 0) {
-    const bool plain = detail.kind == "narration" && detail.observed_key.empty();
+    const bool plain = detail.kind == "narration" && detail.observed_key.empty() && detail.claims.empty();
     return plain ? forward('S', who, text) : forward_detail(who, text, detail);
   }
   const double at = now_ms();
@@ -162,7 +165,9 @@ void Narrator::crashed(const std::string& point) {
   std::lock_guard lock(mutex_);
   const std::string who = current_actor().empty() ? "--" : current_actor();
   ledger_.crashed(who);
-  emit(who, text("crashed at {}: the process is gone, nothing was released", point));
+  // A death is a claim the narration test holds: nothing of `who` follows it.
+  emit(who, text("crashed at {}: the process is gone, nothing was released", point),
+       StepDetail::claiming(nlohmann::json::array({claim::dead(who)})));
 }
 
 void Narrator::name_server(const std::string& endpoint, std::string name) {
@@ -300,8 +305,12 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   detail.sent_at_ms = pending.sent_at_ms;
   emit(who, node + pending.text + "  =>  " + answer, detail);
   if (reply == nullptr || forward_fd_ >= 0) return;  // a child's ledger would not know the parent's step numbers
-  if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), last_step_))
-    emit("--", *remark);
+  if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), last_step_)) {
+    StepDetail detail = StepDetail::narration();
+    if (const auto lease = ledger_.last_claim())  // "did not expire": the DEL came within the writer's lease
+      detail.claims.push_back(claim::within_lease(claim::step(lease->deleted), claim::step(lease->written)));
+    emit("--", *remark, detail);
+  }
 }
 
 Actor::Actor(Narrator& narrator, std::string name, std::function<void()> body)

@@ -78,6 +78,8 @@ class Narrator final : public redis::TrafficObserver {
   void finish_playback();
   void flush_playback();  // a story that dies: the rest at once
   double now_ms() const;
+  // A steady_now_ms() reading (a server event's stamp) as story time.
+  double story_ms(double steady_ms) const;
   // The traffic in figures, for stories that measure the mechanism: the
   // requests `who` sent that were answered so far (its round trips), and
   // whether a pub/sub push of `kind` ("message") arrived.

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "registry.h"
 #include "report/story_page.h"
 #include "support/files.h"
+#include "scenario/claims.h"
 #include "scenario/step_gate.h"
 #include "scenario/step_through.h"
 
@@ -164,6 +166,8 @@ SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::st
   config.servers = {server->connection_options()};
   // Watched from the start: a forked ProcessActor's locks are made in the child, out of the record's sight.
   narrator_->watch_key(config.key, ttl, {server->endpoint().to_string()});
+  // The server's own order of events on the key, before any client touches it (server_log()).
+  feed_ = must(KeyspaceFeed::start(server->connection_options(), {config.key}), "keyspace feed");
   return {std::move(server), std::move(probe), std::move(config)};
 }
 
@@ -197,6 +201,23 @@ std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, co
   return must(locklab::make_lock(name, config), "lock " + name);
 }
 
+const nlohmann::json& Scenario::server_log() {
+  if (!feed_) return server_log_;
+  const FeedLog log = feed_->stop();
+  feed_.reset();
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& item : log.items) {
+    if (item.event.empty()) continue;  // a read's marker: stories ask the feed for none
+    const double stamp_ms = static_cast<double>(item.stamp_ns) / 1e6;
+    items.push_back({{"t_ms", std::round(narrator_->story_ms(stamp_ms) * 1000.0) / 1000.0},
+                     {"key", item.key},
+                     {"event", item.event}});
+  }
+  // Complete: the end marker came back, so every event before it was read, and it never went blind.
+  server_log_ = {{"node", log.node}, {"complete", log.ended_cleanly && log.blind_from_ns == 0}, {"items", items}};
+  return server_log_;
+}
+
 bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try) {
   bool holds = false;
   actor(std::move(who), [&] {
@@ -227,6 +248,7 @@ Release Scenario::release(DistributedLock& lock, std::string_view line) {
 
 int Scenario::finish(bool race_happened, const std::string& detail) {
   redis::set_traffic_observer(nullptr);  // the story is over: teardown traffic (servers stopping) is not part of it
+  (void)server_log();                    // the feed stops while its server still runs
   const bool as_expected = race_happened == lock_.race_expected;
   const VerdictWords& words = spec_.words;
   const std::string observed = race_happened
@@ -241,7 +263,8 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
                    {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
                    {"verdict", verdict},          {"detail", detail},
                    {"flags", flags_given_},       {"steps", narrator_->steps()},
-                   {"timeline", narrator_->timeline()}, {"view", narrator_->view()}});
+                   {"timeline", narrator_->timeline()}, {"view", narrator_->view()},
+                   {"server_log", server_log()}});
   narrator_->finish_playback();  // the last steps on the screen, then the verdict
   std::printf("%s%s\n", quiet_ ? "" : "\n",
               text("verdict: {0} ({1}) -- {2}; {3}", translated(verdict), lock_.name, observed, translated(detail))
@@ -264,6 +287,18 @@ void Scenario::die(const std::string& why) {
   // Actor threads may still run: no static destructors under their feet. The
   // servers die with this process (the launcher's PR_SET_PDEATHSIG).
   std::_Exit(1);
+}
+
+void say_release_begins(Scenario& story, const std::string& who, double asked_ms, std::chrono::milliseconds lease) {
+  const double late = story.narrator().now_ms() - asked_ms;
+  const nlohmann::json acquired = claim::last(who, {{"effect", "acquired"}});
+  if (late < static_cast<double>(lease.count()) / 2)
+    return story.say_claiming({claim::within_lease(claim::this_step(), acquired)},
+                              "its work is short; it begins its release well within the {} ms lease", lease.count());
+  story.say_claiming({claim::before(acquired, claim::this_step())},
+                     "its work is short, but this machine is loaded: it begins its release {} ms after it asked for "
+                     "the lock",
+                     fixed(late, 1));
 }
 
 SecondTry b_tries_after_crash(Scenario& story, DistributedLock& b_lock, std::chrono::milliseconds patience,

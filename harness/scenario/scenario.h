@@ -42,6 +42,7 @@
 #include "scenario/messages.h"
 #include "scenario/narrator.h"
 #include "redis/connection.h"
+#include "servers/keyspace_feed.h"
 #include "servers/redis_server.h"
 #include "redis/result.h"
 
@@ -137,6 +138,18 @@ class Scenario {
   void say(std::string_view english, const Args&... args) {
     narrator_->say(text(english, args...));
   }
+  // A step whose text claims an order, a time against a lease or a death:
+  // `claims` says which, as data (claims.h), for the narration test.
+  template <class... Args>
+  void say_claiming(const std::vector<nlohmann::json>& claims, std::string_view english, const Args&... args) {
+    narrator_->say(text(english, args...), StepDetail::claiming(nlohmann::json(claims)));
+  }
+  // The server's own record of the lock key so far, in the order the server
+  // ran it (the witness's keyspace feed, servers/keyspace_feed.h), as story
+  // time: {"node", "complete", "items": [{"t_ms", "key", "event"}]}; null for a
+  // story without a single server. The feed stops at the first call: ask only
+  // once the traffic to be ordered is over (finish() asks for the document).
+  const nlohmann::json& server_log();
   // Releases `lock` and narrates the outcome with `line` ("releases: {}"); a
   // reentrant-watchdog release also says, once a story, that its script's
   // reply counts the holds left: the reverse of seed 004 §8's.
@@ -175,9 +188,17 @@ class Scenario {
   bool reply_convention_told_ = false;  // release()'s note on generation 5's replies
   std::vector<std::string> flags_given_;
   std::unique_ptr<Narrator> narrator_;  // made once --quiet is known
+  std::unique_ptr<KeyspaceFeed> feed_;  // single_server(): the lock key as the server saw it
+  nlohmann::json server_log_;           // what feed_ saw, once it stopped
 
   void write_outputs(const nlohmann::json& document);
 };
+
+// A holder whose work is short says when its release begins, `asked_ms` (story
+// time) being when it asked for the lock: well within `lease` (a claim the
+// narration test checks) when the story is on time; on a machine so loaded
+// that half the lease went by, how late it is instead, so the line stays true.
+void say_release_begins(Scenario& story, const std::string& who, double asked_ms, std::chrono::milliseconds lease);
 
 // The second act of a crashed-holder story: B tries the lock for `patience`
 // (entering, leaving and releasing if it gets in; narrating `gives_up` if not),

@@ -34,8 +34,15 @@ StepDetail StepDetail::observed(std::string key, long long pttl) {
   return detail;
 }
 
+StepDetail StepDetail::claiming(json claims) {
+  StepDetail detail;
+  detail.claims = std::move(claims);
+  return detail;
+}
+
 json StepDetail::to_json() const {
   json data = {{"kind", kind}};
+  if (!claims.empty()) data["claims"] = claims;
   if (!command.empty()) {
     data["command"] = command;
     data["reply"] = reply;
@@ -63,6 +70,7 @@ StepDetail StepDetail::from_json(const json& data) {
   detail.sent_at_ms = data.value("sent_at_ms", -1.0);
   detail.observed_key = data.value("observed_key", "");
   detail.observed_pttl = data.value("observed_pttl", 0LL);
+  if (const auto claims = data.find("claims"); claims != data.end() && claims->is_array()) detail.claims = *claims;
   return detail;
 }
 
@@ -113,6 +121,7 @@ int StoryRecord::record(double t_ms, double started_at_ms, const std::string& wh
   if (!detail.observed_key.empty())
     if (auto effect = lanes_.apply_observed_pttl(t_ms, number, detail.observed_key, detail.observed_pttl))
       step["lock"] = std::move(*effect);
+  if (!detail.claims.empty()) step["claims"] = detail.claims;
   track_section(who, detail.kind, t_ms);
   step["state"] = state_now(t_ms);
   steps_.push_back(std::move(step));

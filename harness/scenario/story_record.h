@@ -36,10 +36,15 @@ struct StepDetail {
   // A lease seen from outside (lease_watch's PTTL polls): the key and its PTTL.
   std::string observed_key;
   long long observed_pttl = 0;
+  // What the step's text claims, as data the narration test checks against
+  // the recorded events (tests/narration_claims_test.py; claims.h says the
+  // vocabulary): [{"dead": "A"}, {"before": [REF, REF]}, ...]. Empty: none.
+  nlohmann::json claims = nlohmann::json::array();
 
   static StepDetail narration() { return {}; }
   static StepDetail of_kind(std::string kind);
   static StepDetail observed(std::string key, long long pttl);
+  static StepDetail claiming(nlohmann::json claims);
   // A forked ProcessActor's narrator sends its steps up a pipe, one line each.
   nlohmann::json to_json() const;
   static StepDetail from_json(const nlohmann::json& data);

@@ -314,6 +314,7 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
     } else {
       (*document)["config"]["json"] = cell_path(dir, cell.lock, cell.fault);
       cell.observed = classify(*document);
+      cell.observed_reason = observed_reason(*document);
       cell.exposed = exposed(*document);
       if (auto why = not_exercised(*document)) {  // whatever it read, the race never ran
         cell.observed = CellClass::error;
@@ -363,6 +364,7 @@ Result<Cell> load_cell(const std::string& path) {
   cell.exposed = document.value("exposed", false);
   cell.not_applicable = text_at(document, "/not_applicable");
   cell.error = text_at(document, "/error");
+  cell.observed_reason = text_at(document, "/observed_reason");
   cell.run = document.value("run", json());
   const auto expect = expectation_in_file(cell.lock, cell.fault, document);
   return expected_of(std::move(cell), expect ? &*expect : nullptr);
@@ -392,11 +394,12 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
 // The default rows: every generation, then every shipped peer whose adapter
 // can run here (one line on stderr names the peers left out and why), then
 // the user's own adapters.
-std::vector<std::string> default_rows(const UserAdapters& user) {
+std::vector<std::string> default_rows(const UserAdapters& user, bool all_libraries) {
   std::vector<std::string> locks;
   for (const auto& generation : generations()) locks.push_back(generation.name);
   std::string skipped, why;
   for (const auto& peer : catalog_peers()) {
+    if (!all_libraries && !peer.main_row) continue;  // a variant: in the full matrix and --libraries all
     if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
       skipped += (skipped.empty() ? "" : ", ") + peer.name;
       if (why.find(missing) == std::string::npos) why += (why.empty() ? "" : "; ") + missing;  // each reason once
@@ -412,7 +415,10 @@ std::vector<std::string> default_rows(const UserAdapters& user) {
 // The rows: the --lock names, or default_rows(); a usage Error names an
 // unknown one, or a peer whose adapter cannot run here.
 Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
-  const std::vector<std::string> locks = options.locks.empty() ? default_rows(options.user) : options.locks;
+  if (!options.libraries.empty() && options.libraries != "main" && options.libraries != "all")
+    return Error{ErrorKind::usage, option_problem("--libraries", "'" + options.libraries + "' is not main or all")};
+  const bool all = options.libraries.empty() ? !options.quick : options.libraries == "all";
+  const std::vector<std::string> locks = options.locks.empty() ? default_rows(options.user, all) : options.locks;
   for (const auto& lock : locks) {
     if (std::count(locks.begin(), locks.end(), lock) > 1)
       return Error{ErrorKind::usage, option_problem("--lock", lock + " is given twice")};
@@ -422,6 +428,15 @@ Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
       return Error{ErrorKind::usage, "--lock " + lock + ": " + missing};
   }
   return locks;
+}
+
+// Each variant row's note for the page: "variant of ext:BASE: why" (lock_catalog.h).
+std::map<std::string, std::string> variant_notes(const std::vector<std::string>& locks) {
+  std::map<std::string, std::string> notes;
+  for (const auto& lock : locks)
+    if (auto found = find_lock(lock); found && !found->variant_of.empty())
+      notes[lock] = "variant of " + std::string(kAdapterPrefix) + found->variant_of + ": " + found->variant_reason;
+  return notes;
 }
 
 // Each row's generation number ("ext" for a library, the user's too), and
@@ -506,6 +521,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   if (!locks) return locks.error();
   result.locks = std::move(*locks);
   result.numbers = row_numbers(result.locks);
+  result.variant_notes = variant_notes(result.locks);
   auto faults = select_columns(options);
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
@@ -574,12 +590,23 @@ CellClass classify(const json& run) {
   if (verdict == "violation") return two_holders || !wrong_owner ? CellClass::me_violation : CellClass::wrong_owner;
   if (two_holders) return CellClass::me_violation;  // a verdict the checker did not call a violation still had two
   if (verdict == "deadlock") return CellClass::deadlock;
+  // A library call still waiting past the harness's bound would have hung the service.
+  if (number_at(run, "/safety/blocked_calls") > 0) return CellClass::liveness;
   const double ttl_ms = number_at(run, "/config/ttl_ms");
   const double unavailable_ms = number_at(run, "/safety/unavailability_ms");
   // Half a lease: a crash right after acquiring leaves the rest of the lease,
   // a little less than one ttl, and that is the unavailability to report.
   if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
   return CellClass::safe;
+}
+
+std::string observed_reason(const json& run) {
+  std::string why;
+  if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
+  if (run.contains("safety") && run["safety"].contains("adapter_deaths") && run["safety"]["adapter_deaths"].is_array())
+    for (const auto& death : run["safety"]["adapter_deaths"])
+      if (death.is_string()) why += (why.empty() ? "" : "; ") + death.get<std::string>();
+  return why;
 }
 
 bool exposed(const json& run) {
@@ -605,6 +632,8 @@ CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column,
   column_plan(column.name)(plan, generation, quick);
   return plan;
 }
+
+Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options) { return select_rows(options); }
 
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto selected = select_cells(options);
@@ -643,6 +672,7 @@ Result<MatrixResult> load_matrix(const std::string& dir) {
     return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document: " + e.what()};
   }
   result.numbers = row_numbers(result.locks);
+  result.variant_notes = variant_notes(result.locks);
   for (const auto& lock : result.locks)
     for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
   result.written = written_rows(result);

@@ -33,9 +33,14 @@ namespace locklab::harness {
 //                (or any other violation the checker found that is not a wrong-owner release)
 //   wrong-owner  wrong-owner releases and no mutual-exclusion violation
 //   deadlock     verdict deadlock (a stall behind a key that never expires)
-//   liveness     safe, but a stall, or an unavailability window of half a lease or more
+//   liveness     safe, but a stall, an unavailability window of half a lease or more, or a
+//                library call blocked past the harness's bound (safety.blocked_calls)
 //   safe         none of the above
 CellClass classify(const nlohmann::json& run);
+
+// Why the class, where the counts do not say it: the longest blocked library call, the
+// adapters that exited ("" otherwise). The cell's observed_reason.
+std::string observed_reason(const nlohmann::json& run);
 
 // The "exposed" mark, apart from the class: the verdict is safe, yet a lease
 // was lost under a holder and nobody happened to enter (the run document's
@@ -61,6 +66,10 @@ struct MatrixOptions {
   bool quick = false;
   std::string out;                  // empty = results/matrix/<run-id>
   std::vector<std::string> locks;   // empty = every generation, shipped adapter and `user` adapter
+  // Which shipped rows a matrix without --lock measures: "main" (the catalog's rows marked main:
+  // every base library, no variant; issue #27 may keep more out), "all" (every row), or "" (main
+  // with --quick, the main job's matrix; all without).
+  std::string libraries;
   UserAdapters user;                // the user's own adapters (--adapter LABEL='CMD', --catalog FILE)
   UserExpectations expect;          // --expect FILE: the classes the user expects of those rows (none: unwritten)
   std::vector<std::string> faults;  // empty = every column
@@ -74,6 +83,9 @@ struct MatrixOptions {
 // means the matrix could not run at all (ErrorKind::usage: bad options); a cell
 // that could not measure is a cell of class error, not an Error.
 Result<MatrixResult> run_matrix(const MatrixOptions& options);
+
+// The rows run_matrix() would measure: the --lock names, or the default rows (`libraries`).
+Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options);
 
 // A matrix measured before, read back from DIR (matrix.json: the rows, columns,
 // size and command; cells/*.json: each cell, its expectation re-derived), as

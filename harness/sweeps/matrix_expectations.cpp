@@ -164,24 +164,27 @@ constexpr std::array kPeerCells = {
     Row{"ext:node-redlock", "expire-gap", C::not_applicable, "one script checks EXISTS and sets PX on each node: no gap"},
     Row{"ext:node-redlock", "clock-skew", C::safe, "validity compares two readings of one local Date.now(): a constant offset cancels"},
     Row{"ext:node-redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"ext:node-redlock", "node-minority", C::safe, "3 of 5 nodes still form a quorum (it waits for all 5 answers: dead nodes must fail fast)"},
+    Row{"ext:node-redlock", "node-minority", C::liveness, "an attempt waits for all 5 answers (redlock.js:411); at ioredis's defaults a dead node's command waits about 73 s in the offline queue (RedisOptions.js:46,57): the acquire blocks past its wait bound"},
     Row{"ext:node-redlock", "node-restart", C::me_violation, "3 of the holder's nodes come back empty: a contender gets a quorum"},
     Row{"ext:node-redlock", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes"},
     Row{"ext:node-redlock", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
-    Row{"ext:node-redlock", "unavailable-release", C::liveness, "unlock rejects without a quorum; the keys stay until their TTL"},
+    Row{"ext:node-redlock", "unavailable-release", C::liveness, "the refused unlock waits in ioredis's offline queue (the in-flight script is resent, event_handler.js:416): the release blocks past its bound; the keys stay until their TTL"},
+    // --- ext:node-redlock+failfast (its other cells: ext:node-redlock's) ---
+    Row{"ext:node-redlock+failfast", "node-minority", C::safe, "a dead node votes no at once (no offline queue): 3 of 5 nodes still form a quorum"},
+    Row{"ext:node-redlock+failfast", "unavailable-release", C::liveness, "unlock rejects without a quorum (no offline queue); the keys stay until their TTL"},
     // --- ext:sesamecare-redlock ---
     Row{"ext:sesamecare-redlock", "holder-crash", C::liveness, "the extension timer dies with the process: the keys expire after one ttl"},
     Row{"ext:sesamecare-redlock", "holder-pause", C::me_violation, "SIGSTOP freezes the extension timer too: the lease lapses"},
-    Row{"ext:sesamecare-redlock", "slow-holder", C::safe, "using() extends the lease on a quorum while the routine runs; but waiters that split the nodes each retry with the value they already set, which the acquire script refuses: a stall until the keys expire", C::liveness},
-    Row{"ext:sesamecare-redlock", "release-race", C::safe, "the release script deletes only its own value, on every node; but a contender that won some nodes retries with the value it already set, which the acquire script refuses: a stall until the keys expire", C::liveness},
+    Row{"ext:sesamecare-redlock", "slow-holder", C::safe, "using() extends the lease on a quorum while the routine runs; a stall needs three attempts splitting the five nodes at once, which the default 100 ms retry jitter keeps apart (0 of 8 runs)"},
+    Row{"ext:sesamecare-redlock", "release-race", C::safe, "the release script deletes only its own value, on every node; two clients on five nodes: one always takes three"},
     Row{"ext:sesamecare-redlock", "expire-gap", C::not_applicable, "the acquire script sets each key with PX: no gap"},
-    Row{"ext:sesamecare-redlock", "clock-skew", C::safe, "extension timing compares readings of one local Date.now(): a constant offset cancels; but waiters that split the nodes each retry with the value they already set: a stall until the keys expire", C::liveness},
+    Row{"ext:sesamecare-redlock", "clock-skew", C::safe, "extension timing compares readings of one local Date.now(): a constant offset cancels; a stall needs three attempts splitting the five nodes at once, kept apart by the default retry jitter (0 of 8 runs)"},
     Row{"ext:sesamecare-redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"ext:sesamecare-redlock", "node-minority", C::safe, "3 of 5 nodes still form a quorum; but two contenders that split the 3 live nodes each retry with the value they already set, which the acquire script refuses: a stall until the keys expire", C::liveness},
+    Row{"ext:sesamecare-redlock", "node-minority", C::liveness, "an attempt resolves at a quorum either way: two contenders that split the 3 live nodes reach neither and wait for a dead node's vote, about 73 s at ioredis's defaults: blocked past the wait bound; whether two attempts meet on the nodes within a millisecond is an interleaving the column does not fix (9 of 10 runs), else safe", C::safe},
     Row{"ext:sesamecare-redlock", "node-restart", C::me_violation, "3 nodes come back empty: a contender gets a quorum; the next extension fails"},
     Row{"ext:sesamecare-redlock", "clock-jump", C::me_violation, "the extend script does not recreate the jumped key: the holder keeps 2 of 5, a contender wins 3"},
     Row{"ext:sesamecare-redlock", "net-cut", C::me_violation, "extensions cannot reach the nodes; the abort signal comes only once the lease is over"},
-    Row{"ext:sesamecare-redlock", "unavailable-release", C::liveness, "using() rethrows the failed release; the keys stay until their TTL"},
+    Row{"ext:sesamecare-redlock", "unavailable-release", C::liveness, "using()'s release waits in ioredis's offline queue (the in-flight script is resent): it blocks past its bound; the keys stay until their TTL"},
     // --- ext:redis-semaphore ---
     Row{"ext:redis-semaphore", "holder-crash", C::liveness, "the refresh interval dies with the process: the key expires after one ttl"},
     Row{"ext:redis-semaphore", "holder-pause", C::me_violation, "SIGSTOP freezes the refresh timer too: the lease lapses"},
@@ -194,7 +197,7 @@ constexpr std::array kPeerCells = {
     Row{"ext:redis-semaphore", "node-restart", C::me_violation, "the only copy of the key vanished; the refresh then reports the loss"},
     Row{"ext:redis-semaphore", "clock-jump", C::me_violation, "the key is gone at once; the refresh re-sets only a key that still holds its id"},
     Row{"ext:redis-semaphore", "net-cut", C::me_violation, "refreshes cannot reach the server; onLockLost fires only once the link is back"},
-    Row{"ext:redis-semaphore", "unavailable-release", C::liveness, "the refused release throws after the refresh was stopped: the key stays until its TTL"},
+    Row{"ext:redis-semaphore", "unavailable-release", C::liveness, "release() stops the refresh, then its script waits in ioredis's offline queue (resent after the refused connection): it blocks past its bound; the key stays until its TTL"},
     // --- ext:redis-lock ---
     Row{"ext:redis-lock", "holder-crash", C::liveness, "SET PX NX: the dead holder's key expires after one ttl"},
     Row{"ext:redis-lock", "holder-pause", C::me_violation, "no extension at all: the lease lapses under the stopped holder"},
@@ -220,7 +223,7 @@ constexpr std::array kPeerCells = {
     Row{"ext:node-redis-warlock", "node-restart", C::me_violation, "the only copy of the key vanished"},
     Row{"ext:node-redis-warlock", "clock-jump", C::me_violation, "Redis expires by its wall clock: the key is gone at once"},
     Row{"ext:node-redis-warlock", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
-    Row{"ext:node-redis-warlock", "unavailable-release", C::liveness, "the key stays until its TTL; unlock swallows the error (the adapter must report it)"},
+    Row{"ext:node-redis-warlock", "unavailable-release", C::liveness, "node-redis 3 fails the in-flight EVALSHA on the lost connection (retry_unfulfilled_commands false, redis3/index.js:599-603) and unlock swallows the error: the key stays until its TTL"},
     // --- ext:simple-redis-mutex ---
     Row{"ext:simple-redis-mutex", "holder-crash", C::liveness, "SET NX PX: the key expires after one ttl; no release is published, waiters find it by polling"},
     Row{"ext:simple-redis-mutex", "holder-pause", C::me_violation, "refreshTimeout() is manual: the lease lapses under the stopped holder"},
@@ -242,11 +245,14 @@ constexpr std::array kPeerCells = {
     Row{"ext:redlock-universal", "expire-gap", C::not_applicable, "SET NX PX on each node: no gap"},
     Row{"ext:redlock-universal", "clock-skew", C::safe, "validity and extension timing use differences of one local Date.now()"},
     Row{"ext:redlock-universal", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"ext:redlock-universal", "node-minority", C::safe, "3 of 5 nodes still form a quorum (it waits for all 5 answers: dead nodes must fail fast)"},
+    Row{"ext:redlock-universal", "node-minority", C::liveness, "an attempt awaits all 5 SETs (Promise.allSettled, index.cjs:1176); at ioredis's defaults a dead node's waits in the offline queue until the adapter's 5 s withTimeout (index.cjs:274, 392): the acquire blocks past its wait bound"},
     Row{"ext:redlock-universal", "node-restart", C::me_violation, "3 nodes come back empty: a contender gets a quorum; the next extension fails"},
     Row{"ext:redlock-universal", "clock-jump", C::me_violation, "extendIfMatch does not recreate the jumped key: the holder keeps 2 of 5, a contender wins 3"},
     Row{"ext:redlock-universal", "net-cut", C::me_violation, "the first failed extension aborts the signal; the keys expire on every node"},
-    Row{"ext:redlock-universal", "unavailable-release", C::liveness, "the keys stay until their TTL; using() swallows the refused release, so the client hears released", std::nullopt, false, /*exposed_either=*/true},
+    Row{"ext:redlock-universal", "unavailable-release", C::liveness, "using()'s release waits in ioredis's offline queue (the in-flight script is resent): the release blocks past its bound; the keys stay until their TTL"},
+    // --- ext:redlock-universal+failfast (its other cells: ext:redlock-universal's) ---
+    Row{"ext:redlock-universal+failfast", "node-minority", C::safe, "a dead node's SET fails at once (no offline queue): 3 of 5 nodes still form a quorum"},
+    Row{"ext:redlock-universal+failfast", "unavailable-release", C::liveness, "the keys stay until their TTL; using() swallows the refused release, so the client hears released", std::nullopt, false, /*exposed_either=*/true},
     // --- ext:node-redisson ---
     Row{"ext:node-redisson", "holder-crash", C::liveness, "the watchdog dies with the process: free after one lease"},
     Row{"ext:node-redisson", "holder-pause", C::me_violation, "SIGSTOP freezes the watchdog too: the lease lapses"},
@@ -325,7 +331,14 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   }
   if (auto generation_cell = find_row(kCells, lock, fault)) return generation_cell;
   if (auto peer_cell = find_row(kPeerCells, lock, fault)) return peer_cell;
-  return find_row(kJavaPeerCells, lock, fault);
+  if (auto java_cell = find_row(kJavaPeerCells, lock, fault)) return java_cell;
+  // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
+  // its departure changes; the others are its base row's.
+  if (const auto plus = lock.find('+'); lock.starts_with(kAdapterPrefix) && plus != std::string_view::npos) {
+    if (auto base_cell = find_row(kPeerCells, lock.substr(0, plus), fault)) return base_cell;
+    return find_row(kJavaPeerCells, lock.substr(0, plus), fault);
+  }
+  return std::nullopt;
 }
 
 std::string expected_text(const Expectation& expectation) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -40,7 +41,7 @@ std::string clip(std::string_view text) {
 }
 
 // In the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(int socket, int status_pipe, char* const* args, pid_t parent) {
+[[noreturn]] void exec_child(int socket, int status_pipe, int stderr_file, char* const* args, pid_t parent) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the adapter dies with its client
   if (::getppid() != parent) ::_exit(127);
   sigset_t none;
@@ -48,6 +49,7 @@ std::string clip(std::string_view text) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
   if (::dup2(socket, 0) < 0 || ::dup2(socket, 1) < 0) ::_exit(127);
+  if (stderr_file >= 0 && ::dup2(stderr_file, 2) < 0) ::_exit(127);
   for (int fd = 3; fd < 1024; ++fd) {  // no fd of ours survives the exec but the status pipe, until then
     if (fd != status_pipe) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
@@ -84,6 +86,31 @@ std::optional<Release> release_word(const std::string& word) {
 
 }  // namespace
 
+// The line a dying runtime names its error on: Node prints "TypeError: ..." (or "Error: ...")
+// under the throwing source line and above the stack and "Node.js v20...", Python ends its
+// traceback with "ValueError: ...". Else the last non-empty line that is not a stack frame.
+std::string last_error_line(const std::string& text) {
+  std::string named, last;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    std::size_t end = text.find('\n', from);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(from, end - from);
+    from = end + 1;
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const std::string_view trimmed = std::string_view(line).substr(first);
+    if (trimmed.starts_with("at ") || trimmed.starts_with("Node.js v") || trimmed.starts_with("^")) continue;
+    const auto colon = trimmed.find(": ");
+    const auto word = trimmed.substr(0, colon);
+    if (colon != std::string_view::npos && first == 0 && word.find(' ') == std::string_view::npos &&
+        (word.ends_with("Error") || word.ends_with("Exception")) && named.empty())
+      named = clip(trimmed);
+    last = clip(trimmed);
+  }
+  return named.empty() ? last : named;
+}
+
 // ---- AdapterProcess ----
 
 Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& argv, const std::string& name,
@@ -102,13 +129,16 @@ Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& arg
     ::close(pair[1]);
     return Error{ErrorKind::io, "adapter " + name + ": pipe: " + std::strerror(errno)};
   }
+  // Its stderr goes to a memory file: the line it dies on becomes the crash's reason
+  // (stderr_reason()); -1 (no memfd here): it keeps ours.
+  const int stderr_file = ::memfd_create("locklab-adapter-stderr", MFD_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(pair[1], status[1], args.data(), parent);
+  if (pid == 0) exec_child(pair[1], status[1], stderr_file, args.data(), parent);
   const int fork_errno = errno;
   ::close(pair[1]);
   ::close(status[1]);
-  AdapterProcess process(pid, pair[0], exit_grace);  // owns the socket (and the child, if any) from here
+  AdapterProcess process(pid, pair[0], stderr_file, exit_grace);  // owns the socket (and the child, if any) from here
   const int exec_error = pid > 0 ? exec_errno(status[0]) : fork_errno;
   ::close(status[0]);
   if (exec_error != 0) {
@@ -118,10 +148,11 @@ Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& arg
 }
 
 AdapterProcess::AdapterProcess(AdapterProcess&& other) noexcept
-    : pid_(other.pid_), fd_(other.fd_), reaped_(other.reaped_), status_(other.status_),
+    : pid_(other.pid_), fd_(other.fd_), stderr_fd_(other.stderr_fd_), reaped_(other.reaped_), status_(other.status_),
       exit_grace_(other.exit_grace_), buffer_(std::move(other.buffer_)) {
   other.pid_ = -1;
   other.fd_ = -1;
+  other.stderr_fd_ = -1;
 }
 
 void AdapterProcess::end() {
@@ -136,6 +167,8 @@ void AdapterProcess::end() {
   }
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (stderr_fd_ >= 0) ::close(stderr_fd_);
+  stderr_fd_ = -1;
 }
 
 bool AdapterProcess::try_reap() {
@@ -194,6 +227,20 @@ std::string AdapterProcess::exit_description() {
   return "closed its stdout";
 }
 
+std::string AdapterProcess::stderr_reason() const {
+  if (stderr_fd_ < 0) return "";
+  std::string text;
+  char chunk[4096];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(stderr_fd_, chunk, sizeof chunk, at);
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    at += n;
+    if (text.size() > (1u << 20)) text.erase(0, text.size() - (1u << 19));  // the end is what counts
+  }
+  return last_error_line(text);
+}
+
 // ---- AdapterLock ----
 
 Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string> argv, const LockConfig& config,
@@ -211,8 +258,10 @@ Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string
   }
   Reply init{{{"type", "init"}, {"servers", servers}, {"key", config.key}, {"client", client},
               {"ttl_ms", config.ttl.count()}}};
+  lock->client_ = client;
   auto reply = lock->ask(std::move(init), "init", timeouts.init);
   if (!reply) return reply.error();
+  lock->initialized_ = true;
   if (auto checked = lock->check_init(*reply); !checked) return checked.error();
   return lock;
 }
@@ -263,6 +312,29 @@ Error AdapterLock::broke(std::string what_it_did, bool request_sent) {
   return Error{ErrorKind::protocol, broken_, request_sent};
 }
 
+// The adapter exited after its init: its client crashed (the service it stands for died,
+// docs/adapters.md, "An adapter that dies"), with the line it died on. Every later call fails.
+Error AdapterLock::exited(const char* when) {
+  const std::string said = process_.stderr_reason();
+  died_ = "client " + std::to_string(client_) + "'s adapter " + process_.exit_description() + " " + when +
+          (said.empty() ? "" : ": the service dies on " + said);
+  broken_ = "adapter " + name_ + ": " + died_;
+  return Error{ErrorKind::closed, broken_, true};
+}
+
+// A reply with blocked_ms: the library had not returned past the kit's bound (liveness).
+void AdapterLock::note_blocked(const Reply& reply, const char* what) {
+  const auto& j = reply.json;
+  if (!j.contains("blocked_ms") || !j["blocked_ms"].is_number()) return;
+  const auto ms = j["blocked_ms"].get<std::int64_t>();
+  ++blocked_.calls;
+  if (blocked_.what.empty() || ms > blocked_.longest_ms) {
+    blocked_.longest_ms = ms;
+    const std::string said = text_at(j, "/error");
+    blocked_.what = said.empty() ? std::string(what) + " blocked " + std::to_string(ms) + " ms past its bound" : clip(said);
+  }
+}
+
 Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, milliseconds bound) {
   if (!broken_.empty()) return Error{ErrorKind::closed, broken_, false};
   if (closed_) return Error{ErrorKind::closed, "adapter " + name_ + ": closed (close())", false};
@@ -270,6 +342,7 @@ Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, mil
   request.json["id"] = id;
   if (auto sent = process_.send_line(request.json.dump() + "\n"); !sent) {
     const bool gone = sent.error().kind == ErrorKind::closed;
+    if (gone && initialized_) return exited((std::string("before ") + what).c_str());
     return broke((gone ? process_.exit_description() : sent.error().message) + " before " + what,
                  sent.error().request_sent);
   }
@@ -285,6 +358,7 @@ Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* wha
       return broke(std::string("did not answer ") + what + " within " + std::to_string(bound.count()) + " ms", true);
     }
     if (!line && line.error().kind == ErrorKind::closed) {
+      if (initialized_) return exited((std::string("before answering ") + what).c_str());
       return broke(process_.exit_description() + " before answering " + what, true);
     }
     if (!line) return broke(line.error().message, true);
@@ -309,6 +383,7 @@ Acquire AdapterLock::try_acquire(milliseconds wait) {
   auto reply = ask(std::move(request), "acquire", wait + timeouts_.margin);
   if (!reply) return fail(reply.error().request_sent ? Acquire::unknown : Acquire::error, reply.error().message);
   const auto outcome = acquire_word(text_at(reply->json, "/outcome"));
+  note_blocked(*reply, "acquire");
   if (text_at(reply->json, "/type") != "acquire_ok" || !outcome) {
     return fail(Acquire::unknown, broke("answered acquire with " + clip(reply->json.dump()), true).message);
   }
@@ -328,6 +403,7 @@ Release AdapterLock::release() {
   auto reply = ask(Reply{{{"type", "release"}}}, "release", timeouts_.margin);
   if (!reply) return fail(Release::error, reply.error().message);
   const auto outcome = release_word(text_at(reply->json, "/outcome"));
+  note_blocked(*reply, "release");
   if (text_at(reply->json, "/type") != "release_ok" || !outcome) {
     return fail(Release::error, broke("answered release with " + clip(reply->json.dump()), true).message);
   }

@@ -52,6 +52,9 @@ struct AdapterIdentity {
 
 // The adapter's process and our end of its stdin/stdout (one socket pair, so
 // a write to an adapter that is gone fails with EPIPE instead of raising SIGPIPE).
+// The line of a dead adapter's stderr that names its error (AdapterProcess::stderr_reason()).
+std::string last_error_line(const std::string& text);
+
 class AdapterProcess {
  public:
   // `name` names it in the errors of the spawn ("adapter NAME: could not start: ...").
@@ -78,15 +81,20 @@ class AdapterProcess {
   }
   // After EOF: "exited with status 3", "was killed by signal 9", or "closed its stdout".
   std::string exit_description();
+  // What the adapter last said on its stderr (kept in a memory file, not shown): the line a
+  // dying runtime names its error on ("Error: ...", a Python traceback's last line), else its
+  // last non-empty line; "" when it said nothing.
+  std::string stderr_reason() const;
   pid_t pid() const { return pid_; }  // kept after the child is reaped
 
  private:
-  AdapterProcess(pid_t pid, int fd, std::chrono::milliseconds exit_grace)
-      : pid_(pid), fd_(fd), exit_grace_(exit_grace) {}
+  AdapterProcess(pid_t pid, int fd, int stderr_fd, std::chrono::milliseconds exit_grace)
+      : pid_(pid), fd_(fd), stderr_fd_(stderr_fd), exit_grace_(exit_grace) {}
   bool try_reap();
 
   pid_t pid_ = -1;
   int fd_ = -1;
+  int stderr_fd_ = -1;  // the adapter's stderr: a memory file (memfd), read by stderr_reason()
   bool reaped_ = false;
   int status_ = 0;
   std::chrono::milliseconds exit_grace_;
@@ -111,6 +119,10 @@ class AdapterLock final : public DistributedLock {
   const AdapterIdentity& identity() const { return identity_; }
   // The one line that says how the adapter broke ("" while it behaves).
   std::string broken() const override { return broken_; }
+  // The adapter exited mid-run ("client 2's adapter exited with status 1: the service dies on
+  // Error: ..."): its client crashed, not an error of the harness. "" while it lives.
+  std::string died() const override { return died_; }
+  Blocked blocked() const override { return blocked_; }
   // Closes the adapter's stdin and reaps it (SIGKILL after exit_grace); every later call fails.
   void close() override;
   pid_t pid() const { return process_.pid(); }
@@ -135,6 +147,12 @@ class AdapterLock final : public DistributedLock {
   AdapterIdentity identity_;
   long long next_id_ = 1;
   std::string broken_;  // set once the adapter misbehaved: every later call fails with it
+  std::string died_;    // set when it exited after init (a crash of its client, not a break)
+  int client_ = 0;
+  bool initialized_ = false;  // init_ok came: an exit from here on is a death, not a failure to start
+  Blocked blocked_;     // calls answered with blocked_ms: the library still waiting past the bound
+  void note_blocked(const Reply& reply, const char* what);
+  Error exited(const char* when);
   bool closed_ = false;  // close() ended it
   std::atomic<std::uint64_t> leases_lost_{0};
 };

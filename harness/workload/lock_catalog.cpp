@@ -110,14 +110,8 @@ Status read_step_points(const json& entry, const std::string& where, Capabilitie
 }  // namespace
 
 bool label_word(std::string_view label) {
-  constexpr std::string_view kLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-  // One '+' names a variant of a row (issue 26: "ext:redisson-3.18.1+trylock"): a word on each side.
-  const auto plus = label.find('+');
-  const auto word = [&](std::string_view part) {
-    return !part.empty() && part.find_first_not_of(kLetters) == std::string_view::npos;
-  };
-  if (plus == std::string_view::npos) return word(label);
-  return word(label.substr(0, plus)) && word(label.substr(plus + 1));
+  return !label.empty() && label.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+") ==
+                               std::string_view::npos;
 }
 
 namespace {
@@ -146,12 +140,26 @@ Result<std::set<std::string>> claimed_words(const json& entry, const std::string
 // The entry's name and adapter command, or why they are missing.
 Status check_name_and_command(const json& entry, const std::string& where) {
   if (!entry.is_object() || !entry.value("name", json()).is_string() || !label_word(entry["name"].get<std::string>()))
-    return Error{ErrorKind::usage, where + ": no name (letters, digits, '.', '_', '-')"};
+    return Error{ErrorKind::usage, where + ": no name (letters, digits, '.', '_', '-', '+')"};
   const json argv = entry.value("adapter", json());
   if (!argv.is_array() || argv.empty()) return Error{ErrorKind::usage, where + ": no adapter command"};
   for (const auto& word : argv)
     if (!word.is_string() || word.get<std::string>().empty())
       return Error{ErrorKind::usage, where + ": the adapter command must be non-empty strings"};
+  return Done{};
+}
+
+// A variant row's "variant_of" (the base row's name) and "variant_reason" (why the departure is
+// kept), both or neither; "main" (a boolean, default: true unless a variant).
+Status read_variant(const json& entry, const std::string& where, LockDescription& lock) {
+  const json of = entry.value("variant_of", json("")), reason = entry.value("variant_reason", json(""));
+  if (!of.is_string() || !reason.is_string() || of.get<std::string>().empty() != reason.get<std::string>().empty())
+    return Error{ErrorKind::usage, where + ": variant_of and variant_reason go together, as strings"};
+  lock.variant_of = of.get<std::string>();
+  lock.variant_reason = reason.get<std::string>();
+  const json main = entry.value("main", json(lock.variant_of.empty()));
+  if (!main.is_boolean()) return Error{ErrorKind::usage, where + ": main must be true or false"};
+  lock.main_row = main.get<bool>();
   return Done{};
 }
 
@@ -172,6 +180,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   lock.claimed = std::move(claimed).value();
   lock.capabilities = capabilities_of(lock.claimed);
   if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
+  if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
   lock.from_catalog = true;
   give_make(lock);
   return lock;
@@ -198,6 +207,11 @@ Result<std::vector<LockDescription>> catalog_entries(const std::string& path, co
     for (const auto& earlier : entries)
       if (earlier.name == entry->name) return Error{ErrorKind::usage, where + ": " + entry->name + " is given twice"};
     entries.push_back(std::move(entry).value());
+  }
+  for (const auto& entry : entries) {
+    const auto base = std::string(kAdapterPrefix) + entry.variant_of;
+    if (!entry.variant_of.empty() && std::none_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == base; }))
+      return Error{ErrorKind::usage, path + ": " + entry.name + " is a variant of " + base + ", which it does not list"};
   }
   return entries;
 }

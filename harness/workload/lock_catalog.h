@@ -45,6 +45,12 @@ struct LockDescription {
   std::set<std::string> claimed;       // capability words the catalog says are true
   bool from_catalog = false;           // declared in a catalog (shipped or --catalog): its init_ok must claim exactly `claimed`
   bool shipped = false;                // an entry of harness/adapters/catalog.json
+  // A catalog row that departs from its library's defaults (docs/peers.md, "Defaults and
+  // variants"): the row it varies ("node-redlock", without ext:) and why it is kept. "" for a base row.
+  std::string variant_of, variant_reason;
+  // In `matrix --libraries main` (the default of --quick, the main job): a catalog row is,
+  // unless it is a variant or says "main": false.
+  bool main_row = true;
   bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
@@ -60,8 +66,8 @@ struct LockDescription {
 
 // A generation, or a catalog peer ("ext:NAME"); an Error (usage) names what is
 // unknown or what is wrong with the catalog.
-// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-', and at
-// most one '+' between two such words, which names a variant row ("redisson-3.18.1+trylock").
+// A label names files (a matrix cell's) and flags: letters, digits, '.', '_', '-', and '+'
+// (a variant row: "node-redlock+failfast").
 bool label_word(std::string_view label);
 
 Result<LockDescription> find_lock(std::string_view name);

@@ -87,10 +87,19 @@ class Client {
   // Ends what the lock runs beside this process (an adapter: its stdin closed,
   // then reaped) here, not by the kernel after our _exit; 1 when it broke
   // during the run.
+  // An adapter that exited mid-run is a crash of this client (the service it stands for
+  // died; its hold stays until the TTL), with the line it died on; one that misbehaved is a
+  // failure (docs/adapters.md, "An adapter that dies").
   int end_lock() {
+    const std::string died = lock_->died();
     const std::string broke = lock_->broken();
-    if (!broke.empty()) history_.set_error(index_, broke);
+    if (!died.empty()) {
+      history_.set_error(index_, died);
+    } else if (!broke.empty()) {
+      history_.set_error(index_, broke);
+    }
     lock_->close();
+    if (!died.empty()) return kAdapterDiedExitCode;
     return broke.empty() ? 0 : 1;
   }
 
@@ -173,7 +182,7 @@ class Client {
     record->lease_lost_word = lease_lost_under_us(released, leases_lost_before) ? 1 : 0;
     record->lease_lost = record->lease_lost_word;  // the run's witness may overrule it (run/lease_witness.h)
     SharedHistory::set_stage(*record, CsStage::closed);
-    if (released == Release::error) {
+    if (released == Release::error && lock_->died().empty()) {  // a dead adapter: the crash, not an error
       add(slot_.release_errors);
       note_error();
     }
@@ -251,6 +260,10 @@ class Client {
       slot_.commands.store(static_cast<std::int64_t>(after.commands - before.commands));
     }
     slot_.leases_lost.store(static_cast<std::int64_t>(lock_->leases_lost()));
+    const Blocked blocked = lock_->blocked();
+    slot_.blocked_calls.store(static_cast<std::int64_t>(blocked.calls));
+    slot_.blocked_longest_ms.store(blocked.longest_ms);
+    std::snprintf(slot_.blocked_what, sizeof slot_.blocked_what, "%s", blocked.what.c_str());
     if (const auto tally = lock_->node_tally()) {
       slot_.has_node_tally.store(1);
       slot_.node_voted_for.store(static_cast<std::int64_t>(tally->voted_for));
@@ -596,10 +609,12 @@ class ProcessPool final : public ClientPool {
 
   void count_exit(int client, const Ended& ended, std::int64_t exited_ns) {
     const int status = ended.status;
-    const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status);
+    const bool adapter_died = WIFEXITED(status) && WEXITSTATUS(status) == kAdapterDiedExitCode;
+    const bool crashed = (WIFEXITED(status) && WEXITSTATUS(status) == kCrashExitCode) || WIFSIGNALED(status) || adapter_died;
     if (crashed) {
       ++out_.crashed_clients;
       out_.crashed_ns.push_back(exited_ns);
+      if (adapter_died) out_.adapter_deaths.push_back(history_.slot(client).last_error);
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++out_.failed_clients;  // it threw or gave up: a client that vanished silently must not read as safe
       const char* why = history_.slot(client).last_error;

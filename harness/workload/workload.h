@@ -75,6 +75,9 @@ struct WorkloadOutcome {
   int failed_clients = 0;   // exited with an error or threw: its share of the run is missing (verdict error)
   std::vector<std::string> failures;  // process mode: "client N: <its last error>" per failed client
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client exit (monotonic)
+  // Crashed clients whose adapter exited mid-run, each "client N's adapter exited ...: the
+  // service dies on <its stderr's error line>" (workload.cpp end_lock).
+  std::vector<std::string> adapter_deaths;
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
   // How the faults reach every process of a client (support/client_cgroup.h):

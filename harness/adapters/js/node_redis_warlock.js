@@ -13,11 +13,15 @@
 // - both run through node-redis-script, which returns undefined when EVALSHA fails with anything
 //   but NOSCRIPT (node-redis-script/src/index.js:24-39): a Redis error is not reported; the
 //   adapter reads undefined as `error`.
-// - node-redis 3 queues a command while it reconnects, for up to an hour: the adapter answers
-//   `unknown` at wait_ms + GRACE_MS and unlocks a lock that comes later.
+// - node-redis 3 queues a command while it reconnects (enable_offline_queue, default true), for up
+//   to an hour (connect_timeout): the row runs the client at its defaults (the README's
+//   redis.createClient(port, host)), so a command to a dead server blocks past the kit's bound:
+//   `unknown` with blocked_ms (liveness); a lock that comes later is unlocked.
+// The wait: warlock.lock() is one attempt; its README's optimistic() loop is the adapter's poll(),
+// every retry_ms until wait_ms, ended by the kit at wait_ms (withinWait).
 // - warlock.lock() calls the deprecated new Buffer(): its warning would go to locklab's stderr.
 process.noDeprecation = true;
-const {serve, library, bounded, quiet, connected, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const {serve, library, quiet, connected, withinWait, retryMs} = require('../kits/js/protocol');
 const redis = library('redis3');
 const Warlock = library('node-redis-warlock');
 
@@ -40,17 +44,22 @@ serve({
   library: 'node-redis-warlock',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: false},
-  async init(m) {  // enable_offline_queue: node-redis 3's fail-fast (the kit, protocol.js, IOREDIS_FAIL_FAST)
-    const client = quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port, enable_offline_queue: false}));
+  async init(m) {
+    const client = quiet(redis.createClient({host: m.servers[0].host, port: m.servers[0].port}));
     await connected(client);
     warlock = Warlock(client);
     key = m.key;
   },
   async acquire(m) {  // a Redis error rejects: `unknown` (the kit, protocol.js)
-    const got = await bounded(poll(m), m.wait_ms + GRACE_MS, (late) => late && late.unlock(() => {}));
-    if (got === LATE) return {outcome: 'unknown', error: `lock() still unanswered ${GRACE_MS} ms after wait_ms`};
-    if (!got) return 'timed_out';
-    held = got;
+    const giveBack = (late) => late && late.unlock(() => {});
+    const got = await withinWait(m, poll(m), giveBack);
+    if (got.blocked) return got.blocked;
+    if (got.late) {
+      giveBack(got.late);
+      return {outcome: 'timed_out', error: 'won after wait_ms: given back'};
+    }
+    if (!got.value) return 'timed_out';
+    held = got.value;
     return 'acquired';
   },
   async release() {

@@ -14,7 +14,14 @@
 // - release() ignores its script's result (GET == id then DEL, mutex/release.js): it cannot say
 //   not_owner. It sends nothing when the mutex is not acquired (Lock.js:149): after a lost lock.
 // - there is no public extend: the refresh is the library's own.
-const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+// Defaults (docs/peers.md, "Defaults and variants"): ioredis at its defaults (the README's `new
+// Redis()`): a command to a dead server waits in the offline queue for about 73 s (protocol.js,
+// IOREDIS_FAIL_FAST), so a release or a tryAcquire to it blocks past the kit's bound (liveness),
+// and a refresh's rejection comes only after that, later than any run here. Node's default for
+// the unhandled rejection (the process dies: a crashed client) then applies.
+// The wait: acquireTimeout is wait_ms and retryInterval retry_ms (the library's own options, no
+// jitter); the kit ends the wait at wait_ms (withinWait): a lock won after it is released.
+const {serve, library, event, quiet, connected, withinWait, retryMs} = require('../kits/js/protocol');
 const Redis = library('ioredis');
 const {Mutex} = library('redis-semaphore');
 
@@ -27,7 +34,7 @@ serve({
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: false, notifies_waiters: false, auto_extends: true},
   async init(m) {
-    client = quiet(new Redis({host: m.servers[0].host, port: m.servers[0].port, ...IOREDIS_FAIL_FAST}));
+    client = quiet(new Redis({host: m.servers[0].host, port: m.servers[0].port}));
     await connected(client);
     key = m.key;
   },
@@ -37,10 +44,11 @@ serve({
       acquireAttemptsLimit: m.wait_ms > 0 ? Infinity : 1, retryInterval: retryMs(m),
       onLockLost: () => event('lost'),
     });
-    const got = await bounded(candidate.tryAcquire(), m.wait_ms + GRACE_MS,
-                              (acquired) => acquired && candidate.release().catch(() => {}));
-    if (got === LATE) return {outcome: 'unknown', error: `tryAcquire() still waiting ${GRACE_MS} ms after wait_ms`};
-    if (!got) return 'timed_out';
+    const giveBack = (acquired) => acquired && candidate.release().catch(() => {});
+    const got = await withinWait(m, candidate.tryAcquire(), giveBack);
+    if (got.blocked) return got.blocked;
+    if (got.late) return Promise.resolve(giveBack(got.late)).then(() => ({outcome: 'timed_out', error: 'won after wait_ms: released'}));
+    if (!got.value) return 'timed_out';
     mutex = candidate;
     return 'acquired';
   },

@@ -20,7 +20,18 @@
 //   adapter says already_expired. There is no extend in using()'s routine (it gets no handle).
 // - an extension in flight when the routine ends schedules the next one, which runs after the
 //   release and aborts the signal: `lost` is sent only for a signal aborted while held.
-const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+// - an attempt awaits every node's SET (Promise.allSettled, attemptLockAcquisition, line 1176;
+//   the retry loop, lines 1128-1165): a dead node holds it until the library's per-command
+//   timeout, 5 s (withTimeout, lines 274, 392), since ioredis at its defaults queues the command
+//   for about 73 s (protocol.js, IOREDIS_FAIL_FAST). The row runs ioredis at its defaults (the README's
+//   `new Redis()`), so under a node minority every attempt blocks past wait_ms: the kit answers
+//   `unknown` with blocked_ms, judged liveness. `--failfast` (ext:redlock-universal+failfast) gives
+//   ioredis enableOfflineQueue false and maxRetriesPerRequest 0: a dead node's SET fails at once.
+// The wait (docs/peers.md, "A wait is a wait"): retryDelay is retry_ms; the library has no jitter
+// (it sleeps retryDelay, line 1159), so retryAttempts is wait_ms / retry_ms, and the kit ends the
+// wait at wait_ms (withinWait): a lock won after it is released and answered timed_out.
+const {serve, library, event, quiet, connected, variant, retriesWithin, withinWait, IOREDIS_FAIL_FAST, retryMs} =
+  require('../kits/js/protocol');
 const Redis = library('ioredis');
 const {createRedlock, IoredisAdapter} = library('redlock-universal');
 
@@ -28,19 +39,20 @@ let clients = [];
 let adapters = [];
 let key = '';
 let held = null;  // {finish, done, signal}: the running using() of the last acquire
+const clientOptions = variant() === 'failfast' ? IOREDIS_FAIL_FAST : {};
 
 serve({
   library: 'redlock-universal',
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: true, notifies_waiters: false, auto_extends: true},
   async init(m) {
-    clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...IOREDIS_FAIL_FAST})));
+    clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...clientOptions})));
     await Promise.all(clients.map((client) => connected(client)));
     adapters = clients.map((client) => new IoredisAdapter(client));
     key = m.key;
   },
   async acquire(m) {
-    const lock = createRedlock({adapters, key, ttl: m.ttl_ms, retryAttempts: Math.floor(m.wait_ms / retryMs(m)),
+    const lock = createRedlock({adapters, key, ttl: m.ttl_ms, retryAttempts: retriesWithin(m, retryMs(m)),
                                 retryDelay: retryMs(m)});
     const got = new Promise((resolve, reject) => {
       const done = lock.using((signal) => {
@@ -50,9 +62,13 @@ serve({
       done.catch(reject);
     });
     try {
-      const result = await bounded(got, m.wait_ms + GRACE_MS, (late) => late.finish());  // a late lock: released
-      if (result === LATE) return {outcome: 'unknown', error: `using() still acquiring ${GRACE_MS} ms after wait_ms`};
-      held = result;
+      const result = await withinWait(m, got, (late) => late.finish());  // a late lock: released
+      if (result.blocked) return result.blocked;
+      if (result.late) {
+        result.late.finish();
+        return {outcome: 'timed_out', error: 'won after wait_ms: released'};
+      }
+      held = result.value;
       return 'acquired';
     } catch (error) {
       const contended = /quorum not achieved/.test(error.cause && error.cause.message);

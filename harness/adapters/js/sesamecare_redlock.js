@@ -2,7 +2,7 @@
 'use strict';
 // locklab adapter (docs/adapters.md): @sesamecare-oss/redlock 1.4.0 on every server given (ioredis),
 // through using(), which extends the lock while its routine runs: from acquire to release.
-// Calls: new Redlock(clients, {retryCount: 0, ...}), redlock.using([key], ttl, settings, routine),
+// Calls: new Redlock(clients, {retryDelay}), redlock.using([key], ttl, settings, routine),
 // context.lock.extend(ttl) for `extend` (using() then extends and releases that lock).
 // What the source says (node_modules/@sesamecare-oss/redlock/src/index.ts):
 // - acquire, extend and release are one script per node (scripts.ts: EXISTS then SET PX; GET then
@@ -11,18 +11,36 @@
 //   adapter uses min(500, ttl / 2). It extends threshold ms before expiry, retrying while the lock
 //   is still valid; then it aborts the routine's signal (lines 558-584): the adapter's `lost`.
 // - using() awaits the release after the routine and rejects with its error (line 613); the
-//   release takes the instance's retryCount, 0 here (the default 10 x 200 ms outlasts locklab's margin).
+//   release takes the instance's settings (build/index.js:65, 176-180): retryCount at its default
+//   10, retryDelay the harness's retry_ms (the instance is made at the first acquire, which carries it).
+// - _attemptOperation resolves at a quorum either way (build/index.js:232-285): with 3 of 5 nodes
+//   alive, an attempt with neither 3 votes for nor 3 against waits for a dead node's answer, at
+//   ioredis's defaults about 73 s (protocol.js, IOREDIS_FAIL_FAST): blocked past wait_ms, liveness.
+//   Two contenders that split the live nodes are such attempts. No variant: the fail-fast client
+//   turns the same split into the retry stall below, liveness too (docs/peers.md).
+// - retries keep the value of the first attempt (_execute, build/index.js:206-230) and the acquire
+//   script refuses a key that exists (scripts.js:9-25), its own value included: an attempt that won
+//   some nodes cannot win them again until they expire; only after the last attempt does acquire
+//   release its partial votes (build/index.js:158-163).
+// The wait (docs/peers.md, "A wait is a wait"): retryDelay is retry_ms, retryJitter its default 100
+// (build/index.js:12; the README's example keeps it), the retry count wait_ms over the mean pause
+// (meanRetryDelay; the sleep is max(0, delay + jitter x U(-1, 1)), build/index.js:227), and the kit
+// ends the wait at wait_ms (withinWait): a lock won after it is released and answered timed_out.
+// The ttl is the harness's: automaticExtensionThreshold (default 500) must be <= ttl - 100 or using()
+// throws (build/index.js:336), so it is min(500, ttl / 2), the one setting forced off its default.
 // - an extension in flight when the routine ends queues the next one after the release, which
 //   then aborts the signal: `lost` is sent only for a signal aborted while held.
-const {serve, library, event, bounded, quiet, connected, IOREDIS_FAIL_FAST, RETRY_MS, retryMs, GRACE_MS, LATE} = require('../kits/js/protocol');
+const {serve, library, event, bounded, quiet, connected, meanRetryDelay, retriesWithin, withinWait, retryMs, LATE} =
+  require('../kits/js/protocol');
 const Redis = library('ioredis');
 const {Redlock, ExecutionError, ResourceLockedError} = library('@sesamecare-oss/redlock');
-let redlock = null, key = '';
+let clients = [], redlock = null, key = '';
+const JITTER_MS = 100;  // the library's default retryJitter (build/index.js:12), for the mean only
 let held = null;  // {context, finish, done}: the running using() of the last acquire
 
 // Definite when nothing was sent (no attempt) or every vote of the last attempt is in and found
 // the key taken (acquire) or not ours (release, extend), or, for an acquire, never left (a dead
-// node: ioredis without an offline queue refuses to send): nothing taken there; else indefinite.
+// node: an ioredis without an offline queue refuses to send): nothing taken there; else indefinite.
 async function classify(error, definite, indefinite, unsent = false) {
   if (!(error instanceof ExecutionError)) return {outcome: indefinite, error: error.message};
   if (error.attempts.length === 0) return {outcome: definite, error: error.message};
@@ -38,14 +56,14 @@ serve({
   capabilities: {expires: true, owner_checked_release: true, reentrant: false, fencing: false,
                  multi_node: true, notifies_waiters: false, auto_extends: true},
   async init(m) {
-    const clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port, ...IOREDIS_FAIL_FAST})));
+    clients = m.servers.map((s) => quiet(new Redis({host: s.host, port: s.port})));
     await Promise.all(clients.map((client) => connected(client)));
-    redlock = new Redlock(clients, {retryCount: 0, retryDelay: RETRY_MS, retryJitter: RETRY_MS});
     key = m.key;
   },
   async acquire(m) {
     if (m.ttl_ms < 200) return {outcome: 'error', error: 'using() needs ttl_ms >= 200 here (threshold ttl/2 + 100)'};
-    const settings = {retryCount: Math.floor(m.wait_ms / retryMs(m)), retryDelay: retryMs(m),
+    if (!redlock) redlock = new Redlock(clients, {retryDelay: retryMs(m)});
+    const settings = {retryCount: retriesWithin(m, meanRetryDelay(retryMs(m), JITTER_MS)), retryDelay: retryMs(m),
                       automaticExtensionThreshold: Math.min(500, Math.floor(m.ttl_ms / 2))};
     const got = new Promise((resolve, reject) => {
       const done = redlock.using([key], m.ttl_ms, settings, (signal, context) => {
@@ -55,9 +73,13 @@ serve({
       done.catch(reject);  // before the routine: acquire failed; after: release's, read in release()
     });
     try {
-      const result = await bounded(got, m.wait_ms + GRACE_MS, (late) => late.finish());  // a late lock: released
-      if (result === LATE) return {outcome: 'unknown', error: `using() still acquiring ${GRACE_MS} ms after wait_ms`};
-      held = result;
+      const result = await withinWait(m, got, (late) => late.finish());  // a late lock: released
+      if (result.blocked) return result.blocked;
+      if (result.late) {
+        result.late.finish();
+        return {outcome: 'timed_out', error: 'won after wait_ms: released'};
+      }
+      held = result.value;
       return 'acquired';
     } catch (error) {
       return classify(error, 'timed_out', 'unknown', true);

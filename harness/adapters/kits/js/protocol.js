@@ -19,6 +19,15 @@
 // ends the adapter answers what it has read, runs its close() if it has one,
 // and exits, holding or not: its timers (a watchdog) stop with it, as a
 // crashed client's would.
+//
+// Defaults (docs/peers.md, "Defaults and variants"): an adapter runs its library as the library's
+// README does. The kit installs no unhandledRejection handler: Node's default applies (Node 20
+// prints the error on stderr and exits with status 1), and the harness judges an adapter that dies
+// mid-run as a crashed client, with that stderr line as the reason. A library call that does not
+// return past the harness's wait bound is answered `unknown` with `blocked_ms` (acquire: withinWait;
+// release and extend: past ANSWER_MS), which the harness judges `liveness`: the call would have
+// hung the service. A named variant (`node js/x.js --failfast`, variant() below) may depart from
+// the defaults; the catalog gives its reason.
 const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
@@ -31,6 +40,13 @@ const CLOSE_MS = 500;  // close() at the end of stdin, under AdapterLock's 1000 
 const LATE = Symbol('late');
 
 let unhandled = 0;
+
+// The variant this adapter runs as: its first `--NAME` argument (the catalog's adapter argv, e.g.
+// ["node", "js/node_redlock.js", "--failfast"]), '' for the row at the library's defaults.
+function variant() {
+  const flag = process.argv.slice(2).find((word) => word.startsWith('--'));
+  return flag ? flag.slice(2) : '';
+}
 
 function send(message) {
   process.stdout.write(`${JSON.stringify(message)}\n`);
@@ -110,13 +126,14 @@ function quiet(client) {
   return client;
 }
 
-// Client options that fail a command at once while its server cannot be reached
-// (docs/peers.md, "What the adapters must do", 1): by default ioredis queues a
-// command while it reconnects and retries it 20 times, and node-redis queues it
-// until the server is back, so a dead node or a refused release would keep the
-// library's call waiting past the adapter's reply margin. ioredis: no offline
-// queue, no retry of a command cut off by a reset; node-redis 4 and 5+: no
-// offline queue (node-redis 3: enable_offline_queue false, in its adapter).
+// Client options that fail a command at once while its server cannot be reached: not the
+// libraries' defaults, so only the `+failfast` variant rows use them (docs/peers.md, "Defaults and
+// variants"). By default ioredis 6 queues a command while it reconnects (enableOfflineQueue true,
+// ioredis/built/redis/RedisOptions.js:46) and rejects it only after maxRetriesPerRequest 20
+// reconnect tries (:57; event_handler.js:337-348), each after min(2^(n-1) x 50, 5000) ms plus up
+// to 200 ms of jitter (RedisOptions.js:11-16): about 73 s for a dead node. node-redis 4 and 5+
+// queue it until the server is back. ioredis: no offline queue, no retry of a command cut off
+// by a reset; node-redis 4 and 5+: no offline queue (node-redis 3: enable_offline_queue false).
 const IOREDIS_FAIL_FAST = {enableOfflineQueue: false, maxRetriesPerRequest: 0};
 const NODE_REDIS_FAIL_FAST = {disableOfflineQueue: true};
 
@@ -133,13 +150,55 @@ function connected(client, ms = 1000) {
   });
 }
 
-// Unhandled rejections seen so far: some libraries drop a failed command's
-// promise (simple-redis-mutex's lock() attempts, redis-semaphore's refresh).
-// Node 20 would exit on them; a service logs them, and so does the adapter, as an event.
+// Unhandled rejections seen so far, for a variant that logs them (logUnhandled()) instead of
+// Node's default, which ends the process (and the harness then judges a crashed client).
 function unhandledSoFar() {
   return unhandled;
 }
 
+// A variant's choice, never the default: an unhandled rejection becomes an `unhandled` event
+// and the adapter goes on, as a service with a process-wide handler would.
+function logUnhandled() {
+  process.on('unhandledRejection', (error) => {
+    unhandled += 1;
+    event('unhandled', {error: String(error && error.message || error)});
+  });
+}
+
+// The mean pause of a retry loop that sleeps max(0, delay + floor((2u - 1) x jitter)), u uniform in
+// [0, 1) (node-redlock 4 redlock.js:428, @sesamecare-oss/redlock build/index.js:227): what a retry
+// count is computed from, so that the library's own loop ends near wait_ms.
+function meanRetryDelay(delay, jitter = 0) {
+  if (jitter <= 0) return Math.max(delay, 0);
+  if (delay >= jitter) return delay;
+  const positive = (delay + jitter) / (2 * jitter);  // the share of draws above 0, each uniform in (0, delay + jitter]
+  return positive * (delay + jitter) / 2;
+}
+
+// The retries that fill wait_ms at `meanDelay` apart (at least 0).
+function retriesWithin(m, meanDelay) {
+  return Math.max(0, Math.floor(m.wait_ms / Math.max(meanDelay, 1)));
+}
+
+// An acquire's library call bounded by the harness's wait (docs/adapters.md, "A wait is a wait"):
+// its answer if it comes by wait_ms; at wait_ms, GRACE_MS more for an attempt already on its way,
+// and a win in that grace is given back (`giveBack`) and answered timed_out: the caller's wait was
+// over. Still silent at wait_ms + GRACE_MS: the library blocks past its wait bound, answered
+// `unknown` with `blocked_ms`, which the harness judges liveness; a win after that is given back too.
+// Returns {value} (answered within wait_ms), {late} (answered in the grace: the adapter gives a win
+// back and answers timed_out) or {blocked} (the reply); the library's rejection is thrown.
+async function withinWait(m, call, giveBack) {
+  const began = performance.now();
+  const first = await bounded(call, m.wait_ms);
+  if (first !== LATE) return {value: first};
+  const second = await bounded(call, GRACE_MS, giveBack);
+  if (second === LATE) {
+    const ms = Math.round(performance.now() - began - m.wait_ms);
+    return {blocked: {outcome: 'unknown', blocked_ms: ms,
+                      error: `acquire blocked ${ms} ms past its wait bound (the library still waiting)`}};
+  }
+  return {late: second};
+}
 const REPLY = {acquire: 'acquire_ok', release: 'release_ok', extend: 'extend_ok'};
 const IN_DOUBT = {acquire: 'unknown', release: 'error', extend: 'error'};
 
@@ -157,7 +216,10 @@ async function answer(adapter, message) {
   try {
     // release and extend: bounded here; acquire: by each adapter, which knows whether its library's wait is bounded.
     result = type === 'acquire' ? await adapter.acquire(message) : await bounded(adapter[type](message), ANSWER_MS);
-    if (result === LATE) result = {outcome: 'error', error: `no answer to ${type} in ${ANSWER_MS} ms`};
+    if (result === LATE) {  // the library's call is still waiting: it would hold up the service
+      result = {outcome: 'error', blocked_ms: ANSWER_MS,
+                error: `${type} blocked past ${ANSWER_MS} ms (the library still waiting)`};
+    }
   } catch (error) {
     result = {outcome: IN_DOUBT[type], error: String(error && error.message || error)};
   }
@@ -181,10 +243,6 @@ function serve(adapter) {
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     console[level] = (...args) => event('log', {level, text: util.format(...args).slice(0, 500)});
   }
-  process.on('unhandledRejection', (error) => {
-    unhandled += 1;
-    event('unhandled', {error: String(error && error.message || error)});
-  });
   let queue = Promise.resolve();
   const lines = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
   lines.on('line', (line) => {
@@ -213,5 +271,6 @@ function serve(adapter) {
     .catch(() => {}).then(() => process.exit(0)));
 }
 
-module.exports = {serve, library, retryMs, event, bounded, awakeTimer, quiet, connected, unhandledSoFar,
-                  installedVersion, IOREDIS_FAIL_FAST, NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};
+module.exports = {serve, library, retryMs, event, bounded, awakeTimer, quiet, connected, unhandledSoFar, logUnhandled,
+                  variant, meanRetryDelay, retriesWithin, withinWait, installedVersion, IOREDIS_FAIL_FAST,
+                  NODE_REDIS_FAIL_FAST, RETRY_MS, GRACE_MS, ANSWER_MS, LATE};
