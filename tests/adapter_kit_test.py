@@ -9,7 +9,10 @@ JavaScript kit names the version of a library it has not installed `unknown` (th
 not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node.
 The Go kit (harness/adapters/kits/go) runs a toy built here, against the kit's folder: it keeps the hold, so a
 release without one is `already_expired` without asking the library; its wait context is not spent by a
-SIGSTOP; its part is skipped without go."""
+SIGSTOP; its part is skipped without go.
+The Java kit (kits/java) passes the same protocol checks with a toy adapter compiled against its built jar, and a
+SIGSTOP of the JVM does not spend its acquire bound; its part is skipped without javac or without the kit's build
+(harness/adapters/kits/java/install)."""
 import json
 import os
 import shutil
@@ -101,6 +104,35 @@ func main() {
 	})
 }
 '''
+JAVA_ADAPTER = r'''
+import com.google.gson.JsonObject;
+import java.io.FileWriter;
+import java.util.Map;
+import locklab.kit.Adapter;
+import locklab.kit.Kit;
+import locklab.kit.Outcome;
+
+public class Toy implements Adapter {
+  static String closed;
+  public static void main(String[] args) { closed = args[0]; Kit.serve(new Toy()); }
+  public String library() { return "toy"; }
+  public String version() { return "0"; }
+  public Map<String, Boolean> capabilities() { return Map.of("expires", true); }
+  public Map<String, Object> init(JsonObject m) { return null; }
+  public Object acquire(JsonObject m) throws Exception {
+    if (m.has("boom")) throw new RuntimeException("lost reply");
+    if (m.has("slow")) Thread.sleep(5000);  // a library that does not answer: unknown at wait_ms + GRACE_MS
+    return Outcome.of("timed_out", "retry " + Kit.retryMs(m));
+  }
+  public Object release(JsonObject m) { throw new RuntimeException("no answer"); }
+  public void close() {
+    try (FileWriter out = new FileWriter(closed)) { out.write("closed"); } catch (Exception e) { }
+  }
+}
+'''
+JAVA_TARGET = os.path.join(KITS, "java", "target")
+JAVA_JARS = [os.path.join(JAVA_TARGET, "java-kit", "java-kit.jar"),
+             os.path.join(JAVA_TARGET, "redisson-3.18.1", "lib", "gson-2.10.1.jar")]
 
 REQUESTS = [
     {"id": 1, "type": "init", "servers": [{"host": "127.0.0.1", "port": 1}], "key": "k", "client": 1, "ttl_ms": 500},
@@ -272,6 +304,47 @@ class GoKit(KitTest, unittest.TestCase):
         os.kill(child.pid, signal.SIGCONT)
         waited = int(child.communicate(timeout=10)[0])
         self.assertGreaterEqual(waited, 1200, "the stop spent the wait")
+
+
+@unittest.skipUnless(shutil.which("javac") and all(os.path.exists(j) for j in JAVA_JARS),
+                     "javac or the Java kit's build is missing (harness/adapters/kits/java/install)")
+class JavaKit(KitTest, unittest.TestCase):
+    retry_words = ["7", "5", "5"]
+    version = "0"
+
+    def setUp(self):
+        super().setUp()
+        with open(os.path.join(self.tmp, "Toy.java"), "w") as f:
+            f.write(JAVA_ADAPTER)
+        self.classpath = os.pathsep.join([self.tmp] + JAVA_JARS)
+        subprocess.run(["javac", "-cp", self.classpath, "-d", self.tmp, os.path.join(self.tmp, "Toy.java")],
+                       check=True, timeout=60)
+
+    def argv(self, closed):
+        return ["java", "-XX:TieredStopAtLevel=1", "-cp", self.classpath, "Toy", closed]
+
+    def test_a_stop_does_not_spend_the_acquire_bound(self):
+        # acquire with wait_ms 0 is bounded at GRACE_MS (1 s) of awake time; the JVM stopped at
+        # 300 ms for 1.5 s counts as two 50 ms steps, so `unknown` comes near 2.4 s, not at 1.3 s.
+        child = subprocess.Popen(self.argv(os.path.join(self.tmp, "closed")), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        child.stdin.write(json.dumps(REQUESTS[0]) + "\n")
+        child.stdin.flush()
+        self.assertEqual(json.loads(child.stdout.readline())["type"], "init_ok")
+        began = time.monotonic()
+        child.stdin.write(json.dumps({"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "slow": True}) + "\n")
+        child.stdin.flush()
+        time.sleep(0.3)
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(1.5)
+        child.send_signal(signal.SIGCONT)
+        reply = json.loads(child.stdout.readline())
+        elapsed = time.monotonic() - began
+        child.stdin.close()
+        child.wait(timeout=10)
+        self.assertEqual((reply["id"], reply["outcome"]), (2, "unknown"), reply)
+        self.assertGreater(elapsed, 2.0, "the stop spent the bound")
+        self.assertEqual(child.returncode, 0)
 
 
 if __name__ == "__main__":

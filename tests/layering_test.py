@@ -15,13 +15,15 @@ first line, or a README) and that the README's layout names every file of
 every harness folder.
 
 And the adapters (harness/adapters, docs/adapters.md), which are programs, not
-C++: an adapter (js/*.js, python/*.py) loads only its language's kit
-(kits/js/protocol.js through require, kits/python/locklab_kit.py), its language's
-standard modules, and its library (a JavaScript one through the kit's library(),
-a package pinned in kits/js/package.json); a Go adapter (go/*/*.go) imports
-only the standard library, its kit (locklab/kits/go) and a module that
-go/go.mod requires; a kit loads no adapter and nothing outside its folder (the
-Go kit: the standard library alone); require('x'), import('x') and `import ... from 'x'` are read alike, and a
+C++: an adapter (js/*.js, python/*.py, java/**/*.java) loads only its language's kit
+(kits/js/protocol.js through require, kits/python/locklab_kit.py, the package
+locklab.kit of kits/java), its language's standard modules, and its library (a
+JavaScript one through the kit's library(), a package pinned in
+kits/js/package.json; a Java one from a groupId an adapter's pom.xml pins); a Go
+adapter (go/*/*.go) imports only the standard library, its kit (locklab/kits/go)
+and a module that go/go.mod requires; a kit loads no adapter and nothing outside
+its folder (the Go kit: the standard library alone; the Java kit: the JDK, Gson
+and its own package); require('x'), import('x') and `import ... from 'x'` are read alike, and a
 require() or import() of a name computed at run time (importlib, __import__, runpy or exec in
 Python) is refused, outside the JavaScript kit's own library(); and no C++ or CMake file of a component that is not tests
 names an adapter's file: the C++ finds adapters through catalog.json only.
@@ -33,7 +35,8 @@ dag; a wrong link, in a generator expression, from the top level; a cycle; a
 folder without its job; a file the README does not name; an adapter loading
 another adapter, a library directly, an unpinned library, a Python module of the
 tree, each by a dynamic load too; a Go adapter importing another adapter or an
-unpinned module; a kit loading an adapter (the Go kit: a library too); C++ naming an adapter's file) and checks that each
+unpinned module; a Java adapter importing another adapter or an unpinned library;
+a kit loading an adapter (the Go kit: a library too; the Java kit too); C++ naming an adapter's file) and checks that each
 one is caught, and that the unmodified copy passes.
 """
 import argparse
@@ -448,6 +451,48 @@ def go_problems(root, rel, kit, pinned):
         what = ("an adapter imports its kit (%s) and a module %s/go/go.mod requires" % (GO_KIT, ADAPTERS) if kit
                 else "the Go kit imports the standard library alone, and no adapter")
         problems.append("%s:%d: imports %s: %s" % (rel, number, path, what))
+
+
+JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
+JAVA_STANDARD = ("java.", "javax.")
+JAVA_KIT_JSON = "com.google.gson."  # the kit's JSON, pinned in kits/java/pom.xml; an adapter reads requests with it
+
+
+def java_files(root, sub):
+    """The .java files under harness/adapters/<sub>, build output (target/) left out."""
+    found = []
+    for folder, dirs, files in os.walk(os.path.join(root, ADAPTERS, sub)):
+        dirs[:] = [d for d in dirs if d != "target"]
+        found += [os.path.relpath(os.path.join(folder, f), root) for f in files if f.endswith(".java")]
+    return sorted(found)
+
+
+def java_pinned_groups(root):
+    """The groupIds the Java adapters' pom.xml files name: an adapter's library is one of them."""
+    groups = set()
+    for folder, dirs, files in os.walk(os.path.join(root, ADAPTERS, "java")):
+        dirs[:] = [d for d in dirs if d != "target"]
+        if "pom.xml" in files:
+            groups |= set(re.findall(r"<groupId>([\w.]+)</groupId>", open(os.path.join(folder, "pom.xml")).read()))
+    return groups
+
+
+def java_problems(root, rel, is_kit, groups):
+    """What a Java file of harness/adapters imports that it must not (the module docstring)."""
+    problems = []
+    text = open(os.path.join(root, rel), encoding="utf-8").read()
+    for match in JAVA_IMPORT.finditer(text):
+        number, name = text.count("\n", 0, match.start()) + 1, match.group(1)
+        if name.startswith(JAVA_STANDARD + (JAVA_KIT_JSON, "locklab.kit.")):
+            continue
+        where = "%s:%d: import %s" % (rel, number, name)
+        if name.startswith("locklab."):
+            problems.append("%s: another adapter's package (an adapter imports its kit, locklab.kit, and its "
+                            "library; a kit no adapter)" % where)
+        elif is_kit:
+            problems.append("%s: the Java kit imports the JDK, Gson and its own package only" % where)
+        elif not any(name.startswith(group + ".") for group in groups):
+            problems.append("%s: not a library an adapter's pom.xml pins (%s)" % (where, ", ".join(sorted(groups))))
     return problems
 
 
@@ -485,8 +530,14 @@ def check_adapters(root):
         problems.extend(py_problems(root, rel, tree_modules, {"locklab_kit"}))
     for rel in adapter_files(root, "kits/python", ".py"):
         problems.extend(py_problems(root, rel, tree_modules, set()))
+    groups = java_pinned_groups(root)
+    for rel in java_files(root, "java"):
+        problems.extend(java_problems(root, rel, False, groups))
+    for rel in java_files(root, "kits/java"):
+        problems.extend(java_problems(root, rel, True, groups))
     # The C++ (and its CMake) finds an adapter through the catalog only; tests may name one (tests -> *).
-    names = {os.path.basename(f) for f in adapter_files(root, "js", ".js") + adapter_files(root, "python", ".py")}
+    names = {os.path.basename(f) for f in adapter_files(root, "js", ".js") + adapter_files(root, "python", ".py") +
+             java_files(root, "java")}
     for top in ("harness", "impls", "scenarios", "bench"):
         for folder, dirs, files in os.walk(os.path.join(root, top)):
             dirs[:] = [d for d in dirs if d not in ("build", "node_modules", "adapters")] \
@@ -523,8 +574,8 @@ def plant_file(copy, rel, text):
 
 def self_test(root):
     """Each plant must be caught with its message; the clean copy must pass."""
-    # .go and bin: the Go adapters' module cache and binaries (harness/adapters/kits/go/install).
-    ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__", ".go", "bin")
+    # .go and bin: the Go adapters' module cache and binaries (harness/adapters/kits/go/install); target: the Java build.
+    ignore = shutil.ignore_patterns("build", "results", ".git", "node_modules", "__pycache__", ".go", "bin", "target")
     plants = [
         ("an upward include", lambda c: plant(c, "harness/support/conditions.h", '\n#include "sweeps/matrix.h"\n'),
          "support -> sweeps is not in docs/architecture.md"),
@@ -579,6 +630,15 @@ def self_test(root):
         ("the Go kit importing a library",
          lambda c: plant(c, ADAPTERS + "/kits/go/serve.go", '\nimport _ "github.com/redis/go-redis/v9"\n'),
          "imports github.com/redis/go-redis/v9: the Go kit imports the standard library alone"),
+        ("a Java adapter importing another adapter's package",
+         lambda c: plant_java(c, "java/redisson/locklab/adapters/RedissonGetLock.java", "import locklab.adapters.other.X;"),
+         "import locklab.adapters.other.X: another adapter's package"),
+        ("a Java adapter importing a library no pom.xml pins",
+         lambda c: plant_java(c, "java/redisson/locklab/adapters/RedissonGetLock.java", "import redis.clients.jedis.Jedis;"),
+         "import redis.clients.jedis.Jedis: not a library an adapter's pom.xml pins"),
+        ("the Java kit importing an adapter",
+         lambda c: plant_java(c, "kits/java/kit/src/main/java/locklab/kit/Kit.java", "import locklab.adapters.RedissonGetLock;"),
+         "import locklab.adapters.RedissonGetLock: another adapter's package"),
         ("an adapter loading by a require() of a computed name",
          lambda c: plant(c, ADAPTERS + "/js/redis_lock.js", "\nconst x = require(['..', 'js', 'node_redlock'].join('/'));\n"),
          "require() of a name computed at run time"),
@@ -620,6 +680,13 @@ def self_test(root):
                 print("self-test: %s is NOT caught (wanted %r, got %r)" % (what, expected, lines))
                 failures += 1
     return failures
+
+
+def plant_java(copy, rel, line):
+    """`line` (an import) after the package line of the Java file harness/adapters/<rel>."""
+    path = os.path.join(copy, ADAPTERS, rel)
+    text = open(path, encoding="utf-8").read()
+    open(path, "w", encoding="utf-8").write(re.sub(r"^(package [\w.]+;)$", r"\1\n" + line, text, count=1, flags=re.M))
 
 
 def add_edge(copy, source, dest):

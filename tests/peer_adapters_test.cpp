@@ -12,10 +12,13 @@
 // redis-py's needs Debian's python3-redis and skips without it, as adapter_lock_test does.
 // A Go adapter needs its binary (harness/adapters/kits/go/install, which scripts/setup
 // runs): without it each of its cases is skipped with one line saying so.
+// The Java ones (Redisson) need harness/adapters/kits/java/target (harness/adapters/kits/java/install)
+// and skip without it, saying so: a machine without a JDK runs the rest.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,6 +130,11 @@ const std::map<std::string, Facts> kFacts = {
     {"go-redsync-5", {"{}", Release::already_expired, false, "resets"}},
     // Release's ErrLockNotHeld covers no key and another's value; the refresh finds the key gone: `lost`.
     {"bsm-redislock", {"{}", Release::not_owner, true, "ttl"}},
+    // Redisson's unlock throws IllegalMonitorStateException when its field is gone; its watchdog
+    // (or the variant's fixed lease) tells nobody (harness/adapters/java/redisson/).
+    {"redisson", {"{}", Release::not_owner, false, ""}},
+    {"redisson-3.18.1", {"{}", Release::not_owner, false, ""}},
+    {"redisson-3.18.1+trylock", {"{}", Release::not_owner, false, ""}},
 };
 
 // A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
@@ -170,10 +178,26 @@ std::string command_output(const std::string& command) {
   return out;
 }
 
+// A Java adapter's build folder: kits/java/target/NAME (its catalog argv: kits/java/run NAME MODE).
+std::string java_build(const Peer& peer) { return kPeers + "/kits/java/target/" + peer.argv.at(1); }
+
+// The library jar in a Java adapter's lib/ ("redisson-3.18.1.jar" -> "3.18.1"), "" if none.
+std::string java_library_version(const Peer& peer) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(java_build(peer) + "/lib", ec)) {
+    const std::string file = entry.path().filename().string();
+    const std::string prefix = peer.library + "-";
+    if (file.starts_with(prefix) && file.ends_with(".jar")) return file.substr(prefix.size(), file.size() - prefix.size() - 4);
+  }
+  return "";
+}
+
 // The installed package's version: node_modules/<library>/package.json, redis-py's __version__,
-// or, for a Go library, the version go.mod pins (the binary names the one it was built with).
+// the version go.mod pins for a Go library (the binary names the one it was built with), or the
+// library jar a Java adapter runs with.
 std::string installed_version(const Peer& peer) {
   if (peer.language == "go") return go_mod_version(kGoModules.at(peer.library));
+  if (peer.language == "java") return java_library_version(peer);
   if (peer.language == "python") return command_output("/usr/bin/python3 -c 'import redis; print(redis.__version__)'");
   return read_json(kPeers + "/kits/js/node_modules/" + peer.library + "/package.json").value("version", "");
 }
@@ -209,6 +233,9 @@ class PeerFixture : public MastersTest<3> {
     }
     if (peer.language == "go" && ::access(peer.argv.front().c_str(), X_OK) != 0) {
       GTEST_SKIP() << peer.argv.front() << " is not built (harness/adapters/kits/go/install builds it; it needs go)";
+    }
+    if (peer.language == "java" && !std::filesystem::exists(java_build(peer) + "/" + peer.argv.at(1) + ".jar")) {
+      GTEST_SKIP() << java_build(peer) << " is not built (no JDK or Maven here?): run harness/adapters/kits/java/install";
     }
     if (peer.language == "javascript") {
       ASSERT_TRUE(std::filesystem::is_directory(kPeers + "/kits/js/node_modules"))
@@ -426,9 +453,8 @@ std::vector<std::string> catalog_names() {
 
 INSTANTIATE_TEST_SUITE_P(Catalog, PeerAdapterTest, ::testing::ValuesIn(catalog_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           std::replace(name.begin(), name.end(), '+', '_');  // a variant row: node-redlock+failfast
+                           std::string name = info.param;  // gtest names: letters, digits, '_'
+                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
                            return name;
                          });
 
@@ -617,8 +643,10 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
   std::sort(names.begin(), names.end());
   const std::vector<std::string> expected = {"bsm-redislock", "go-redsync", "go-redsync-5",
                                              "node-redis-warlock", "node-redisson", "node-redlock",
-                                             "redis-lock", "redis-py", "redis-semaphore",
-                                             "redlock-universal", "sesamecare-redlock", "simple-redis-mutex"};
+                                             "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
+                                             "redisson", "redisson-3.18.1", "redisson-3.18.1+trylock",
+                                             "redlock-universal", "redlock-universal+failfast",
+                                             "sesamecare-redlock", "simple-redis-mutex"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go
@@ -630,7 +658,9 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
       continue;
     }
     ASSERT_GE(peer.argv.size(), 2u) << peer.name;
-    const std::string& file = peer.argv.back();
+    // The adapter's file follows its interpreter (a variant's flag after it: --failfast); a Java
+    // adapter starts through the kit's launcher, its name and mode after it (kits/java/run).
+    const std::string& file = peer.language == "java" ? peer.argv.front() : peer.argv.at(1);
     std::ifstream in(file);
     ASSERT_TRUE(in) << peer.name << ": " << file;
     const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');

@@ -404,7 +404,7 @@ std::vector<std::string> default_rows(const UserAdapters& user, bool all_librari
     if (!all_libraries && !peer.main_row) continue;  // a variant: in the full matrix and --libraries all
     if (const std::string missing = missing_prerequisite(peer); !missing.empty()) {
       skipped += (skipped.empty() ? "" : ", ") + peer.name;
-      // Each reason once: the npm modules' for every JavaScript row, a Go binary's for each Go row.
+      // Each reason once: the npm modules' for every JavaScript row, a Go binary's or the Java build's for each of theirs.
       if (why.find(missing) == std::string::npos) why += (why.empty() ? "" : "; ") + missing;
       continue;
     }

@@ -307,6 +307,50 @@ constexpr std::array kPeerCells = {
     Row{"ext:bsm-redislock", "unavailable-release", C::liveness, "the refused release fails after the refresh was stopped: the key stays until its TTL"},
 };
 
+// The Java rows (Redisson; docs/peers.md, "Redisson"): a table of their own, so that the rows
+// of the JavaScript and Python peers above change without touching them.
+constexpr std::array kJavaPeerCells = {
+    // --- ext:redisson-3.18.1 ---
+    Row{"ext:redisson-3.18.1", "holder-crash", C::liveness, "the watchdog is a timer of the dead JVM: the hash is free after one lease"},
+    Row{"ext:redisson-3.18.1", "holder-pause", C::me_violation, "SIGSTOP freezes the JVM and its watchdog: the lease lapses"},
+    Row{"ext:redisson-3.18.1", "slow-holder", C::safe, "the live watchdog renews the lease every ttl/3"},
+    Row{"ext:redisson-3.18.1", "release-race", C::safe, "the unlock script checks the owner field atomically: the late EVAL deletes nothing"},
+    Row{"ext:redisson-3.18.1", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"ext:redisson-3.18.1", "clock-skew", C::safe, "relative PEXPIRE; the wait subtracts two readings of one local clock"},
+    Row{"ext:redisson-3.18.1", "failover", C::me_violation, "asynchronous replication loses the hash: a single-server config knows no replica to WAIT for"},
+    Row{"ext:redisson-3.18.1", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redisson-3.18.1", "node-restart", C::me_violation, "the hash vanished; the renewal finds no field and stops"},
+    Row{"ext:redisson-3.18.1", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:redisson-3.18.1", "net-cut", C::me_violation, "a failed renewal stops the watchdog for good; the holder is not told"},
+    Row{"ext:redisson-3.18.1", "unavailable-release", C::liveness, "the hash stays until its lease ends: the failed unlock cancelled the watchdog"},
+    // --- ext:redisson-3.18.1+trylock ---
+    Row{"ext:redisson-3.18.1+trylock", "holder-crash", C::liveness, "a fixed lease: the dead holder's hash expires after one ttl"},
+    Row{"ext:redisson-3.18.1+trylock", "holder-pause", C::me_violation, "nothing extends the lease: it lapses under the stopped holder"},
+    Row{"ext:redisson-3.18.1+trylock", "slow-holder", C::me_violation, "tryLock with a lease starts no watchdog: the lease lapses while the holder still works"},
+    Row{"ext:redisson-3.18.1+trylock", "release-race", C::safe, "the unlock script checks the owner field atomically: the late EVAL deletes nothing"},
+    Row{"ext:redisson-3.18.1+trylock", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"ext:redisson-3.18.1+trylock", "clock-skew", C::safe, "relative PEXPIRE; the wait subtracts two readings of one local clock"},
+    Row{"ext:redisson-3.18.1+trylock", "failover", C::me_violation, "asynchronous replication loses the hash: a single-server config knows no replica to WAIT for"},
+    Row{"ext:redisson-3.18.1+trylock", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redisson-3.18.1+trylock", "node-restart", C::me_violation, "the only copy of the hash vanished"},
+    Row{"ext:redisson-3.18.1+trylock", "clock-jump", C::me_violation, "Redis expires the hash by its wall clock: it is gone at once"},
+    Row{"ext:redisson-3.18.1+trylock", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
+    Row{"ext:redisson-3.18.1+trylock", "unavailable-release", C::liveness, "the refused unlock is not retried; the hash stays until its lease ends"},
+    // --- ext:redisson ---
+    Row{"ext:redisson", "holder-crash", C::liveness, "the watchdog is a timer of the dead JVM: the hash is free after one lease"},
+    Row{"ext:redisson", "holder-pause", C::me_violation, "SIGSTOP freezes the JVM and its watchdog: the lease lapses"},
+    Row{"ext:redisson", "slow-holder", C::safe, "the live watchdog renews the lease every ttl/3"},
+    Row{"ext:redisson", "release-race", C::safe, "the unlock script checks the owner field atomically: the late EVALSHA deletes nothing"},
+    Row{"ext:redisson", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"ext:redisson", "clock-skew", C::safe, "relative PEXPIRE; the wait subtracts two readings of one local clock"},
+    Row{"ext:redisson", "failover", C::me_violation, "asynchronous replication loses the hash: a single-server config sends no WAIT"},
+    Row{"ext:redisson", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redisson", "node-restart", C::me_violation, "the hash vanished; the renewal finds no field and drops the lock from the watchdog"},
+    Row{"ext:redisson", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:redisson", "net-cut", C::me_violation, "the watchdog retries after a failed renewal, but none reaches the server before the lease lapses; the holder is not told"},
+    Row{"ext:redisson", "unavailable-release", C::liveness, "the hash stays until its lease ends: the failed unlock cancelled the watchdog"},
+};
+
 // The row written down for this cell in `table`, if any.
 std::optional<Expectation> find_row(std::span<const Row> table, std::string_view lock, std::string_view fault) {
   for (const auto& row : table)
@@ -326,10 +370,13 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   }
   if (auto generation_cell = find_row(kCells, lock, fault)) return generation_cell;
   if (auto peer_cell = find_row(kPeerCells, lock, fault)) return peer_cell;
+  if (auto java_cell = find_row(kJavaPeerCells, lock, fault)) return java_cell;
   // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
   // its departure changes; the others are its base row's.
-  if (const auto plus = lock.find('+'); lock.starts_with(kAdapterPrefix) && plus != std::string_view::npos)
-    return find_row(kPeerCells, lock.substr(0, plus), fault);
+  if (const auto plus = lock.find('+'); lock.starts_with(kAdapterPrefix) && plus != std::string_view::npos) {
+    if (auto base_cell = find_row(kPeerCells, lock.substr(0, plus), fault)) return base_cell;
+    return find_row(kJavaPeerCells, lock.substr(0, plus), fault);
+  }
   return std::nullopt;
 }
 

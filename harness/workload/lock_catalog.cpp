@@ -305,10 +305,39 @@ std::string missing_go_binary(const LockDescription& lock) {
          (why.empty() ? "run harness/adapters/kits/go/install" : why) + ")";
 }
 
+// Whether `program` can be run: a path that exists, or a name found on PATH.
+bool on_path(const std::string& program) {
+  std::error_code ec;
+  if (program.find('/') != std::string::npos) return std::filesystem::exists(program, ec);
+  const char* env = std::getenv("PATH");
+  const std::string path = env == nullptr ? "" : env;
+  for (std::size_t begin = 0; begin <= path.size();) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    if (end > begin && std::filesystem::exists(std::filesystem::path(path.substr(begin, end - begin)) / program, ec))
+      return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// A Java adapter (catalog: ["kits/java/run", NAME, ...]) needs `java` and the jar that
+// harness/adapters/kits/java/install builds into kits/java/target/NAME/NAME.jar.
+std::string missing_java(const LockDescription& lock) {
+  if (!on_path("java")) return "java is not installed (a JDK 17: harness/adapters/kits/java/install installs one as root)";
+  if (lock.adapter.size() < 2) return "";
+  const auto target = std::filesystem::path(peers_dir()) / "kits/java/target";
+  const auto jar = target / lock.adapter[1] / (lock.adapter[1] + ".jar");
+  std::error_code ec;
+  if (std::filesystem::exists(jar, ec)) return "";
+  // Nothing built at all: one line for every Java row (the matrix's default rows name it once).
+  const auto missing = std::filesystem::exists(target, ec) ? jar : target;
+  return "not installed: " + missing.string() + " is missing (build the Java adapters: harness/adapters/kits/java/install)";
+}
+
 }  // namespace
 
-// Why the C++ names the JavaScript kit's node_modules here, the one place it
-// knows a kit's layout: a full matrix (and scripts/run's main job) must leave
+// Why the C++ names the JavaScript kit's node_modules (and the Java kit's target/) here, the one
+// place it knows a kit's layout: a full matrix (and scripts/run's main job) must leave
 // the shipped JavaScript rows out with one line on a machine where
 // harness/adapters/kits/js/install has not run, and refuse `--lock` of one
 // with the install hint, before anything runs; otherwise each of their cells
@@ -319,8 +348,10 @@ std::string missing_go_binary(const LockDescription& lock) {
 // instead. Asking each adapter's init_ok before the rows would also do, at a
 // node start per shipped row on every matrix.
 std::string missing_prerequisite(const LockDescription& lock) {
-  if (lock.shipped && lock.language == "go") return missing_go_binary(lock);
-  if (!lock.shipped || lock.language != "javascript") return "";
+  if (!lock.shipped) return "";
+  if (lock.language == "go") return missing_go_binary(lock);
+  if (lock.language == "java") return missing_java(lock);
+  if (lock.language != "javascript") return "";
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";
   return peers_dir() + "/kits/js/node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)";

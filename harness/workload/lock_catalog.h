@@ -100,6 +100,8 @@ std::string peers_dir();
 // harness/adapters/kits/js/install puts into kits/js/node_modules, under the catalog's folder;
 // a Go adapter its binary, which harness/adapters/kits/go/install builds (or says, in
 // kits/go/bin/NOT_BUILT, why it could not).
+// a Java adapter (argv: kits/java/run NAME MODE) needs `java` on PATH and the jar that
+// harness/adapters/kits/java/install builds, kits/java/target/NAME/NAME.jar ("not installed: ...").
 std::string missing_prerequisite(const LockDescription& lock);
 
 // The registry's capability words ("expires", "auto_extends", ...) that are true.

@@ -1,0 +1,118 @@
+package locklab.adapters;
+
+import com.google.gson.JsonObject;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import locklab.kit.Adapter;
+import locklab.kit.Kit;
+import locklab.kit.Outcome;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+// locklab adapter (docs/adapters.md; docs/peers.md, "Redisson"): Redisson's RLock, getLock(key), on
+// the first server (useSingleServer()). Built once per Redisson version (java/redisson-<version>/pom.xml).
+// Modes (argv[0]):
+// - "lock": lock() with its watchdog, bounded: tryLock(wait_ms, MILLISECONDS). Without a lease time
+//   it takes the same path as lock() (leaseTime -1: the watchdog renews every
+//   lockWatchdogTimeout / 3), and unlike lock() its wait has a bound, which the harness needs.
+//   The lease is Redisson's own option, Config.setLockWatchdogTimeout(init's ttl_ms);
+//   acquire's ttl_ms is not read.
+// - "trylock": tryLock(wait_ms, ttl_ms, MILLISECONDS), the bounded form of Redisson's Lock documentation:
+//   a fixed lease, no watchdog.
+// Redisson's lock belongs to the thread that took it; the kit runs every call on one thread.
+// Client options beside the defaults, each so that the kit's bounds hold (docs/peers.md,
+// "What the adapters must do", 1: fail fast): timeout 1000 ms and no retries (defaults 3000 ms
+// and 3 or 4 retries, 1.5 s apart: a refused release would outlast the 2 s reply margin),
+// connectTimeout 5000 ms (default 10 s, past the kit's 8 s init bound; 1000 ms and 3000 ms
+// failed inits when six JVMs started at once on a loaded 2-core machine), one idle connection (default 24: each
+// client would open 24 links through the fault proxy at start).
+public final class RedissonGetLock implements Adapter {
+  private final boolean withLease;
+  private RedissonClient redisson;
+  private RLock lock;
+  private int depth;  // our holds not yet released (the hash's count for our field, as far as we know)
+
+  private RedissonGetLock(boolean withLease) {
+    this.withLease = withLease;
+  }
+
+  public static void main(String[] args) {
+    if (args.length != 1 || !(args[0].equals("lock") || args[0].equals("trylock"))) {
+      System.err.println("usage: RedissonGetLock lock|trylock");
+      System.exit(2);
+    }
+    Kit.serve(new RedissonGetLock(args[0].equals("trylock")));
+  }
+
+  @Override
+  public String library() {
+    return "redisson";
+  }
+
+  @Override
+  public String version() {
+    String version = Redisson.class.getPackage().getImplementationVersion();
+    return version == null ? "unknown" : version;
+  }
+
+  @Override
+  public Map<String, Boolean> capabilities() {
+    return Map.of("expires", true, "owner_checked_release", true, "reentrant", true, "fencing", false,
+                  "multi_node", false, "notifies_waiters", true, "auto_extends", !withLease);
+  }
+
+  @Override
+  public Map<String, Object> init(JsonObject m) {
+    JsonObject server = m.getAsJsonArray("servers").get(0).getAsJsonObject();
+    Config config = new Config();
+    config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
+    config.useSingleServer()
+        .setAddress("redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt())
+        .setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000).setConnectionMinimumIdleSize(1);
+    redisson = Redisson.create(config);
+    lock = redisson.getLock(m.get("key").getAsString());
+    return null;
+  }
+
+  @Override
+  public Object acquire(JsonObject m) throws InterruptedException {
+    long wait = Kit.longField(m, "wait_ms");
+    boolean got = withLease ? lock.tryLock(wait, Kit.longField(m, "ttl_ms"), TimeUnit.MILLISECONDS)
+                            : lock.tryLock(wait, TimeUnit.MILLISECONDS);
+    if (!got) return "timed_out";
+    depth += 1;
+    return "acquired";
+  }
+
+  // A tryLock that won after the kit answered `unknown`: nobody wants this hold, give it back.
+  @Override
+  public void lateAcquire(Object result) {
+    if (!"acquired".equals(result)) return;
+    try {
+      lock.unlock();
+      depth -= 1;
+    } catch (RuntimeException ignored) {
+      // gone already: nothing to give back
+    }
+  }
+
+  @Override
+  public Object release(JsonObject m) {
+    try {
+      lock.unlock();
+    } catch (IllegalMonitorStateException e) {
+      // the unlock script found no field of ours (RedissonBaseLock): another holder, or the hash expired
+      depth = 0;
+      return Outcome.of("not_owner", Kit.text(e));
+    }
+    depth = Math.max(depth - 1, 0);
+    return depth > 0 ? "still_held" : "released";
+  }
+
+  @Override
+  public void close() {
+    if (redisson != null) redisson.shutdown(0, 200, TimeUnit.MILLISECONDS);
+  }
+}

@@ -1,0 +1,116 @@
+// The Java rows (Redisson through harness/adapters/kits/java; docs/adapters.md, "The Java
+// kit"; docs/peers.md, "Redisson"): their expected cells are written down in docs/peers.md
+// as in code; without their build they read "not installed", one line, and refuse by name;
+// with it, one fault cell runs and ends at its expected class. The acquire and release of
+// each Java row are the cases of tests/peer_adapters_test.cpp, which run for every catalog
+// entry. A case that needs the build skips, saying so, when harness/adapters/kits/java/install
+// has not built it (no JDK or Maven here).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "fixtures/locklab_binary.h"
+#include "sweeps/matrix.h"
+#include "sweeps/matrix_expectations.h"
+#include "report/matrix_cells.h"
+#include "workload/lock_catalog.h"
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kJavaRows[] = {"ext:redisson", "ext:redisson-3.18.1", "ext:redisson-3.18.1+trylock"};
+
+class JavaRows : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "locklab-java-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed cell is kept for reading
+  }
+  static bool built(const std::string& name) {
+    return fs::exists(fs::path(peers_dir()) / "kits/java/target" / name / (name + ".jar"));
+  }
+  std::string dir_;
+};
+
+// Every cell of every Java row is written down, in code and in docs/peers.md with the same class and reason.
+TEST(JavaRowsExpectations, PeerDocsListEveryJavaCellWithTheSameClass) {
+  const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
+  std::ifstream in(doc_path);
+  ASSERT_TRUE(in) << doc_path;
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string row : kJavaRows) {
+    ASSERT_TRUE(find_lock(row)) << row << " is not in harness/adapters/catalog.json";
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(row, column.name);
+      ASSERT_TRUE(expectation) << row << " x " << column.name << " has no expectation";
+      const std::string line =
+          "| " + row + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+      EXPECT_NE(doc.find(line), std::string::npos) << "docs/peers.md lacks the row: " << line;
+    }
+  }
+}
+
+// Without kits/java/target (no JDK, no Maven, or a failed install), asking for a Java row is a
+// usage error naming what is missing, and nothing runs; `--libraries all` leaves them out and runs.
+TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
+  const std::string peers = (fs::path(dir_) / "peers").string();
+  fs::create_directories(peers);
+  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --out '" + dir_ + "/x'");
+  const auto skipped = testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
+                                            "/m'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  // The full matrix's rows leave them out with one line, and the matrix goes on.
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock): "), std::string::npos)
+      << skipped.err;
+  EXPECT_TRUE(skipped.err.find("java is not installed") != std::string::npos ||
+              skipped.err.find("kits/java/target is missing") != std::string::npos) << skipped.err;
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--lock ext:redisson-3.18.1: "), std::string::npos) << refused.err;
+  const bool no_java = refused.err.find("java is not installed") != std::string::npos;
+  const bool no_jar = refused.err.find("not installed: " + peers + "/kits/java/target is missing (build the Java "
+                                       "adapters: harness/adapters/kits/java/install)") != std::string::npos;
+  EXPECT_TRUE(no_java || no_jar) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
+}
+
+// The main job's rows (`matrix --quick`, --libraries main) hold no Java row: the catalog says
+// "main": false for the two base rows, and a variant is never a main row.
+TEST(JavaRowsCatalog, AreNotRowsOfTheMainJob) {
+  for (const std::string row : kJavaRows) {
+    const auto found = find_lock(row);
+    ASSERT_TRUE(found) << row;
+    EXPECT_FALSE(found->main_row) << row;
+  }
+}
+
+// One fault cell of seed 000's Redisson: SIGSTOP freezes the JVM and its watchdog, the lease
+// lapses, a second holder enters (RedissonBaseLock.java:122-159 in 3.18.1).
+TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
+  if (!built("redisson-3.18.1")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
+  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --fault holder-pause --jobs 2 --out '" +
+                                        dir_ + "/m'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  EXPECT_EQ(loaded->cells[0].observed, CellClass::me_violation) << run.out;
+  EXPECT_TRUE(loaded->cells[0].matches());
+}
+
+}  // namespace
+}  // namespace locklab::harness
