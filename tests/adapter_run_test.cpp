@@ -533,12 +533,12 @@ INSTANTIATE_TEST_SUITE_P(Languages, AdapterClockSkew, ::testing::Values("python"
 
 // ---- unavailable at release: a refusal the library hides still acted ------------
 
-// redlock-universal's using() swallows a failed release (RedLock.release answers
+// redlock-universal+failfast's using() swallows a failed release (RedLock.release answers
 // false): the client hears no error while the proxy refused every request of
 // it. The fault acted (the proxy refused), the record says what was heard, and
 // the keys stay until their TTL: the run is judged (liveness), not `error`.
 TEST_F(AdapterRun, ARefusedReleaseTheLibraryHidesStillActs) {
-  const json fault = refused_release_fault("ext:redlock-universal", "u.json");
+  const json fault = refused_release_fault("ext:redlock-universal+failfast", "u.json");
   ASSERT_FALSE(fault.empty());
   const json& d = document_;
   EXPECT_EQ(fault["refused"]["what"], "connections reset");

@@ -451,6 +451,7 @@ def go_problems(root, rel, kit, pinned):
         what = ("an adapter imports its kit (%s) and a module %s/go/go.mod requires" % (GO_KIT, ADAPTERS) if kit
                 else "the Go kit imports the standard library alone, and no adapter")
         problems.append("%s:%d: imports %s: %s" % (rel, number, path, what))
+    return problems
 
 
 JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)

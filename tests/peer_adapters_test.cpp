@@ -663,8 +663,14 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     const std::string& file = peer.language == "java" ? peer.argv.front() : peer.argv.at(1);
     std::ifstream in(file);
     ASSERT_TRUE(in) << peer.name << ": " << file;
-    const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
-    EXPECT_LT(lines, 80) << file;
+    // Its code is its library's calls (docs/adapters.md): lines of code, not the header that reads the
+    // library's source (comments and blank lines are not counted).
+    long code = 0;
+    for (std::string line; std::getline(in, line);) {
+      const auto first = line.find_first_not_of(" \t");
+      if (first != std::string::npos && line.compare(first, 2, "//") != 0 && line[first] != '#') ++code;
+    }
+    EXPECT_LT(code, 70) << file;
     struct stat info{};
     EXPECT_EQ(::stat(file.c_str(), &info), 0);
     EXPECT_TRUE(info.st_mode & S_IXUSR) << file << " is not executable";
@@ -672,9 +678,10 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     // each library"); none takes its key and gives it an expiry in two requests.
     EXPECT_TRUE(peer.release_window.starts_with("resp:")) << peer.name << ": " << peer.release_window;
     EXPECT_EQ(peer.acquire_gap, "") << peer.name;
-    EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
+    const std::string base = peer.name.substr(0, peer.name.find('+'));  // a variant has its base row's facts
+    EXPECT_EQ(kFacts.count(base), 1u) << peer.name << " has no facts in this test";
     // The catalog's key (locklab fleets reads it) is the one the cases below find held.
-    if (kFacts.count(peer.name) == 1) {
+    if (kFacts.count(base) == 1) {
       std::string key = facts_of(peer.name).key_format;
       EXPECT_EQ(peer.key, key.replace(key.find("{}"), 2, "{key}")) << peer.name;
     }
