@@ -575,15 +575,21 @@ void judge_faults_bit(Verdict& verdict, const FaultSet& faults) {
 // The servers lost a holder's key under it, as a fault read them (DUMP before
 // and after: nemesis/bite.h, KeyLoss): that section's lease is lost, whatever
 // the witness could tell (a node that restarted blinded its feed). Returns the
-// moments the lock became free that way, for the unavailability after them.
+// moments the lock became free that way, for the unavailability after them:
+// the reading, not the holder's exit -- its lease was gone, so from then on the
+// lock was free to anyone, and a lock that keeps a contender out while its
+// holder works on without a lease is unavailable (a correct one lets the
+// contender in: a violation, which the class reads first).
 std::vector<std::int64_t> mark_key_losses(std::vector<CsRecord>& records, const std::vector<KeyLoss>& losses) {
   std::vector<std::int64_t> freed;
   for (const KeyLoss& loss : losses) {
-    for (CsRecord& record : records)
-      if (std::cmp_equal(record.client, loss.client) && record.enter_ns <= loss.at_ns &&
-          (record.exit_ns == 0 || loss.at_ns <= record.exit_ns))
-        record.lease_lost = 1;
-    freed.push_back(loss.at_ns);
+    for (CsRecord& record : records) {
+      if (!std::cmp_equal(record.client, loss.client) || record.enter_ns > loss.at_ns ||
+          (record.exit_ns != 0 && loss.at_ns > record.exit_ns))
+        continue;
+      record.lease_lost = 1;
+      freed.push_back(loss.at_ns);
+    }
   }
   return freed;
 }

@@ -94,11 +94,11 @@ json timeline_json(const std::vector<CsRecord>& records, const OverlapSummary& o
 Unavailability unavailability_after(const std::vector<std::int64_t>& freed_ns, const std::vector<CsRecord>& by_enter,
                                     std::int64_t end_ns) {
   Unavailability result;
-  for (const std::int64_t crash : freed_ns) {
-    if (crash <= 0) continue;
-    const auto next = std::find_if(by_enter.begin(), by_enter.end(), [crash](const CsRecord& r) { return r.enter_ns > crash; });
+  for (const std::int64_t freed : freed_ns) {
+    if (freed <= 0) continue;
+    const auto next = std::find_if(by_enter.begin(), by_enter.end(), [freed](const CsRecord& r) { return r.enter_ns > freed; });
     const bool open = next == by_enter.end();
-    const double ms = static_cast<double>((open ? std::max(end_ns, crash) : next->enter_ns) - crash) / 1e6;
+    const double ms = static_cast<double>((open ? std::max(end_ns, freed) : next->enter_ns) - freed) / 1e6;
     if (!result.ms || ms > *result.ms) {
       result.ms = std::round(ms * 100.0) / 100.0;
       result.open = open;

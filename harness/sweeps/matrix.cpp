@@ -346,7 +346,9 @@ std::optional<UserExpectations> expectation_in_file(const std::string& lock, con
   const auto first = parse_class(text.substr(0, split));
   if (!first) return std::nullopt;
   UserExpectations expect;
-  expect.file = reason.substr(std::string_view(kExpectReason).size(), reason.find(':') - std::string_view(kExpectReason).size());
+  // The file name runs to the reason's fixed end (a path may hold a ':').
+  const std::size_t from = std::string_view(kExpectReason).size();
+  expect.file = reason.substr(from, reason.rfind(kExpectReasonEnd) - from);
   expect.rows[lock][fault].expected = *first;
   if (split != std::string::npos) expect.rows[lock][fault].or_else = parse_class(text.substr(split + 4));
   return expect;

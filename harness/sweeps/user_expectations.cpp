@@ -100,7 +100,7 @@ Cell with_user_expectation(Cell cell, const UserExpectations& expectations) {
   cell.expected = expectation->expected;
   cell.also_expected = expectation->or_else;
   cell.expected_exposed_either = true;
-  cell.expected_reason = std::string(kExpectReason) + expectations.file + ": the class you expect of your lock";
+  cell.expected_reason = std::string(kExpectReason) + expectations.file + kExpectReasonEnd;
   return cell;
 }
 

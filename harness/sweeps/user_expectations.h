@@ -49,5 +49,6 @@ Cell with_user_expectation(Cell cell, const UserExpectations& expectations);
 // The reason a cell checked by --expect records (its file's expected_reason
 // starts with this), so a matrix read back from its cells keeps the check.
 inline constexpr const char* kExpectReason = "--expect ";
+inline constexpr const char* kExpectReasonEnd = ": the class you expect of your lock";  // after the file name
 
 }  // namespace locklab::harness
