@@ -119,6 +119,16 @@ TEST(MatrixClassify, ABlockedCallIsLivenessWithItsReason) {
   EXPECT_EQ(observed_reason(run("safe", safety)), safety["adapter_deaths"][0]);
 }
 
+// A client whose adapter died on its own took its service down: liveness, even in a run whose
+// fault then found nobody to race (the death is the finding); a violation still wins.
+TEST(MatrixClassify, AnAdapterThatDiedIsLivenessAndStandsUnbitten) {
+  json safety = quiet();
+  safety["adapter_deaths"] = {"client 0's adapter exited with status 1 before answering acquire: the service dies on E"};
+  EXPECT_EQ(classify(run("safe", safety)), CellClass::liveness);
+  EXPECT_EQ(classify(run("violation", with(safety, "overlaps", 1))), CellClass::me_violation);
+  EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
+}
+
 // Variant rows (docs/peers.md, "Defaults and variants"): named with '+', a variant of a
 // base row with its reason, out of the main rows, and expected as their base row except
 // the cells they list.

@@ -566,8 +566,14 @@ void judge_faults_acted(Verdict& verdict, const FaultSet& faults, const StepNeme
 // `safe` verdict would claim what the run never tested, so it becomes error
 // ("not exercised"). A violation, a deadlock or a liveness finding stands:
 // it happened, whatever the fault's share in it (docs/harness.md, "Bite").
-void judge_faults_bit(Verdict& verdict, const FaultSet& faults) {
+void judge_faults_bit(Verdict& verdict, const FaultSet& faults, const WorkloadOutcome& outcome) {
   if (!faults.acted() || faults.bit() || verdict.verdict != "safe") return;
+  // A client whose adapter died on its own is a liveness finding (the service died), and it
+  // stands like one: said, not turned into `error` (the matrix reads it: sweeps/matrix.cpp).
+  if (!outcome.adapter_deaths.empty()) {
+    verdict.reasons.insert(verdict.reasons.begin(), "not exercised, but a client's service died: " + faults.why_not_bit());
+    return;
+  }
   verdict.verdict = "error";
   verdict.reasons.insert(verdict.reasons.begin(), "not exercised: " + faults.why_not_bit());
 }
@@ -712,7 +718,7 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, m.nemeses, m.steps);
-  judge_faults_bit(verdict, m.nemeses);
+  judge_faults_bit(verdict, m.nemeses, outcome);
   judge_fleet(verdict, m.locks, options, m.history, m.faults_injected);
   if (!m.probes.failure.empty()) {  // no client ran: this line is the run's one answer
     verdict.verdict = "error";

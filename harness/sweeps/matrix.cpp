@@ -283,11 +283,25 @@ Cell expected_of(Cell cell, const UserExpectations* expect = nullptr) {
   return cell;
 }
 
+// The run's clients whose adapter died on its own (safety.adapter_deaths), one line each.
+std::vector<std::string> adapter_deaths(const json& run) {
+  std::vector<std::string> deaths;
+  const json* safety = run.contains("safety") ? &run["safety"] : nullptr;
+  if (safety == nullptr || !safety->contains("adapter_deaths") || !(*safety)["adapter_deaths"].is_array()) return deaths;
+  for (const auto& death : (*safety)["adapter_deaths"])
+    if (death.is_string()) deaths.push_back(death.get<std::string>());
+  return deaths;
+}
+
 // "not exercised: SPEC: what its bite saw" when a fault of the run did not
 // bite (docs/harness.md, "Bite"): the cell cannot be at any class, its own
 // expected one included. A record without "bit" (locklab.run/1) is not judged.
+// A run in which a client's adapter died on its own stands (run/run.cpp,
+// judge_faults_bit): the fault took the service down before its race could
+// run, and that is the cell's finding (liveness), not a schedule that missed.
 std::optional<std::string> not_exercised(const json& run) {
   if (!run.contains("faults") || !run["faults"].is_array()) return std::nullopt;
+  if (!adapter_deaths(run).empty()) return std::nullopt;
   for (const auto& fault : run["faults"])
     if (fault.is_object() && fault.contains("bit") && fault["bit"] == false)
       return "not exercised: " + fault.value("spec", std::string("?")) + ": " + fault.value("bite", std::string());
@@ -595,8 +609,10 @@ CellClass classify(const json& run) {
   if (verdict == "violation") return two_holders || !wrong_owner ? CellClass::me_violation : CellClass::wrong_owner;
   if (two_holders) return CellClass::me_violation;  // a verdict the checker did not call a violation still had two
   if (verdict == "deadlock") return CellClass::deadlock;
-  // A library call still waiting past the harness's bound would have hung the service.
+  // A library call still waiting past the harness's bound would have hung the service; an
+  // adapter that died on its own (Node's default on an unhandled rejection) took the service down.
   if (number_at(run, "/safety/blocked_calls") > 0) return CellClass::liveness;
+  if (!adapter_deaths(run).empty()) return CellClass::liveness;
   const double ttl_ms = number_at(run, "/config/ttl_ms");
   const double unavailable_ms = number_at(run, "/safety/unavailability_ms");
   // Half a lease: a crash right after acquiring leaves the rest of the lease,
@@ -608,9 +624,7 @@ CellClass classify(const json& run) {
 std::string observed_reason(const json& run) {
   std::string why;
   if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
-  if (run.contains("safety") && run["safety"].contains("adapter_deaths") && run["safety"]["adapter_deaths"].is_array())
-    for (const auto& death : run["safety"]["adapter_deaths"])
-      if (death.is_string()) why += (why.empty() ? "" : "; ") + death.get<std::string>();
+  for (const auto& death : adapter_deaths(run)) why += (why.empty() ? "" : "; ") + death;
   return why;
 }
 

@@ -233,7 +233,7 @@ constexpr std::array kPeerCells = {
     Row{"ext:simple-redis-mutex", "clock-skew", C::safe, "no client clock is read at all"},
     Row{"ext:simple-redis-mutex", "failover", C::me_violation, "a waiter's first SET once node-redis is back wins the promoted replica: a second holder if it belongs to a lock() still waiting; if a lock() that failAfter already rejected queued it, the win is nobody's and keeps everyone out for a lease (which queued attempt node-redis writes first is its reconnect's timing)", C::liveness, false, /*exposed_either=*/true},
     Row{"ext:simple-redis-mutex", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
-    Row{"ext:simple-redis-mutex", "node-restart", C::liveness, "the first SET the waiters send once the node is back is one a lock() queued before its failAfter fired: it wins the empty node for nobody, and everyone is kept out for a lease", std::nullopt, /*exposed=*/true},
+    Row{"ext:simple-redis-mutex", "node-restart", C::liveness, "the restart resets the waiters' connections: a lock() attempt that rejects is unhandled and Node ends that service (a crashed client); a SET a lock() queued before its failAfter fired wins the empty node for nobody: everyone kept out for a lease", std::nullopt, false, /*exposed_either=*/true},
     Row{"ext:simple-redis-mutex", "clock-jump", C::me_violation, "Redis expires the key at once: a polling waiter takes it while the holder works"},
     Row{"ext:simple-redis-mutex", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
     Row{"ext:simple-redis-mutex", "unavailable-release", C::liveness, "the refused EVALSHA rejects; the key stays until its TTL"},
