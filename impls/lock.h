@@ -93,6 +93,7 @@ struct NodeTally {
 // with blocked_ms, docs/adapters.md): a service calling it would have hung (liveness).
 struct Blocked {
   std::uint64_t calls = 0;
+  std::uint64_t acquires = 0;  // of them, acquires answered `unknown` (run.cpp: not a failure to measure)
   std::int64_t longest_ms = 0;
   std::string what;  // the adapter's line for the longest: "acquire blocked 1000 ms past its wait bound ..."
 };
@@ -123,6 +124,14 @@ class DistributedLock {
   // A lock whose own process died mid-run (an adapter that exited): why, in one line; the
   // client is then a crashed client (workload.cpp), not a failed one. None of ours dies.
   virtual std::string died() const { return {}; }
+  // Asked inside a section, without blocking: has the lock's own process died since its last
+  // call (died() then says why)? A client must not write for a service that is gone.
+  virtual bool died_now() { return false; }
+  // Waits `span` (a section's hold), ending early if the lock's process dies: died_now().
+  virtual bool died_within(std::chrono::milliseconds span) {
+    std::this_thread::sleep_for(span);
+    return false;
+  }
   virtual Blocked blocked() const { return {}; }
   // Ends what the lock runs outside the calling process (an adapter: its
   // stdin closed, then reaped), so nothing of it outlives its client; the lock

@@ -207,6 +207,61 @@ TEST_F(AdapterLockTest, ExitsMidRun) {
                         "exited with status 4 before answering acquire");
 }
 
+// A runtime that dies at start says why on its stderr: the line is in the error, not only the status.
+TEST_F(AdapterLockTest, FailsAtStartSaysWhy) {
+  expect_create_fails({kBroken + "fails_at_start.py"},
+                      "exited with status 1 before answering init: ModuleNotFoundError: No module named "
+                      "'locklab_no_such_library'");
+}
+
+// An adapter that dies of an error while its client holds the lock: died_now() sees it at
+// once, without a call (the client then crashes inside its section, workload.cpp), and it
+// is a death with its line, not a broken adapter.
+TEST_F(AdapterLockTest, DiesInTheSectionIsSeenAtOnce) {
+  auto lock = broken({kBroken + "dies_after_acquire.py", "error"});
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(100ms), Acquire::acquired) << lock->last_error();
+  EXPECT_FALSE(lock->died_now());
+  std::this_thread::sleep_for(400ms);
+  EXPECT_TRUE(lock->died_now());
+  EXPECT_NE(lock->died().find("exited with status 1 during the section: the service dies on RuntimeError: the "
+                              "connection pool died"),
+            std::string::npos)
+      << lock->died();
+  EXPECT_EQ(lock->release(), Release::error);
+}
+
+// One that exits 0 is no crash (#26 is a runtime dying on an error): a broken adapter, an error.
+TEST_F(AdapterLockTest, ExitsCleanlyInTheSectionIsBroken) {
+  auto lock = broken({kBroken + "dies_after_acquire.py", "clean"});
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(lock->try_acquire(100ms), Acquire::acquired) << lock->last_error();
+  std::this_thread::sleep_for(400ms);
+  EXPECT_FALSE(lock->died_now());
+  EXPECT_TRUE(lock->died().empty()) << lock->died();
+  EXPECT_NE(lock->broken().find("exited with status 0 during the section"), std::string::npos) << lock->broken();
+  EXPECT_EQ(lock->release(), Release::error);
+}
+
+// blocked_ms is liveness only on `unknown` after the wait was really spent; else the
+// adapter's word alone is a protocol error.
+TEST_F(AdapterLockTest, BlockedOnlyOnUnknownAfterTheWait) {
+  for (const char* mode : {"acquired-now", "unknown-now"}) {
+    auto lock = broken({kBroken + "blocked_word.py", mode});
+    ASSERT_TRUE(lock);
+    EXPECT_EQ(lock->try_acquire(200ms), Acquire::unknown) << mode;
+    EXPECT_NE(lock->broken().find("answered acquire with blocked_ms after"), std::string::npos) << lock->broken();
+    EXPECT_TRUE(one_line(lock->last_error())) << lock->last_error();
+    EXPECT_EQ(lock->blocked().calls, 0u) << mode;
+  }
+  auto lock = broken({kBroken + "blocked_word.py", "unknown-late"});
+  ASSERT_TRUE(lock);
+  EXPECT_EQ(lock->try_acquire(200ms), Acquire::unknown);
+  EXPECT_TRUE(lock->broken().empty()) << lock->broken();
+  EXPECT_EQ(lock->blocked().calls, 1u);
+  EXPECT_EQ(lock->blocked().acquires, 1u);
+}
+
 TEST_F(AdapterLockTest, SilentIsBoundedAndKilled) {
   // wait 100 ms + margin 300 ms; silent.py ignores the end of its stdin, so only SIGKILL ends it.
   expect_broken_mid_run(broken({kBroken + "silent.py"}), "silent.py", "did not answer acquire within 400 ms");

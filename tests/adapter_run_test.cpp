@@ -297,6 +297,23 @@ TEST_F(AdapterRun, AdapterDiesMidRunIsACrashedClient) {
   EXPECT_GT(d["totals"]["acquired"].get<long long>(), 1) << "the others went on";
 }
 
+// An adapter that dies inside its client's section, its watchdog with it: the client learns it
+// within the hold, not at its release, and crashes there, its section open (judged like
+// holder-crash). Writing the counter at the end of the hold, after the key expired and a
+// contender entered, would be a violation the library did not make.
+TEST_F(AdapterRun, AdapterDiesInTheSectionIsACrashNotAViolation) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  const json d = run_bad("dies_renewing.py", 0, "--clients 3 --duration 3 --ttl 300 --wait 3000 --hold 600");
+  EXPECT_NE(d["verdict"], "violation") << d["verdict_reasons"];
+  EXPECT_NE(d["verdict"], "error") << d["verdict_reasons"];
+  EXPECT_EQ(d["totals"]["crashed_clients"], 1) << d["totals"];
+  ASSERT_EQ(d["safety"]["adapter_deaths"].size(), 1u) << d["safety"];
+  const std::string death = d["safety"]["adapter_deaths"][0];
+  EXPECT_NE(death.find("exited with status 1 during the section: the service dies on RuntimeError: the watchdog's"),
+            std::string::npos)
+      << death;
+}
+
 // A library call that never returns is answered by the JS kit at wait_ms + its grace as
 // `unknown` with blocked_ms (harness/adapters/kits/js/protocol.js, withinWait): a finding, not an
 // error; the run records it and the matrix classes it liveness (it would have hung the service).

@@ -114,6 +114,7 @@ struct ClientSlot {
   char last_error[240] = {};                 // the last error message (setup or runtime)
   // Library calls that had not returned past the harness's bound (DistributedLock::blocked()).
   std::atomic<std::int64_t> blocked_calls{0};
+  std::atomic<std::int64_t> blocked_acquires{0};  // of them, acquires (counted unknown: run.cpp)
   std::atomic<std::int64_t> blocked_longest_ms{0};
   char blocked_what[240] = {};
   // Section-oracle commands that failed (the client's, and the coordinator's

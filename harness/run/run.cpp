@@ -181,6 +181,7 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
     t.commands += slot.commands;
     t.leases_lost += slot.leases_lost;
     t.blocked_calls += slot.blocked_calls;
+    t.blocked_acquires += slot.blocked_acquires;
     if (slot.blocked_calls > 0 && (t.blocked_what.empty() || slot.blocked_longest_ms > t.blocked_longest_ms)) {
       t.blocked_longest_ms = slot.blocked_longest_ms;
       t.blocked_what = slot.blocked_what;
@@ -211,8 +212,9 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
                                             const Result<long long>& counter_final) {
   std::vector<std::string> errors = outcome.failures;  // "client N: <why>", e.g. an adapter that broke
   if (!counter_final) errors.push_back("cannot read the counter at the end: " + counter_final.error().message);
-  // A blocked call is the library's finding (liveness, judge_run), not a failure to measure.
-  if (t.acquired == 0 && t.errors + t.unknown - t.blocked_calls > 0)
+  // A blocked acquire is the library's finding (liveness, judge_run), not a failure to measure;
+  // only those were counted unknown (a blocked release is no attempt), so only they come off.
+  if (t.acquired == 0 && t.errors + t.unknown - t.blocked_acquires > 0)
     errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
                      t.last_error + ")");
   if (outcome.killed_clients > 0)

@@ -30,6 +30,7 @@ struct Tally {
   std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
   std::int64_t stale = 0, counter_errors = 0, round_trips = 0, commands = 0, leases_lost = 0;
   std::int64_t blocked_calls = 0, blocked_longest_ms = 0;  // library calls still waiting past the bound
+  std::int64_t blocked_acquires = 0;  // of blocked_calls, acquires (each counted in unknown)
   std::string blocked_what;                                 // the adapter's line for the longest
   std::optional<NodeTally> nodes;
   bool truncated = false;

@@ -25,6 +25,11 @@ class AwakeBound {
   // the next wait may last: min(what is left, kAwakeStep); 0 once the bound is
   // spent (a last look that does not block: a reply already there still counts).
   std::chrono::milliseconds next_wait();
+  // The awake time counted so far, the time since the last call included.
+  std::chrono::nanoseconds used() {
+    (void)next_wait();
+    return bound_ - left_;
+  }
   bool spent() const { return left_ <= std::chrono::nanoseconds::zero(); }
   std::chrono::milliseconds bound() const { return bound_; }
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,6 +133,8 @@ Result<AdapterProcess> AdapterProcess::spawn(const std::vector<std::string>& arg
   // Its stderr goes to a memory file: the line it dies on becomes the crash's reason
   // (stderr_reason()); -1 (no memfd here): it keeps ours.
   const int stderr_file = ::memfd_create("locklab-adapter-stderr", MFD_CLOEXEC);
+  // Appending (the adapter shares this file description): cap_stderr() may empty it mid-run.
+  if (stderr_file >= 0) (void)::fcntl(stderr_file, F_SETFL, O_APPEND);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) exec_child(pair[1], status[1], stderr_file, args.data(), parent);
@@ -225,6 +228,22 @@ std::string AdapterProcess::exit_description() {
   if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
   if (WIFSIGNALED(status_)) return "was killed by signal " + std::to_string(WTERMSIG(status_));
   return "closed its stdout";
+}
+
+bool AdapterProcess::exited_on_error() {
+  if (!wait_until([this] { return try_reap(); }, exit_grace_)) return false;
+  return (WIFEXITED(status_) && WEXITSTATUS(status_) != 0) || WIFSIGNALED(status_);
+}
+
+bool AdapterProcess::hung_up() {
+  if (try_reap()) return true;
+  pollfd ready{fd_, POLLRDHUP, 0};
+  return ::poll(&ready, 1, 0) > 0 && (ready.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+void AdapterProcess::cap_stderr() {
+  struct stat file {};
+  if (stderr_fd_ >= 0 && ::fstat(stderr_fd_, &file) == 0 && file.st_size > (1 << 20)) (void)::ftruncate(stderr_fd_, 0);
 }
 
 std::string AdapterProcess::stderr_reason() const {
@@ -322,29 +341,77 @@ Error AdapterLock::exited(const char* when) {
   return Error{ErrorKind::closed, broken_, true};
 }
 
-// A reply with blocked_ms: the library had not returned past the kit's bound (liveness).
-void AdapterLock::note_blocked(const Reply& reply, const char* what) {
+std::string AdapterLock::said() const {
+  const std::string line = process_.stderr_reason();
+  return line.empty() ? "" : ": " + line;
+}
+
+// The adapter's end of the socket closed. After init, a runtime dying on an error (a
+// non-zero status or a signal, with a line on its stderr) is its client crashing (#26);
+// a clean exit, or a closed stdout with the process alive, is a broken adapter.
+Error AdapterLock::gone(const std::string& when) {
+  if (initialized_ && process_.exited_on_error() && !process_.stderr_reason().empty()) return exited(when.c_str());
+  return broke(process_.exit_description() + " " + when + said(), true);
+}
+
+// The hold, in steps: a death in it is seen within a step, not at its end, so the crash
+// is stamped near when the service died, before the TTL lets a contender in.
+bool AdapterLock::died_within(milliseconds span) {
+  const auto end = steady_clock::now() + span;
+  for (auto now = steady_clock::now(); now < end; now = steady_clock::now()) {
+    if (died_now()) return true;
+    std::this_thread::sleep_for(std::min<nanoseconds>(end - now, milliseconds{10}));
+  }
+  return died_now();
+}
+
+bool AdapterLock::died_now() {
+  if (!broken_.empty() || closed_ || !process_.hung_up()) return !died_.empty();
+  (void)gone("during the section");
+  return !died_.empty();
+}
+
+// The kit answers a release it cannot finish by this (kits' answer bound), with blocked_ms.
+constexpr milliseconds kKitAnswerBound{1500};
+constexpr milliseconds kBlockedTolerance{100};  // our awake count runs in 50 ms steps
+
+// A reply with blocked_ms: the library had not returned past the kit's bound (liveness). Taken
+// only on the word that says so (acquire `unknown`, release `error`) and only when we waited
+// that long ourselves: the adapter's word alone would turn any cell into liveness.
+Status AdapterLock::note_blocked(const Reply& reply, const char* what, bool blocked_word, milliseconds needed) {
   const auto& j = reply.json;
-  if (!j.contains("blocked_ms") || !j["blocked_ms"].is_number()) return;
+  if (!j.contains("blocked_ms")) return Done{};
+  const auto awake = duration_cast<milliseconds>(last_awake_);
+  if (!j["blocked_ms"].is_number() || !blocked_word || awake + kBlockedTolerance < needed) {
+    return broke(std::string("answered ") + what + " with blocked_ms after " + std::to_string(awake.count()) +
+                     " ms (blocked_ms needs outcome " + (std::string(what) == "acquire" ? "unknown" : "error") +
+                     " after at least " + std::to_string(needed.count()) + " ms): " + clip(j.dump()),
+                 true);
+  }
   const auto ms = j["blocked_ms"].get<std::int64_t>();
   ++blocked_.calls;
+  if (std::string(what) == "acquire") ++blocked_.acquires;
   if (blocked_.what.empty() || ms > blocked_.longest_ms) {
     blocked_.longest_ms = ms;
     const std::string said = text_at(j, "/error");
     blocked_.what = said.empty() ? std::string(what) + " blocked " + std::to_string(ms) + " ms past its bound" : clip(said);
   }
+  return Done{};
 }
 
 Result<AdapterLock::Reply> AdapterLock::ask(Reply request, const char* what, milliseconds bound) {
   if (!broken_.empty()) return Error{ErrorKind::closed, broken_, false};
   if (closed_) return Error{ErrorKind::closed, "adapter " + name_ + ": closed (close())", false};
+  process_.cap_stderr();
   const long long id = next_id_++;
   request.json["id"] = id;
   if (auto sent = process_.send_line(request.json.dump() + "\n"); !sent) {
-    const bool gone = sent.error().kind == ErrorKind::closed;
-    if (gone && initialized_) return exited((std::string("before ") + what).c_str());
-    return broke((gone ? process_.exit_description() : sent.error().message) + " before " + what,
-                 sent.error().request_sent);
+    if (sent.error().kind == ErrorKind::closed) {
+      Error error = gone(std::string("before ") + what);
+      error.request_sent = sent.error().request_sent;
+      return error;
+    }
+    return broke(sent.error().message + " before " + what, sent.error().request_sent);
   }
   return read_reply(id, what, bound);
 }
@@ -358,8 +425,7 @@ Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* wha
       return broke(std::string("did not answer ") + what + " within " + std::to_string(bound.count()) + " ms", true);
     }
     if (!line && line.error().kind == ErrorKind::closed) {
-      if (initialized_) return exited((std::string("before answering ") + what).c_str());
-      return broke(process_.exit_description() + " before answering " + what, true);
+      return gone(std::string("before answering ") + what);
     }
     if (!line) return broke(line.error().message, true);
     auto message = nlohmann::json::parse(*line, nullptr, false);
@@ -372,6 +438,7 @@ Result<AdapterLock::Reply> AdapterLock::read_reply(long long id, const char* wha
       return broke(std::string("answered ") + what + " (id " + std::to_string(id) + ") with " + clip(message.dump()),
                    true);
     }
+    last_awake_ = awake.used();
     return Reply{std::move(message)};
   }
 }
@@ -383,7 +450,9 @@ Acquire AdapterLock::try_acquire(milliseconds wait) {
   auto reply = ask(std::move(request), "acquire", wait + timeouts_.margin);
   if (!reply) return fail(reply.error().request_sent ? Acquire::unknown : Acquire::error, reply.error().message);
   const auto outcome = acquire_word(text_at(reply->json, "/outcome"));
-  note_blocked(*reply, "acquire");
+  if (auto blocked = note_blocked(*reply, "acquire", outcome == Acquire::unknown, wait); !blocked) {
+    return fail(Acquire::unknown, blocked.error().message);
+  }
   if (text_at(reply->json, "/type") != "acquire_ok" || !outcome) {
     return fail(Acquire::unknown, broke("answered acquire with " + clip(reply->json.dump()), true).message);
   }
@@ -403,7 +472,9 @@ Release AdapterLock::release() {
   auto reply = ask(Reply{{{"type", "release"}}}, "release", timeouts_.margin);
   if (!reply) return fail(Release::error, reply.error().message);
   const auto outcome = release_word(text_at(reply->json, "/outcome"));
-  note_blocked(*reply, "release");
+  if (auto blocked = note_blocked(*reply, "release", outcome == Release::error, kKitAnswerBound); !blocked) {
+    return fail(Release::error, blocked.error().message);
+  }
   if (text_at(reply->json, "/type") != "release_ok" || !outcome) {
     return fail(Release::error, broke("answered release with " + clip(reply->json.dump()), true).message);
   }

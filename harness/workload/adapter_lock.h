@@ -85,6 +85,13 @@ class AdapterProcess {
   // dying runtime names its error on ("Error: ...", a Python traceback's last line), else its
   // last non-empty line; "" when it said nothing.
   std::string stderr_reason() const;
+  // After EOF, reaped within the grace: it exited non-zero or was killed by a signal (a
+  // runtime dying on an unhandled error), not a clean exit nor a closed stdout.
+  bool exited_on_error();
+  // Without blocking: reaped, or its end of the socket hung up.
+  bool hung_up();
+  // Keeps the stderr memory file under 1 MiB (emptied past it: the end is what counts).
+  void cap_stderr();
   pid_t pid() const { return pid_; }  // kept after the child is reaped
 
  private:
@@ -122,6 +129,8 @@ class AdapterLock final : public DistributedLock {
   // The adapter exited mid-run ("client 2's adapter exited with status 1: the service dies on
   // Error: ..."): its client crashed, not an error of the harness. "" while it lives.
   std::string died() const override { return died_; }
+  bool died_now() override;
+  bool died_within(std::chrono::milliseconds span) override;
   Blocked blocked() const override { return blocked_; }
   // Closes the adapter's stdin and reaps it (SIGKILL after exit_grace); every later call fails.
   void close() override;
@@ -151,8 +160,11 @@ class AdapterLock final : public DistributedLock {
   int client_ = 0;
   bool initialized_ = false;  // init_ok came: an exit from here on is a death, not a failure to start
   Blocked blocked_;     // calls answered with blocked_ms: the library still waiting past the bound
-  void note_blocked(const Reply& reply, const char* what);
+  std::chrono::nanoseconds last_awake_{0};  // the awake time the last reply took (read_reply)
+  Status note_blocked(const Reply& reply, const char* what, bool blocked_word, std::chrono::milliseconds needed);
   Error exited(const char* when);
+  Error gone(const std::string& when);
+  std::string said() const;
   bool closed_ = false;  // close() ended it
   std::atomic<std::uint64_t> leases_lost_{0};
 };

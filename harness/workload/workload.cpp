@@ -166,6 +166,7 @@ class Client {
       record->has_token = 1;
       record->token = *token;
     }
+    crash_if_adapter_died();
     record->write = increment(token, *record);
 
     if (hook_) hook_(kCsExit);
@@ -187,6 +188,19 @@ class Client {
       note_error();
     }
     return true;
+  }
+
+  // An adapter that died inside the section (docs/adapters.md, "An adapter that dies"): the
+  // service it stands for is gone, so its client crashes here, its record left open, as at a
+  // step-point crash, and the section is judged like holder-crash. Learning it only at the
+  // release would write the counter for a dead service, past its TTL: a false violation.
+  void crash_if_adapter_died() {
+    if (lock_->died_now()) crash_with_adapter();
+  }
+  [[noreturn]] void crash_with_adapter() {
+    history_.set_error(index_, lock_->died());
+    stamp_own_death();
+    exit_with_group(kAdapterDiedExitCode);
   }
 
   // The release found the key gone or someone else's, or a watchdog renewal
@@ -213,7 +227,8 @@ class Client {
       return CsWrite::refused;
     }
     if (hook_) hook_(kCsRead);
-    if (config_.hold.count() > 0) std::this_thread::sleep_for(config_.hold);
+    // The hold, ended by the adapter's death: no SET for a service that is gone.
+    if (config_.hold.count() > 0 ? lock_->died_within(config_.hold) : lock_->died_now()) crash_with_adapter();
     record.write = CsWrite::pending;
     auto written = counter_->write(read->value + 1, token);
     if (!written) return counter_failed(written.error().message);
@@ -262,6 +277,7 @@ class Client {
     slot_.leases_lost.store(static_cast<std::int64_t>(lock_->leases_lost()));
     const Blocked blocked = lock_->blocked();
     slot_.blocked_calls.store(static_cast<std::int64_t>(blocked.calls));
+    slot_.blocked_acquires.store(static_cast<std::int64_t>(blocked.acquires));
     slot_.blocked_longest_ms.store(blocked.longest_ms);
     std::snprintf(slot_.blocked_what, sizeof slot_.blocked_what, "%s", blocked.what.c_str());
     if (const auto tally = lock_->node_tally()) {
