@@ -322,7 +322,7 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson-3.18.1", "node-restart", C::me_violation, "the hash vanished; the renewal finds no field and stops"},
     Row{"ext:redisson-3.18.1", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
     Row{"ext:redisson-3.18.1", "net-cut", C::me_violation, "a failed renewal stops the watchdog for good; the holder is not told"},
-    Row{"ext:redisson-3.18.1", "unavailable-release", C::liveness, "the hash stays until its lease ends: the failed unlock cancelled the watchdog"},
+    Row{"ext:redisson-3.18.1", "unavailable-release", C::liveness, "the refused unlock retries 3 times 1.5 s apart (Config's defaults): it blocks past the kit's 1.5 s answer bound"},
     // --- ext:redisson-3.18.1+trylock ---
     Row{"ext:redisson-3.18.1+trylock", "holder-crash", C::liveness, "a fixed lease: the dead holder's hash expires after one ttl"},
     Row{"ext:redisson-3.18.1+trylock", "holder-pause", C::me_violation, "nothing extends the lease: it lapses under the stopped holder"},
@@ -335,7 +335,7 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson-3.18.1+trylock", "node-restart", C::me_violation, "the only copy of the hash vanished"},
     Row{"ext:redisson-3.18.1+trylock", "clock-jump", C::me_violation, "Redis expires the hash by its wall clock: it is gone at once"},
     Row{"ext:redisson-3.18.1+trylock", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works"},
-    Row{"ext:redisson-3.18.1+trylock", "unavailable-release", C::liveness, "the refused unlock is not retried; the hash stays until its lease ends"},
+    Row{"ext:redisson-3.18.1+trylock", "unavailable-release", C::liveness, "the refused unlock retries 3 times 1.5 s apart (Config's defaults): it blocks past the kit's 1.5 s answer bound"},
     // --- ext:redisson ---
     Row{"ext:redisson", "holder-crash", C::liveness, "the watchdog is a timer of the dead JVM: the hash is free after one lease"},
     Row{"ext:redisson", "holder-pause", C::me_violation, "SIGSTOP freezes the JVM and its watchdog: the lease lapses"},
@@ -348,7 +348,20 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson", "node-restart", C::me_violation, "the hash vanished; the renewal finds no field and drops the lock from the watchdog"},
     Row{"ext:redisson", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
     Row{"ext:redisson", "net-cut", C::me_violation, "the watchdog retries after a failed renewal, but none reaches the server before the lease lapses; the holder is not told"},
-    Row{"ext:redisson", "unavailable-release", C::liveness, "the hash stays until its lease ends: the failed unlock cancelled the watchdog"},
+    Row{"ext:redisson", "unavailable-release", C::liveness, "the refused unlock retries 3 times 1.5 s apart (Config's defaults): it blocks past the kit's 1.5 s answer bound"},
+    // --- ext:redisson+failfast (timeout 1000 ms, no retries: the fail-fast client) ---
+    Row{"ext:redisson+failfast", "holder-crash", C::liveness, "the watchdog is a timer of the dead JVM: the hash is free after one lease"},
+    Row{"ext:redisson+failfast", "holder-pause", C::me_violation, "SIGSTOP freezes the JVM and its watchdog: the lease lapses"},
+    Row{"ext:redisson+failfast", "slow-holder", C::safe, "the live watchdog renews the lease every ttl/3"},
+    Row{"ext:redisson+failfast", "release-race", C::safe, "the unlock script checks the owner field atomically: the late EVALSHA deletes nothing"},
+    Row{"ext:redisson+failfast", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"ext:redisson+failfast", "clock-skew", C::safe, "relative PEXPIRE; the wait subtracts two readings of one local clock"},
+    Row{"ext:redisson+failfast", "failover", C::me_violation, "asynchronous replication loses the hash: a single-server config sends no WAIT"},
+    Row{"ext:redisson+failfast", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:redisson+failfast", "node-restart", C::me_violation, "the hash vanished; the renewal finds no field and drops the lock from the watchdog"},
+    Row{"ext:redisson+failfast", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:redisson+failfast", "net-cut", C::me_violation, "the watchdog retries after a failed renewal, but none reaches the server before the lease lapses; the holder is not told"},
+    Row{"ext:redisson+failfast", "unavailable-release", C::liveness, "the refused unlock fails at once (no retries): answered error; the hash stays until its lease ends"},
 };
 
 // The row written down for this cell in `table`, if any.

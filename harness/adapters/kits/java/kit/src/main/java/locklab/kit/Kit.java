@@ -31,7 +31,9 @@ public final class Kit {
   public static final long GRACE_MS = 1000;  // a library's own bounded wait still silent wait_ms + this later: stuck
   public static final long ANSWER_MS = 1500;  // release and extend, under AdapterLock's 2000 ms margin
   public static final long CLOSE_MS = 500;  // close() at the end of stdin, under AdapterLock's 1000 ms exit grace
-  public static final long INIT_MS = 8000;  // init, under AdapterLock's 10 s init bound
+  // init: past Redisson's default connectTimeout (10 s), so a slow connect fails in the library, with its line;
+  // AdapterLock's init bound must be above it (harness/workload/adapter_lock.h).
+  public static final long INIT_MS = 12000;
 
   private static final Map<String, String> REPLY = Map.of("acquire", "acquire_ok", "release", "release_ok",
                                                           "extend", "extend_ok");
