@@ -25,7 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kJavaRows[] = {"ext:redisson", "ext:redisson-3.18.1", "ext:redisson-3.18.1+trylock"};
+const char* const kJavaRows[] = {"ext:redisson", "ext:redisson+failfast", "ext:redisson-3.18.1",
+                                  "ext:redisson-3.18.1+trylock"};
 
 class JavaRows : public ::testing::Test {
  protected:
@@ -74,7 +75,8 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   ::unsetenv("LOCKLAB_PEERS_DIR");
   // The full matrix's rows leave them out with one line, and the matrix goes on.
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
-  EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock): "), std::string::npos)
+  EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson+failfast, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock): "),
+            std::string::npos)
       << skipped.err;
   EXPECT_TRUE(skipped.err.find("java is not installed") != std::string::npos ||
               skipped.err.find("kits/java/target is missing") != std::string::npos) << skipped.err;
@@ -89,7 +91,7 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
 }
 
 // The main job's rows (`matrix --quick`, --libraries main) hold no Java row: the catalog says
-// "main": false for the two base rows, and a variant is never a main row.
+// "main": false for the base rows and the fail-fast variant, and a variant is never a main row.
 TEST(JavaRowsCatalog, AreNotRowsOfTheMainJob) {
   for (const std::string row : kJavaRows) {
     const auto found = find_lock(row);

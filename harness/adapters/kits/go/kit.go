@@ -74,6 +74,9 @@ func (m Request) Retry() time.Duration {
 type Reply struct {
 	Outcome string
 	Error   string
+	// BlockedMs: the awake ms the library's call went on past its bound (acquire: wait_ms + Grace,
+	// release and extend: AnswerWithin); the harness judges such a hang liveness (docs/adapters.md).
+	BlockedMs int64
 }
 
 // Say is an outcome without an error line.

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -15,18 +16,24 @@ func (s *server[H]) acquire(m Request) Reply {
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
+	began := time.Now()
 	done := call("unknown", func() (H, Reply) { return s.a.Acquire(ctx, m) })
 	got, ok := within(m.Wait()+Grace, done)
 	cancel()
 	if !ok {
+		s.giveBacks.Add(1)
 		go func() { // a late win: the harness was told `unknown`, so the lock goes back
+			defer s.giveBacks.Done()
 			if late := <-done; late.reply.Outcome == "acquired" {
 				release, stop := context.WithTimeout(context.Background(), AnswerWithin)
 				defer stop()
 				s.a.Release(release, late.hold)
 			}
 		}()
-		return Reply{Outcome: "unknown", Error: "the library was still acquiring " + Grace.String() + " after wait_ms"}
+		// as the JS kit: the call went on past its wait bound, which the harness judges liveness
+		ms := max(time.Since(began)-m.Wait(), Grace).Milliseconds()
+		return Reply{Outcome: "unknown", BlockedMs: ms,
+			Error: fmt.Sprintf("acquire blocked %d ms past its wait bound (the library still waiting)", ms)}
 	}
 	if got.reply.Outcome == "acquired" {
 		s.hold, s.holding = got.hold, true
@@ -42,7 +49,8 @@ func (s *server[H]) bounded(name string, f func(ctx context.Context) Reply) Repl
 	done := call("error", func() (H, Reply) { return zero, f(ctx) })
 	got, ok := within(AnswerWithin, done)
 	if !ok {
-		return Reply{Outcome: "error", Error: "no answer to " + name + " in " + AnswerWithin.String()}
+		return Reply{Outcome: "error", BlockedMs: AnswerWithin.Milliseconds(),
+			Error: name + " blocked past " + AnswerWithin.String() + " (the library still waiting)"}
 	}
 	return got.reply
 }

@@ -52,6 +52,8 @@ type server[H any] struct {
 	a       Adapter[H]
 	hold    H
 	holding bool
+	// giveBacks: the late wins still being given back (requests.go); the end of stdin waits for them.
+	giveBacks sync.WaitGroup
 }
 
 // Serve answers requests from stdin until it ends, then exits 0.
@@ -73,15 +75,16 @@ func Serve[H any](a Adapter[H]) {
 	}
 }
 
-// close runs the adapter's Close, if any, for at most CloseWithin.
+// close waits for the give-backs under way (os.Exit would end them: the late win's key would stay
+// held until its ttl), then runs the adapter's Close, if any: both within CloseWithin.
 func (s *server[H]) close() {
-	if s.a.Close == nil {
-		return
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.a.Close()
+		s.giveBacks.Wait()
+		if s.a.Close != nil {
+			s.a.Close()
+		}
 	}()
 	select {
 	case <-done:
@@ -136,6 +139,9 @@ func (s *server[H]) answer(m Request) map[string]any {
 		return map[string]any{"type": "error", "error": "unknown request type " + m.Type}
 	}
 	reply := map[string]any{"type": replyType[m.Type], "outcome": r.Outcome}
+	if r.BlockedMs > 0 {
+		reply["blocked_ms"] = r.BlockedMs
+	}
 	if r.Error != "" {
 		reply["error"] = r.Error
 	}

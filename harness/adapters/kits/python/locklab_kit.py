@@ -178,7 +178,9 @@ def _answer(adapter, m, worker):
         # release and extend: bounded here; acquire: by the adapter, which knows whether its library's wait is bounded.
         result = worker.call(lambda: handler(m), None if kind == "acquire" else ANSWER_MS)
         if result is LATE:
-            result = {"outcome": "error", "error": "no answer to %s in %d ms" % (kind, ANSWER_MS)}
+            # as the JS kit: the library's call goes on past its bound, which the harness judges liveness
+            result = {"outcome": "error", "blocked_ms": ANSWER_MS,
+                      "error": "%s blocked past %d ms (the library still waiting)" % (kind, ANSWER_MS)}
     except Exception as error:  # the call may have reached Redis: when in doubt, unknown
         result = {"outcome": IN_DOUBT[kind], "error": repr(error)}
     return {"type": REPLY[kind], **({"outcome": result} if isinstance(result, str) else result)}

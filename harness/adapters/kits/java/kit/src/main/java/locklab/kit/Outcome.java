@@ -4,10 +4,22 @@ package locklab.kit;
 public final class Outcome {
   public final String word;
   public final String error;
+  // The ms the library's call went on past its bound (0: it answered in time); the harness judges it liveness.
+  public final long blockedMs;
 
-  private Outcome(String word, String error) {
+  private Outcome(String word, String error, long blockedMs) {
     this.word = word;
     this.error = error;
+    this.blockedMs = blockedMs;
+  }
+
+  private Outcome(String word, String error) {
+    this(word, error, 0);
+  }
+
+  // A call still running past its bound (docs/adapters.md): acquire `unknown`, release and extend `error`.
+  public static Outcome blocked(String word, String error, long blockedMs) {
+    return new Outcome(word, error, blockedMs);
   }
 
   public static Outcome of(String word, String error) {

@@ -63,13 +63,21 @@ final class Worker {
     return result;
   }
 
-  // close() on a thread of its own (the worker may be stuck in a call), for at most `ms`.
+  // The worker's queue first (a late acquire's give-back, onLate, may be queued or running there:
+  // halt() would drop it and the late win's key would stay held until its ttl), then close() on a
+  // thread of its own (the worker may be stuck in a call): both within `ms`.
   void closeWithin(Runnable close, long ms) {
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    try {
+      thread.submit(() -> {}).get(ms, TimeUnit.MILLISECONDS);
+    } catch (Exception ignored) {
+      // still stuck at the bound: close() gets what is left of it
+    }
     Thread closer = new Thread(close, "locklab-kit-close");
     closer.setDaemon(true);
     closer.start();
     try {
-      closer.join(ms);
+      closer.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
     } catch (InterruptedException ignored) {
       Thread.currentThread().interrupt();
     }
