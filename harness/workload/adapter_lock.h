@@ -32,7 +32,7 @@
 namespace locklab::harness {
 
 struct AdapterTimeouts {
-  std::chrono::milliseconds init{10'000};       // init -> init_ok: the adapter's start and its imports
+  std::chrono::milliseconds init{15'000};       // init -> init_ok: the adapter's start and its imports (the Java kit's own is 12 s)
   std::chrono::milliseconds margin{2'000};      // acquire waits wait_ms + this; release and noop this
   std::chrono::milliseconds exit_grace{1'000};  // after closing its stdin, before SIGKILL
 };
