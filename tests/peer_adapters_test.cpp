@@ -644,7 +644,7 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
   const std::vector<std::string> expected = {"bsm-redislock", "go-redsync", "go-redsync-5",
                                              "node-redis-warlock", "node-redisson", "node-redlock",
                                              "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
-                                             "redisson", "redisson-3.18.1", "redisson-3.18.1+trylock",
+                                             "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
                                              "redlock-universal", "redlock-universal+failfast",
                                              "sesamecare-redlock", "simple-redis-mutex"};
   EXPECT_EQ(names, expected);
