@@ -189,9 +189,11 @@ function retriesWithin(m, meanDelay) {
 // back and answers timed_out) or {blocked} (the reply); the library's rejection is thrown.
 async function withinWait(m, call, giveBack) {
   const began = performance.now();
-  const first = await bounded(call, m.wait_ms);
+  // wait_ms 0 is one attempt: its answer is the value, whatever its round trip took (within the grace).
+  const first = m.wait_ms > 0 ? await bounded(call, m.wait_ms) : LATE;
   if (first !== LATE) return {value: first};
   const second = await bounded(call, GRACE_MS, giveBack);
+  if (second !== LATE && m.wait_ms === 0) return {value: second};
   if (second === LATE) {
     const ms = Math.round(performance.now() - began - m.wait_ms);
     return {blocked: {outcome: 'unknown', blocked_ms: ms,
