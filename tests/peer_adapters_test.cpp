@@ -587,7 +587,14 @@ TEST_F(PeerFixture, SimpleRedisMutexWinsForNobodyAfterAnOutage) {
   (*proxy)->cut();
   ASSERT_TRUE(wait_until([&] { return (*proxy)->refused_connections() > 0; }, 5000ms, 5ms))
       << "b's client never tried to reconnect";
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(b->try_acquire(30ms), Acquire::timed_out) << b->last_error();
+  for (int i = 0; i < 3; ++i) {
+    const Acquire attempt = b->try_acquire(30ms);
+    // Node's default on an attempt the reset rejected, unhandled (dist/index.js:57): the service dies
+    // first, the row's other finding (docs/peers.md): this run cannot show the win for nobody.
+    if (attempt == Acquire::error && b->last_error().find("the service dies") != std::string::npos)
+      GTEST_SKIP() << "b's adapter died on the reset before the outage ended: " << b->last_error();
+    ASSERT_EQ(attempt, Acquire::timed_out) << b->last_error();
+  }
   ASSERT_FALSE(key_on_any_server(mutex));
   (*proxy)->heal();
   ASSERT_TRUE(wait_until([&] { return key_on_any_server(mutex); }, 5000ms, 5ms)) << "no queued attempt won";
