@@ -109,6 +109,7 @@ Result<std::unique_ptr<KeyspaceFeed>> KeyspaceFeed::start(const redis::Connectio
       new KeyspaceFeed(std::move(subscriber).value(), std::move(reader).value(), channel, node.endpoint.to_string()));
   if (feed->wake_fd_ < 0) return Error{ErrorKind::io, "eventfd failed"};
   feed->thread_ = std::thread([raw = feed.get()] { raw->run(); });
+  feed->quiet_->wait_until_held();
   return feed;
 }
 
@@ -152,6 +153,7 @@ FeedLog KeyspaceFeed::stop() {
 
 void KeyspaceFeed::run() {
   std::unique_lock work(work_mutex_);
+  quiet_->holding();
   while (true) {
     serve_request();
     if (stopping_.load() && !end_sent_) {

@@ -154,6 +154,7 @@ TcpProxy::TcpProxy(int listen_fd, int wake_fd, redis::Endpoint endpoint, redis::
       upstream_(std::move(upstream)),
       state_(std::make_unique<State>()) {
   thread_ = std::thread([this] { run(); });
+  quiet_at_fork_.wait_until_held();
 }
 
 TcpProxy::~TcpProxy() {
@@ -622,6 +623,7 @@ std::uint64_t TcpProxy::send_limit(const Link& link, std::size_t flow) const {
 
 void TcpProxy::run() {
   std::unique_lock lock(mutex_);
+  quiet_at_fork_.holding();
   PollSet set;
   while (!state_->stopping) {
     const auto now = Clock::now();

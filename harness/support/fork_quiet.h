@@ -11,12 +11,17 @@
 // mutex here. Every fork() of the process then takes all registered mutexes
 // first (pthread_atfork) and lets go of them in parent and child after, so no
 // such thread is inside its work (and the allocator) when the process forks.
-// Not covered: a registered thread's own start and exit, so the thread that
+// Not covered: a registered thread's own start and exit. So the thread that
 // forks must also be the one that starts and joins such threads (it is, for
-// the proxies: the run's coordinator).
+// the proxies and the witness feeds: the run's coordinator), and it waits
+// until a thread it started holds its mutex before it goes on (`started`
+// below): a scenario forked its first actor while a witness feed's thread was
+// still starting, and the actor's watchdog thread hung at its first
+// allocation in the sanitizer preset (the lease lapsed, never renewed).
 #pragma once
 
 #include <cstddef>
+#include <latch>
 #include <mutex>
 
 namespace locklab::harness {
@@ -35,8 +40,14 @@ class QuietAtFork {
   // How many mutexes every fork() takes now (for tests).
   static std::size_t registered();
 
+  // The thread calls holding() once it first holds the mutex; the thread
+  // that started it calls wait_until_held() before it may fork.
+  void holding() { started_.count_down(); }
+  void wait_until_held() { started_.wait(); }
+
  private:
   std::mutex* mutex_;
+  std::latch started_{1};
 };
 
 }  // namespace locklab::harness
