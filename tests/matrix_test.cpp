@@ -653,7 +653,7 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   EXPECT_NE(refused.err.find("node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)"),
             std::string::npos) << refused.err;
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
-  EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:sesamecare-redlock"),
+  EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:go-redsync, ext:redisson)"),
             std::string::npos) << skipped.err;
   const auto loaded = load_matrix(dir_ + "/m");
   ASSERT_TRUE(loaded) << loaded.error().message;
