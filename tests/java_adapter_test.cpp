@@ -115,5 +115,20 @@ TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
   EXPECT_TRUE(loaded->cells[0].matches());
 }
 
+// Spring Integration's RedisLockRegistry (docs/peers.md, "Spring Integration RedisLockRegistry"): release-race
+// parks the holder's delete (DELEX, or the fallback script) until its lease lapsed and another client is inside;
+// the compare-and-delete then deletes nothing (RedisLockRegistry.java:915-922) and unlock() throws (:669-679).
+TEST_F(JavaRows, SpringLockRegistryReleaseRaceIsSafe) {
+  if (!built("spring-integration-redis-7.1.2")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
+  const auto run = testing::run_locklab("matrix --quick --lock ext:spring-redis-lock-registry --fault release-race --jobs 2 --out '" +
+                                        dir_ + "/m'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  EXPECT_EQ(loaded->cells[0].observed, CellClass::safe) << run.out;
+  EXPECT_TRUE(loaded->cells[0].matches());
+}
+
 }  // namespace
 }  // namespace locklab::harness

@@ -379,7 +379,7 @@ constexpr std::array kSpringPeerCells = {
     Row{"ext:spring-redis-lock-registry", "node-restart", C::me_violation, "the only copy of the key vanished; Lettuce reconnects within its 1, 2, 4 ms backoff and a waiter's obtain script takes the empty server"},
     Row{"ext:spring-redis-lock-registry", "clock-jump", C::me_violation, "Redis expires the key by its wall clock: it is gone at once, and nothing renews it"},
     Row{"ext:spring-redis-lock-registry", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works: nothing renews it"},
-    Row{"ext:spring-redis-lock-registry", "unavailable-release", C::liveness, "Lettuce queues the refused compare-and-delete until it reconnects (60 s command timeout): unlock() blocks past the kit's 1.5 s answer bound; the key stays until its TTL"},
+    Row{"ext:spring-redis-lock-registry", "unavailable-release", C::liveness, "the reset fails the compare-and-delete in flight at once (Lettuce completes it with the I/O error): unlock() throws, answered error; the key stays until its TTL"},
 };
 
 // The row written down for this cell in `table`, if any.
