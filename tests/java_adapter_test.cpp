@@ -1,5 +1,6 @@
-// The Java rows (Redisson through harness/adapters/kits/java; docs/adapters.md, "The Java
-// kit"; docs/peers.md, "Redisson"): their expected cells are written down in docs/peers.md
+// The Java rows (Redisson and Spring Integration's RedisLockRegistry through harness/adapters/kits/java;
+// docs/adapters.md, "The Java kit"; docs/peers.md, "Redisson", "Spring Integration RedisLockRegistry"):
+// their expected cells are written down in docs/peers.md
 // as in code; without their build they read "not installed", one line, and refuse by name;
 // with it, one fault cell runs and ends at its expected class. The acquire and release of
 // each Java row are the cases of tests/peer_adapters_test.cpp, which run for every catalog
