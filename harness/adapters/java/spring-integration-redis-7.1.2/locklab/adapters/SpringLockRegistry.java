@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import locklab.kit.Adapter;
@@ -48,25 +49,18 @@ public final class SpringLockRegistry implements Adapter {
     Kit.serve(new SpringLockRegistry());
   }
 
-  @Override
-  public String library() {
-    return "spring-integration-redis";
+  @Override public String library() { return "spring-integration-redis"; }
+
+  @Override public String version() {
+    return Objects.requireNonNullElse(RedisLockRegistry.class.getPackage().getImplementationVersion(), "unknown");
   }
 
-  @Override
-  public String version() {
-    String version = RedisLockRegistry.class.getPackage().getImplementationVersion();
-    return version == null ? "unknown" : version;
-  }
-
-  @Override
-  public Map<String, Boolean> capabilities() {
+  @Override public Map<String, Boolean> capabilities() {
     return Map.of("expires", true, "owner_checked_release", true, "reentrant", true, "fencing", false,
                   "multi_node", false, "notifies_waiters", false, "auto_extends", false);
   }
 
-  @Override
-  public Map<String, Object> init(JsonObject m) {
+  @Override public Map<String, Object> init(JsonObject m) {
     JsonObject server = m.getAsJsonArray("servers").get(0).getAsJsonObject();
     factory = new LettuceConnectionFactory(
         new RedisStandaloneConfiguration(server.get("host").getAsString(), server.get("port").getAsInt()));
@@ -78,27 +72,21 @@ public final class SpringLockRegistry implements Adapter {
     return Map.of("key", REGISTRY_KEY + ":" + key);
   }
 
-  @Override
-  public Object acquire(JsonObject m) throws InterruptedException {
+  @Override public Object acquire(JsonObject m) throws InterruptedException {
     if (!lock.tryLock(Kit.longField(m, "wait_ms"), TimeUnit.MILLISECONDS)) return "timed_out";
     depth += 1;
     return "acquired";
   }
 
   // A tryLock that won after the kit answered `unknown`: nobody wants this hold, give it back.
-  @Override
-  public void lateAcquire(Object result) {
-    if (!"acquired".equals(result)) return;
+  @Override public void lateAcquire(Object result) {
     try {
-      lock.unlock();
-    } catch (RuntimeException ignored) {
-      // gone already: nothing to give back
+      if ("acquired".equals(result)) release(null);
+    } catch (RuntimeException ignored) {  // a Redis error: the key is left to its TTL
     }
-    depth = Math.max(depth - 1, 0);
   }
 
-  @Override
-  public Object release(JsonObject m) {
+  @Override public Object release(JsonObject m) {
     if (depth == 0) return "already_expired";  // no hold of ours: unlock() would only throw, nothing sent
     depth -= 1;
     try {
@@ -109,8 +97,7 @@ public final class SpringLockRegistry implements Adapter {
     return depth > 0 ? "still_held" : "released";
   }
 
-  @Override
-  public Object extend(JsonObject m) {
+  @Override public Object extend(JsonObject m) {
     try {
       registry.renewLock(key, Duration.ofMillis(Kit.longField(m, "ttl_ms")));
     } catch (IllegalStateException e) {  // the renew found the key gone or another's
@@ -119,8 +106,7 @@ public final class SpringLockRegistry implements Adapter {
     return "extended";
   }
 
-  @Override
-  public void close() {
+  @Override public void close() {
     if (registry != null) registry.destroy();
     if (factory != null) factory.destroy();
   }
