@@ -142,6 +142,9 @@ const std::map<std::string, Facts> kFacts = {
     {"rslock", {"{}", Release::released, false, "ttl"}},
     // unlock returns nothing (redlock/src/redlock.rs:229-233); no extend.
     {"redlock-rs", {"{}", Release::released, false, ""}},
+    // RedisLockRegistry's unlock throws ConcurrentModificationException when its delete found the key
+    // gone or another's; nothing renews the lease, nobody is told; renewLock(key, ttl) sets the PX.
+    {"spring-redis-lock-registry", {"lock-registry:{}", Release::not_owner, false, "ttl"}},
 };
 
 // A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
@@ -678,7 +681,8 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
                                              "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
                                              "redlock-rs", "redlock-universal", "redlock-universal+failfast",
-                                             "rslock", "sesamecare-redlock", "simple-redis-mutex"};
+                                             "rslock", "sesamecare-redlock", "simple-redis-mutex",
+                                             "spring-redis-lock-registry"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go
