@@ -216,6 +216,10 @@ struct Verdict {
   std::string verdict;
   std::vector<std::string> reasons;
   bool exposed = false;  // verdict "safe" and Safety::exposed (a caller that overrules the verdict clears it)
+  // Verdict "error" for one reason only: no acquire succeeded, every attempt refused by the lock
+  // (nothing else failed). Under a fault that acted and bit, that is the library's finding (the
+  // matrix reads liveness: the lock was unavailable); without one, a broken lock (error).
+  bool every_acquire_refused = false;
 };
 Verdict judge(const Safety& safety);
 

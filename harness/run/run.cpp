@@ -208,6 +208,8 @@ Tally tally_clients(const SharedHistory& history, const WorkloadOutcome& outcome
 }
 
 // Why the run could not measure (empty = it could).
+constexpr std::string_view kNoAcquisition = "no acquisition succeeded; ";
+
 std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcome& outcome,
                                             const Result<long long>& counter_final) {
   std::vector<std::string> errors = outcome.failures;  // "client N: <why>", e.g. an adapter that broke
@@ -215,7 +217,7 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   // A blocked acquire is the library's finding (liveness, judge_run), not a failure to measure;
   // only those were counted unknown (a blocked release is no attempt), so only they come off.
   if (t.acquired == 0 && t.errors + t.unknown - t.blocked_acquires > 0)
-    errors.push_back("no acquisition succeeded; " + std::to_string(t.errors + t.unknown) + " attempts failed (" +
+    errors.push_back(std::string(kNoAcquisition) + std::to_string(t.errors + t.unknown) + " attempts failed (" +
                      t.last_error + ")");
   if (outcome.killed_clients > 0)
     errors.push_back(std::to_string(outcome.killed_clients) +
@@ -519,6 +521,8 @@ Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const Ru
   for (const auto& death : outcome.adapter_deaths) verdict.reasons.push_back(death + " (a crashed client)");
   if (const auto errors = measurement_errors(end.tally, outcome, end.counter_final); !errors.empty()) {
     verdict.verdict = "error";
+    verdict.exposed = false;
+    verdict.every_acquire_refused = errors.size() == 1 && errors.front().starts_with(kNoAcquisition);
     verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
   }
   return verdict;

@@ -169,7 +169,8 @@ json safety_json(const Findings& f) {
           {"blocked_calls", f.tally.blocked_calls},
           {"blocked_longest_ms", f.tally.blocked_longest_ms},
           {"blocked", f.tally.blocked_what},
-          {"adapter_deaths", f.outcome.adapter_deaths}};
+          {"adapter_deaths", f.outcome.adapter_deaths},
+          {"every_acquire_refused", f.verdict.every_acquire_refused}};
 }
 
 json node_tally_json(const Tally& t) {

@@ -600,9 +600,22 @@ std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& 
 
 }  // namespace
 
+// Every acquire refused, the run's one error (Verdict::every_acquire_refused), while each of its
+// faults acted and bit: the lock was unavailable under the fault (redlock-rs gives up at the first
+// refused node under a node minority), not a run that failed to measure.
+static bool refused_under_its_fault(const json& run) {
+  const auto safety = run.find("safety");
+  if (safety == run.end() || !safety->is_object() || !safety->value("every_acquire_refused", false)) return false;
+  const auto faults = run.find("faults");
+  if (faults == run.end() || !faults->is_array() || faults->empty()) return false;
+  return std::all_of(faults->begin(), faults->end(), [](const json& fault) {
+    return fault.is_object() && fault.value("acted", false) && fault.value("bit", false);
+  });
+}
+
 CellClass classify(const json& run) {
   const std::string verdict = run.value("verdict", "error");
-  if (verdict == "error") return CellClass::error;
+  if (verdict == "error") return refused_under_its_fault(run) ? CellClass::liveness : CellClass::error;
   const bool two_holders = number_at(run, "/safety/overlaps") > 0 || number_at(run, "/safety/lost_updates") > 0 ||
                            number_at(run, "/safety/max_concurrent_holders") >= 2;
   const bool wrong_owner = number_at(run, "/safety/wrong_owner_releases") > 0;
@@ -625,6 +638,9 @@ std::string observed_reason(const json& run) {
   std::string why;
   if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
   for (const auto& death : adapter_deaths(run)) why += (why.empty() ? "" : "; ") + death;
+  if (run.value("verdict", "error") == "error" && refused_under_its_fault(run))
+    why += (why.empty() ? "" : "; ") + std::string("every acquire refused while the fault acted: the lock was unavailable (") +
+           text_at(run, "/verdict_reasons/0") + ")";
   return why;
 }
 

@@ -406,7 +406,7 @@ constexpr std::array kRustPeerCells = {
     Row{"ext:redlock-rs", "expire-gap", C::not_applicable, "SET NX PX on each node is one command: no gap"},
     Row{"ext:redlock-rs", "clock-skew", C::safe, "validity subtracts two Instant readings (CLOCK_MONOTONIC, which the shim leaves alone); the servers count the TTL"},
     Row{"ext:redlock-rs", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
-    Row{"ext:redlock-rs", "node-minority", C::error, "the first node that refuses a connection ends lock() with Err (the `?`): every acquire is unknown while two nodes are down, and a run with no acquisition cannot be measured"},
+    Row{"ext:redlock-rs", "node-minority", C::liveness, "the first node that refuses a connection ends lock() with Err (the `?`, redlock.rs:145): every acquire is refused while two of five nodes are down, though three could vote: the lock is unavailable"},
     Row{"ext:redlock-rs", "node-restart", C::liveness, "a contender's SETs made before a node still restarting refused it stay (the `?` skips the cleanup): stranded votes keep every contender from a quorum until the holder leaves", std::nullopt, /*exposed=*/true},
     Row{"ext:redlock-rs", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes"},
     Row{"ext:redlock-rs", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
