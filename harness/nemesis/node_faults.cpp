@@ -299,9 +299,9 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
   failed_over_ = true;
   cluster_ = true;
   const auto held = r.held_bytes();
+  finish();  // no holder to park: a client that gets in on the new master while it settles goes on
   began_ns_ = monotonic_ns();
   auto promoted = r.fail_over();
-  finish();
   if (!promoted) return note(context, "failover failed: " + promoted.error().message);
   note_acted(context, "no client holds the lock (" + std::to_string(failed_attempts(context, -1)) +
                           " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE with " +
