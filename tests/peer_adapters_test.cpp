@@ -135,6 +135,9 @@ const std::map<std::string, Facts> kFacts = {
     {"redisson", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1+trylock", {"{}", Release::not_owner, false, ""}},
+    // RedisLockRegistry's unlock throws ConcurrentModificationException when its delete found the key
+    // gone or another's; nothing renews the lease, nobody is told; renewLock(key, ttl) sets the PX.
+    {"spring-redis-lock-registry", {"lock-registry:{}", Release::not_owner, false, "ttl"}},
 };
 
 // A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
@@ -654,7 +657,7 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
                                              "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
                                              "redlock-universal", "redlock-universal+failfast",
-                                             "sesamecare-redlock", "simple-redis-mutex"};
+                                             "sesamecare-redlock", "simple-redis-mutex", "spring-redis-lock-registry"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go
