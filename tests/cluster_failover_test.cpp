@@ -57,6 +57,48 @@ TEST(ClusterFailoverTopology, OnlyTheReplicationLinkIsHeldClientsPassThroughTheP
   EXPECT_TRUE(after->is_nil()) << "the new master never got the SET: " << after->describe();
 }
 
+// Issue 27 item 3's trap: a client whose pool was open through the master's
+// proxy before the hold (Redisson connects at create()) keeps flowing; only
+// the connection that sent REPLCONF/PSYNC is held, so the key is on the master
+// and not on its replica.
+TEST(ClusterFailoverTopology, HoldsOnlyTheReplicationLinkNotAPoolOpenBeforeIt) {
+  auto started = harness::ClusterFailoverTopology::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& topology = **started;
+  redis::ClusterConnection pooled(topology.seed());
+  const std::string key = "locklab:failover";
+  auto warm = pooled.command({"SET", key, "before"});  // opens its connection to the key's master, through the proxy
+  ASSERT_TRUE(warm && warm->is_status("OK")) << (warm ? warm->describe() : warm.error().message);
+  ASSERT_TRUE(harness::wait_until([&] { return topology.link().open_connections() >= 2; }, 5s))
+      << "the client's connection is open through the proxy beside the replication link";
+
+  ASSERT_TRUE(topology.hold_replication());
+  auto set = pooled.command({"SET", key, "held"});
+  ASSERT_TRUE(set) << "the pooled connection still flows: " << set.error().message;
+  EXPECT_TRUE(set->is_status("OK")) << set->describe();
+  auto read = pooled.command({"GET", key});
+  ASSERT_TRUE(read && read->is_string()) << (read ? read->describe() : read.error().message);
+  EXPECT_EQ(read->text(), "held");
+  EXPECT_TRUE(harness::wait_until([&] { return topology.held_bytes() > 0; }, 5s)) << "the SET waits in the proxy";
+
+  // On the replica itself (READONLY: it serves its master's slots): the old value.
+  auto replica = redis::Connection::connect(topology.replica().connection_options());
+  ASSERT_TRUE(replica) << replica.error().message;
+  ASSERT_TRUE(replica->command({"READONLY"}));
+  auto on_replica = replica->command({"GET", key});
+  ASSERT_TRUE(on_replica && on_replica->is_string()) << (on_replica ? on_replica->describe() : on_replica.error().message);
+  EXPECT_EQ(on_replica->text(), "before") << "the held write did not reach the replica";
+
+  ASSERT_TRUE(topology.resume_replication());
+  EXPECT_TRUE(harness::wait_until(
+      [&] {
+        auto now = replica->command({"GET", key});
+        return now && now->is_string() && now->text() == "held";
+      },
+      5s))
+      << "resumed, the held write reaches the replica";
+}
+
 TEST(ClusterFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
   harness::ClusterFailoverTrial trial;
   auto outcome = harness::run_cluster_failover_trial(trial);

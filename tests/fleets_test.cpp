@@ -357,6 +357,21 @@ TEST(FleetsCatalog, AKeyWithoutThePlaceholderIsRefusedOnOneLine) {
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
 }
 
+// "failover_topology" is "" or "cluster" (issue 27 item 3); anything else is refused on one line.
+TEST(FleetsCatalog, AnUnknownFailoverTopologyIsRefusedOnOneLine) {
+  ScratchDir peers("locklab-fleets-catalog");
+  std::ofstream(peers.path("catalog.json"))
+      << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
+      << R"("failover_topology": "sentinel"}]})";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
+  const auto run = run_locklab("run --lock ext:x --ops 1");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("catalog.json: peer 1: failover_topology must be \"\" or \"cluster\""), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+}
+
 // ---- usage --------------------------------------------------------------------
 
 TEST(FleetsUsage, BadFlagsAreOneLineAndExitTwo) {

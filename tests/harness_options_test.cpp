@@ -130,7 +130,7 @@ TEST(Validate, TopologyFaultsNeedServersLocklabStarts) {
     return "--fault: " + name + " acts on servers locklab starts itself; with " + flag +
            " the lock servers are not ours (client-side faults only)";
   };
-  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "failover", "net:mode=cut", "unavailable"}) {
+  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "net:mode=cut", "unavailable"}) {
     const std::string name = fault.substr(0, fault.find(':'));
     options.faults = {fault};
     EXPECT_EQ(validate(options), std::nullopt) << fault << " on our own servers";
@@ -183,7 +183,7 @@ TEST(Validate, ClusterChecks) {
   options.sentinels = {redis::Endpoint{"127.0.0.1", 26379}};
   EXPECT_EQ(validate(options), "--cluster and --sentinel exclude each other");
   options.sentinels.clear();
-  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "failover", "net:mode=cut", "unavailable"}) {
+  for (const std::string fault : {"node-crash", "node-pause", "clock-jump", "net:mode=cut", "unavailable"}) {
     options.faults = {fault};
     const std::string name = fault.substr(0, fault.find(':'));
     EXPECT_EQ(validate(options), "--fault: " + name +
@@ -191,6 +191,9 @@ TEST(Validate, ClusterChecks) {
                                      "not ours (client-side faults only)")
         << fault;
   }
+  options.faults = {"failover"};
+  EXPECT_EQ(validate(options), std::nullopt)
+      << "--cluster --fault failover starts a cluster of its own whose key's master it fails over";
   options.faults = {"holder-crash", "holder-pause:until=expired", "slow-holder:ms=10", "clock-skew:offset=5", "random"};
   options.steps.push_back(*parse_step_action("locklab:cs-exit:crash:0", nullptr));
   EXPECT_EQ(validate(options), std::nullopt) << "client-side faults and step actions work on a cluster";

@@ -117,6 +117,32 @@ TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
   EXPECT_TRUE(loaded->cells[0].matches());
 }
 
+// Seed 000's own topology (issue 27 item 3): the failover column of a getLock row runs on a
+// Redis Cluster with replicas, the client on useClusterServers(). Redisson WAITs for the replica
+// after its lock script and throws when none acknowledged (RedissonBaseLock.java:208-240), so
+// no client holds an unreplicated lock: no holder for the failover, and the cell is error ("not
+// exercised"), never safe. The cell's reason says whether the lock was usable after the failover.
+TEST_F(JavaRows, Redisson3181FailoverOnTheClusterIsNotExercisedNeverSafe) {
+  if (!built("redisson-3.18.1")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
+  const auto lock = find_lock("ext:redisson-3.18.1");
+  ASSERT_TRUE(lock);
+  EXPECT_EQ(lock->failover_topology, "cluster");
+  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --fault failover --jobs 1 --out '" +
+                                        dir_ + "/m'");
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message << run.err;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  const auto& cell = loaded->cells[0];
+  EXPECT_TRUE(cell.observed == CellClass::error || cell.observed == CellClass::me_violation) << run.out;
+  const bool has_config = cell.run.is_object() && cell.run.contains("config");
+  const std::string command = has_config ? cell.run["config"].value("command", std::string()) : std::string();
+  EXPECT_NE(command.find("--cluster"), std::string::npos) << "the replay line runs it on the cluster: " << command;
+  if (cell.observed == CellClass::error) {
+    EXPECT_NE(cell.error.find("not exercised"), std::string::npos) << cell.error;
+    EXPECT_NE(cell.error.find("usable after it"), std::string::npos) << "usability after the failover: " << cell.error;
+  }
+}
+
 // Spring Integration's RedisLockRegistry (docs/peers.md, "Spring Integration RedisLockRegistry"): release-race
 // parks the holder's delete (DELEX, or the fallback script) until its lease lapsed and another client is inside;
 // the compare-and-delete then deletes nothing (RedisLockRegistry.java:915-922) and unlock() throws (:669-679).

@@ -73,6 +73,24 @@ TEST(MatrixPlan, LostKeyColumnsKeepTheHolderInsideLongerThanAReconnect) {
   }
 }
 
+// Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"
+// runs its failover column, and only that one, on a Redis Cluster, long enough to see whether the
+// lock is usable after the failover; the other rows' failover stays on the single server.
+TEST(MatrixPlan, ACatalogClusterRowRunsOnlyItsFailoverOnTheCluster) {
+  const auto redisson = find_lock("ext:redisson-3.18.1");
+  if (!redisson) GTEST_SKIP() << redisson.error().message;
+  ASSERT_EQ(redisson->failover_topology, "cluster");
+  for (const auto& column : fault_columns()) {
+    const CellPlan plan = plan_cell(*redisson, column, true);
+    EXPECT_EQ(plan.options.cluster, column.name == "failover") << column.name;
+  }
+  EXPECT_GE(plan_cell(*redisson, *find_column("failover"), true).options.duration_s, 8.0);
+  const auto other = find_lock("ext:node-redisson");
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_EQ(other->failover_topology, "");
+  EXPECT_FALSE(plan_cell(*other, *find_column("failover"), true).options.cluster);
+}
+
 TEST(MatrixClassify, EachClassFromItsRunDocument) {
   EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
   EXPECT_EQ(classify(run("violation", with(quiet(), "overlaps", 2))), CellClass::me_violation);

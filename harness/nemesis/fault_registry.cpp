@@ -215,7 +215,8 @@ const std::vector<FaultEntry>& fault_table() {
        make_random},
       {"failover", {"after"},
        "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
-       "the replica is promoted [after=acquire]",
+       "the replica is promoted; with --cluster, the key's master of a cluster the run starts, only its replication "
+       "link held [after=acquire]",
        make_failover_fault},
       {"node-crash", {"nodes", "restart", "when", "holder-nodes"},
        "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "

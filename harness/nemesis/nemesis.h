@@ -46,6 +46,7 @@ inline constexpr std::string_view kCsRead = "locklab:cs-read";  // the counter r
 
 class SharedHistory;
 class Topology;
+class ClusterFailoverTopology;
 
 struct NemesisContext {
   std::vector<RedisServer*> lock_servers;           // empty when --redis points at servers we do not own
@@ -58,6 +59,8 @@ struct NemesisContext {
   std::string key;                                  // the run's key (--key), as given to the locks
   std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
   Topology* topology = nullptr;                     // own servers: fronts, client links, replica (servers/lock_topology.h)
+  // --cluster --fault failover: the run's own cluster, the key's master replicating through a proxy.
+  ClusterFailoverTopology* cluster_failover = nullptr;
   // The Redis key client i's lock holds for `key` (a library may lock
   // another: "mutex:K"; workload/lock_catalog.h, locked_key()); "" where it
   // is unknown. Empty: every client's lock holds `key` itself.

@@ -1,9 +1,11 @@
 #include "nemesis/node_faults.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "servers/clock_jump.h"
+#include "servers/cluster_failover_topology.h"
 #include "nemesis/held_contender.h"
 #include "history/history.h"
 #include "support/conditions.h"
@@ -119,7 +121,8 @@ KeyReading compare_key(const NemesisContext& context, int holder, const KeyDumps
 }
 
 std::string reading_text(const BiteEvidence& e, const KeyReading& reading, const std::string& where) {
-  return "client " + std::to_string(reading.holder) + "'s key: on " + std::to_string(reading.before) + " of " +
+  const std::string whose = reading.holder < 0 ? "the lock's" : "client " + std::to_string(reading.holder) + "'s";
+  return whose + " key: on " + std::to_string(reading.before) + " of " +
          std::to_string(reading.nodes) + " server(s) as the fault acted, still there on " +
          std::to_string(reading.kept) + " " + where + " at " + e.at(reading.ns);
 }
@@ -153,6 +156,33 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
 
 // ---- failover -------------------------------------------------------------------
 
+// What the failover acts on: lock server 0 and its proxied replica
+// (servers/lock_topology.h), or, with --cluster, the key's master of the run's
+// own Redis Cluster (servers/cluster_failover_topology.h), whose proxy holds
+// only the replication link (the clients' pools through it keep flowing).
+struct Replicated {
+  bool cluster = false;
+  std::function<Status()> hold;
+  std::function<void()> resume;
+  std::function<std::uint64_t()> held_bytes;
+  std::function<Result<redis::Endpoint>()> fail_over;
+};
+
+std::optional<Replicated> replicated(const NemesisContext& context) {
+  if (ClusterFailoverTopology* c = context.cluster_failover; c != nullptr)
+    return Replicated{true, [c] { return c->hold_replication(); }, [c] { (void)c->resume_replication(); },
+                      [c] { return c->held_bytes(); }, [c] { return c->fail_over(); }};
+  Topology* t = context.topology;
+  if (t == nullptr || t->replication() == nullptr) return std::nullopt;
+  return Replicated{false,
+                    [t]() -> Status {
+                      t->replication()->hold_replication();
+                      return Done{};
+                    },
+                    [t] { t->replication()->resume_replication(); }, [t] { return t->replication()->held_bytes(); },
+                    [t] { return t->fail_over(); }};
+}
+
 class FailoverFault final : public HeldContenderFault {
  public:
   FailoverFault(FaultSpec spec, bool guarded, milliseconds ttl)
@@ -166,40 +196,28 @@ class FailoverFault final : public HeldContenderFault {
   milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
 
   void before_run(NemesisContext& context) override {
-    Topology* t = topology(context);
-    if (t == nullptr || t->replication() == nullptr) return note(context, "no replica to fail over to: nothing done");
-    t->replication()->hold_replication();
-    note(context, "replication held: the replica receives nothing the master acknowledges");
+    auto r = replicated(context);
+    if (!r) return note(context, "no replica to fail over to: nothing done");
+    if (auto held = r->hold(); !held) return note(context, "replication not held: " + held.error().message);
+    note(context, r->cluster ? "replication held (the key's master's link to its replica only; clients pass): the "
+                               "replica receives nothing the master acknowledges"
+                             : "replication held: the replica receives nothing the master acknowledges");
     gate_.arm();
   }
 
   void tick(NemesisContext& context) override {
-    Topology* t = topology(context);
+    auto r = replicated(context);
     const int holder = gate_.parked();
     if (holder >= 0) let_contender_go(context, holder, short_patience(ttl_));
-    if (t == nullptr || t->replication() == nullptr || finished_) return;
+    if (!r || finished_) return;
     if (guarded_ && !resumed_ && holder < 0 && failed_attempts(context, -1) > 0) {
-      t->replication()->resume_replication();
+      r->resume();
       resumed_ = true;
       note(context, "an acquire was refused: the WAIT guard saw no replica acknowledge it; replication resumed");
     }
+    if (!failed_over_ && holder < 0 && r->cluster && !guarded_) return refused_on_cluster(context, *r);
     if (holder < 0) return;
-    if (!failed_over_) {
-      const auto held = t->replication()->held_bytes();
-      failed_over_ = true;
-      begin_watch(context, holder);
-      const KeyDumps before = dump_holder_key(context, holder);
-      hold_contender(context, holder);  // before the failover: a contender can get in while it runs
-      auto promoted = t->fail_over();
-      if (!promoted) {
-        note(context, "failover failed: " + promoted.error().message);
-        return finish();
-      }
-      note_acted(context, "client " + std::to_string(holder) + " holds the lock; master killed with " + std::to_string(held) +
-                        " replication bytes held, replica promoted, clients redirected to " + promoted->to_string());
-      reading_ = compare_key(context, holder, before);
-      return;
-    }
+    if (!failed_over_) return fail_over(context, *r, holder);
     if (watch_over(context, holder, short_patience(ttl_), gate_,
                    "another client acquired on the promoted replica while client " + std::to_string(holder) +
                        " still holds: two holders",
@@ -208,35 +226,107 @@ class FailoverFault final : public HeldContenderFault {
   }
 
   void undo(NemesisContext& context) override {
-    Topology* t = topology(context);
-    if (t != nullptr && t->replication() != nullptr && !failed_over_) t->replication()->resume_replication();
+    auto r = replicated(context);
+    if (r && !failed_over_) r->resume();
   }
 
   // The opportunity: the master was failed over, replication held since the
   // run began, while the holder was inside, and another client tried
   // meanwhile. Whether the promoted master had its key is the lock's doing
   // (the WAIT guard makes sure it does), read from the servers for the text.
+  // On a cluster the key must be lost too (a failover whose new master had
+  // the key is no failover story): else not exercised, never safe.
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
-    return with_key_loss(holder_met(evidence, reading_.holder, reading_.ns,
-                                    "failed over: " + reading_text(evidence, reading_, "server(s) after the failover")),
-                         reading_);
+    const std::string read = "failed over: " + reading_text(evidence, reading_, "server(s) after the failover");
+    if (reading_.holder < 0) return {false, read + "; no client was told it holds the lock" + usable_after(evidence)};
+    if (cluster_ && !reading_.lost()) return {false, read + ": the promoted master had the key" + usable_after(evidence)};
+    Bite bite = with_key_loss(holder_met(evidence, reading_.holder, reading_.ns, read), reading_);
+    if (cluster_) bite.what += usable_after(evidence);
+    return bite;
   }
 
  private:
-  KeyReading reading_;
+  void fail_over(NemesisContext& context, Replicated& r, int holder);
+  void refused_on_cluster(NemesisContext& context, Replicated& r);
+  std::string usable_after(const BiteEvidence& evidence) const;
   void finish() {
     finished_ = true;
     gate_.release();
   }
 
+  KeyReading reading_;
+  std::int64_t began_ns_ = 0;  // the failover was asked for (the slot may move before every node agrees)
   bool guarded_;
   milliseconds ttl_;
+  bool cluster_ = false;
   bool resumed_ = false;
   bool failed_over_ = false;
   bool finished_ = false;
 };
+
+void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder) {
+  const auto held = r.held_bytes();
+  failed_over_ = true;
+  cluster_ = r.cluster;
+  begin_watch(context, holder);
+  const KeyDumps before = dump_holder_key(context, holder);
+  hold_contender(context, holder);  // before the failover: a contender can get in while it runs
+  began_ns_ = monotonic_ns();
+  auto promoted = r.fail_over();
+  if (!promoted) {
+    note(context, "failover failed: " + promoted.error().message);
+    return finish();
+  }
+  note_acted(context, "client " + std::to_string(holder) + " holds the lock; " +
+                          (r.cluster ? "CLUSTER FAILOVER FORCE on the key's replica" : "master killed") + " with " +
+                          std::to_string(held) + " replication bytes held, replica promoted, clients redirected to " +
+                          promoted->to_string());
+  reading_ = compare_key(context, holder, before);
+}
+
+// A library that WAITs for its replica (Redisson on a cluster: the lock
+// script, then WAIT, and an exception when no replica acknowledged) tells no
+// client it holds the lock while replication is held, so no holder ever
+// parks. Its key is on the master all the same: once it is, and an acquire
+// came back failed, the master fails over anyway -- what follows (who gets in
+// on the new master, and when) is the lock's usability after the failover.
+void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
+  if (failed_attempts(context, -1) == 0) return;
+  const KeyDumps before = dump_holder_key(context, -1);  // the key on its master (routed by slot), or none yet
+  if (before.empty() || !before.front()) return;
+  failed_over_ = true;
+  cluster_ = true;
+  const auto held = r.held_bytes();
+  finish();  // no holder to park: a client that gets in on the new master while it settles goes on
+  began_ns_ = monotonic_ns();
+  auto promoted = r.fail_over();
+  if (!promoted) return note(context, "failover failed: " + promoted.error().message);
+  note_acted(context, "no client holds the lock (" + std::to_string(failed_attempts(context, -1)) +
+                          " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE with " +
+                          std::to_string(held) + " replication bytes held, clients redirected to " + promoted->to_string());
+  reading_ = compare_key(context, -1, before);
+}
+
+// Whether the lock was usable after the failover: the first section any
+// client entered once it began (the slot moves before every node agrees, and
+// a client may get in meanwhile), and how many (issues #4706 and #4822: after
+// a failover, Redisson's lock was obtainable by one node only, or by none).
+std::string FailoverFault::usable_after(const BiteEvidence& evidence) const {
+  const CsRecord* first = nullptr;
+  std::size_t sections = 0;
+  for (const CsRecord& record : evidence.records)
+    if (record.enter_ns > began_ns_) {
+      ++sections;
+      if (first == nullptr || record.enter_ns < first->enter_ns) first = &record;
+    }
+  const auto after_ms = [&](std::int64_t ns) { return std::to_string(std::max<std::int64_t>(ns - began_ns_, 0) / 1'000'000); };
+  if (first == nullptr) return "; not usable after it: nobody acquired in the " + after_ms(evidence.end_ns) + " ms the run went on";
+  return "; usable after it: client " + std::to_string(first->client) + " acquired " + after_ms(first->enter_ns) +
+         " ms after the failover began, " + std::to_string(sections) + " section(s) in the " + after_ms(evidence.end_ns) +
+         " ms the run went on";
+}
 
 // ---- the parked holder of node-crash (when=holder) and clock-jump ----------------------
 

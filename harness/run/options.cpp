@@ -221,6 +221,11 @@ std::optional<std::string> faults_problem(const RunOptions& options) {
   auto faults = make_faults(options);
   if (!faults) return "--fault: " + faults.error().message;
   if (!(*faults)->needs().own_servers) return std::nullopt;
+  // --cluster --fault failover starts a cluster of its own whose key's master
+  // the fault fails over (servers/cluster_failover_topology.h).
+  if (options.cluster && options.redis.empty() && (*faults)->needs().replica_via_proxy &&
+      (*faults)->name() == "failover")
+    return std::nullopt;
   if (const auto flag = lock_servers_not_ours(options))
     return "--fault: " + (*faults)->name() + " acts on servers locklab starts itself; with " + *flag +
            " the lock servers are not ours (client-side faults only)";

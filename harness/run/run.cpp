@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "history/checker.h"
+#include "servers/cluster_failover_topology.h"
 #include "servers/cluster_servers.h"
 #include "servers/lock_servers.h"
 #include "workload/counter_resource.h"
@@ -44,6 +45,7 @@ struct Servers {
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
   std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
+  std::unique_ptr<ClusterFailoverTopology> cluster_failover;  // --cluster --fault failover
   nlohmann::json cluster_facts = nullptr;
 };
 
@@ -65,7 +67,31 @@ Result<Servers> provide_cluster_servers(const RunOptions& options, const Capabil
   return servers;
 }
 
+// --cluster with the failover fault (a started cluster, not --redis seeds):
+// a cluster whose key's master replicates through a proxy the fault holds
+// (servers/cluster_failover_topology.h), reached through a seed at another
+// master. The counter is a server of its own: the failover must not lose it.
+Result<Servers> provide_cluster_failover_servers(const RunOptions& options) {
+  ClusterFailoverSettings settings;
+  settings.key = options.key;
+  auto topology = ClusterFailoverTopology::start(settings);
+  if (!topology) return Error{ErrorKind::io, "the failover cluster: " + topology.error().message};
+  Servers servers;
+  servers.cluster_failover = std::move(topology).value();
+  servers.lock.push_back(servers.cluster_failover->seed());
+  auto counter_server = provide_lock_servers({}, 1);
+  if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
+  servers.owned = std::move(counter_server->owned);
+  servers.counter_server = servers.owned.back().get();
+  servers.counter = servers.counter_server->connection_options();
+  servers.cluster_facts = {{"started", true}, {"failover", "the key's master replicates through a proxy"},
+                           {"masters", servers.cluster_failover->cluster().masters().size()}};
+  return servers;
+}
+
 Result<Servers> provide_servers(const RunOptions& options, const Capabilities& can, const FaultNeeds& needs) {
+  if (options.cluster && options.redis.empty() && needs.replica_via_proxy && can.uses_redis)
+    return provide_cluster_failover_servers(options);
   if (options.cluster) return provide_cluster_servers(options, can);
   Servers servers;
   if (!options.redis.empty()) {
@@ -364,6 +390,7 @@ NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunL
   context.ttl = milliseconds{options.ttl_ms};
   if (servers.topology != nullptr) context.lock_servers = servers.topology->servers();
   context.topology = servers.topology.get();
+  context.cluster_failover = servers.cluster_failover.get();
   context.endpoints = servers.lock;
   context.counter_server = servers.counter_server;
   return context;

@@ -200,11 +200,20 @@ redis::ConnectionOptions ClusterFailoverTopology::seed() const {
 }
 
 Status ClusterFailoverTopology::hold_replication() {
-  const auto open = proxy_->open_connections();
-  if (open != 1)
-    return Error{ErrorKind::protocol, "the master's proxy has " + std::to_string(open) +
-                                          " open connections; only the replication link may be held"};
-  proxy_->set_open_connections_mode(Direction::server_to_client, ProxyMode::hold());
+  // The replica's link is the connection that sent REPLCONF/PSYNC; a client's
+  // pool (Redisson opens its own at create(), through this same announced
+  // port) sends neither and keeps flowing.
+  const auto held = proxy_->set_mode_where_sent({"REPLCONF", "PSYNC", "SYNC"}, Direction::server_to_client,
+                                                ProxyMode::hold());
+  if (held != 1)
+    return Error{ErrorKind::protocol, "the master's proxy has " + std::to_string(held) +
+                                          " connections that sent REPLCONF/PSYNC (of " +
+                                          std::to_string(proxy_->open_connections()) + " open); expected the one replication link"};
+  return Done{};
+}
+
+Status ClusterFailoverTopology::resume_replication() {
+  proxy_->set_mode_where_sent({"REPLCONF", "PSYNC", "SYNC"}, Direction::server_to_client, ProxyMode::pass());
   return Done{};
 }
 

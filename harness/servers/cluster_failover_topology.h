@@ -8,8 +8,9 @@
 // is told `cluster-announce-port <proxy port>` (its bus port stays its own).
 // Every node learns the announced port by gossip; the replica's CLUSTER
 // REPLICATE connects there. Clients routed by CLUSTER SLOTS go through the
-// proxy too, but they connect later: hold_replication() holds only the
-// connections open when it is called, and the replication link is the only one.
+// proxy too, before or after the hold (a client such as Redisson opens its
+// pools when it is created): hold_replication() holds only the connection that
+// sent REPLCONF/PSYNC, the replica's; every client connection keeps flowing.
 //
 //   auto topology = ClusterFailoverTopology::start();   // cluster ok, replica in sync through the proxy
 //   topology->hold_replication();                       // the next write stays in the proxy
@@ -57,9 +58,12 @@ class ClusterFailoverTopology {
   // successor) through CLUSTER SLOTS and MOVED.
   redis::ConnectionOptions seed() const;
 
-  // Holds the master->replica stream (the only connection through the proxy
-  // now; clients that connect later pass). An error if another is open.
+  // Holds the master->replica stream: the one proxied connection that sent
+  // REPLCONF/PSYNC (clients' connections, open or later, pass). An error
+  // unless exactly one such connection is open.
   Status hold_replication();
+  // The held stream goes on (what the proxy held is delivered, in order).
+  Status resume_replication();
   // Replication bytes the proxy holds (> 0: a write has not reached the replica).
   std::uint64_t held_bytes() const;
 

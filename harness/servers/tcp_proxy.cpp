@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -100,6 +101,7 @@ struct TcpProxy::Link {
   RespReader reader;                    // from the connection's first byte, armed or not
   std::optional<RespMatcher> matcher;   // while armed
   std::optional<std::uint64_t> fence;   // parked: no request byte from this stream offset on is forwarded
+  std::vector<std::string> names_sent;  // the distinct command names its client sent, upper case (set_mode_where_sent)
 };
 
 struct TcpProxy::Watch {
@@ -195,6 +197,23 @@ void discard_queued(Flow& flow, FlowCounters& counters) {
   flow.queued = 0;
 }
 
+std::string upper_case(std::string_view text) {
+  std::string upper(text);
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
+// A connection's distinct command names, kept for set_mode_where_sent(); a
+// client speaks a few dozen at most, the cap only guards against a flood.
+void remember_names(std::vector<std::string>& names, const std::vector<RespCommand>& commands) {
+  constexpr std::size_t kMaxNames = 64;
+  for (const RespCommand& command : commands) {
+    std::string name = upper_case(command.name());
+    if (names.size() < kMaxNames && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(std::move(name));
+  }
+}
+
 }  // namespace
 
 void TcpProxy::set_mode(Direction direction, ProxyMode mode) {
@@ -223,6 +242,28 @@ void TcpProxy::set_open_connections_mode(Direction direction, ProxyMode mode) {
       }
     }
   });
+}
+
+std::size_t TcpProxy::set_mode_where_sent(const std::vector<std::string>& names, Direction direction, ProxyMode mode) {
+  std::vector<std::string> wanted;
+  for (const auto& name : names) wanted.push_back(upper_case(name));
+  std::size_t matched = 0;
+  apply([&](State& state) {
+    const auto chosen = selected(direction);
+    for (auto& link : state.links) {
+      const bool sent = std::any_of(wanted.begin(), wanted.end(), [&](const std::string& name) {
+        return std::find(link.names_sent.begin(), link.names_sent.end(), name) != link.names_sent.end();
+      });
+      if (!sent) continue;
+      ++matched;
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (!chosen[i]) continue;
+        link.own_modes[i] = mode;
+        if (mode.kind == ProxyMode::Kind::drop) discard_queued(link.flows[i], state.counters[i]);
+      }
+    }
+  });
+  return matched;
 }
 
 void TcpProxy::discard_buffered(Direction direction) {
@@ -589,6 +630,7 @@ void TcpProxy::watch_requests(Link& link, std::string_view bytes, bool dropped, 
   std::vector<RespCommand>& completed = state_->completed;
   completed.clear();
   link.reader.feed(bytes, completed);
+  remember_names(link.names_sent, completed);
   if (dropped || !state_->watch || !link.matcher || link.fence) return;
   for (const RespCommand& command : completed)
     if (link.matcher->advance(command)) return park(link, command, now);

@@ -43,6 +43,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 #include <thread>
 
 #include "redis/connection.h"
@@ -94,6 +96,12 @@ class TcpProxy {
   void set_mode(Direction direction, ProxyMode mode);
   // Only the connections open now; later ones take the proxy-wide mode.
   void set_open_connections_mode(Direction direction, ProxyMode mode);
+  // Only the open connections whose client has sent a command named one of
+  // `names` (case-insensitive; every connection's requests are read, armed or
+  // not): a cluster master's replication link is the one that sent REPLCONF or
+  // PSYNC, beside the pooled client connections its announced port also
+  // carries. Returns how many connections took the mode.
+  std::size_t set_mode_where_sent(const std::vector<std::string>& names, Direction direction, ProxyMode mode);
   void pass(Direction direction = Direction::both) { set_mode(direction, ProxyMode::pass()); }
   void delay(std::chrono::milliseconds by, Direction direction = Direction::both) {
     set_mode(direction, ProxyMode::delayed(by));

@@ -162,9 +162,20 @@ void contenders_keep_trying(RunOptions& o) {
   o.wait_ms = 30;
 }
 
-void plan_failover(CellPlan& plan, const LockDescription&, bool) {
+constexpr double kClusterFailoverSeconds = 8.0;
+
+void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   contenders_keep_trying(plan.options);
   plan.options.hold_ms = 100;
+  // A row whose catalog says "failover_topology": "cluster" (Redisson's getLock:
+  // seed 000 runs it on a Redis Cluster) fails over the key's master of a
+  // cluster with replicas, its client configured for the cluster; every other
+  // column of the row stays on the single server.
+  plan.options.cluster = generation.failover_topology == "cluster";
+  // Long enough to see whether the lock is usable after the failover (issue
+  // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
+  // second per refused acquire before the failover comes.
+  if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
   plan.faults = {"failover:after=acquire"};
 }
 
@@ -249,6 +260,7 @@ std::string replay_command(const CellPlan& plan) {
                      std::to_string(o.retry_ms) + " --key " + o.key;
   if (o.stall_ms > 0) line += " --stall " + std::to_string(o.stall_ms);
   if (o.own_oracle) line += " --oracle";
+  if (o.cluster) line += " --cluster";
   for (const auto& spec : plan.faults) line += " --fault " + shell_word(spec);
   if (const LockDescription* own = o.user_adapters.find(o.lock)) line += " " + own->given_as;
   return line;

@@ -273,7 +273,9 @@ Result<std::unique_ptr<AdapterLock>> AdapterLock::create(std::vector<std::string
                                                               config.retry_interval, timeouts));
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& server : config.servers) {
-    servers.push_back({{"host", server.endpoint.host}, {"port", server.endpoint.port}});
+    nlohmann::json entry{{"host", server.endpoint.host}, {"port", server.endpoint.port}};
+    if (server.cluster) entry["cluster"] = true;  // a Redis Cluster's seed: the adapter's client routes by slot
+    servers.push_back(std::move(entry));
   }
   Reply init{{{"type", "init"}, {"servers", servers}, {"key", config.key}, {"client", client},
               {"ttl_ms", config.ttl.count()}}};

@@ -176,6 +176,10 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
     return Error{ErrorKind::usage, where + ": its key must be a string containing " + std::string(kKeyPlaceholder)};
   lock.key_pattern = key.get<std::string>();
   lock.clock_shim_unreachable = entry.value("clock_shim_unreachable", "");
+  const json failover = entry.value("failover_topology", json(""));
+  if (!failover.is_string() || (failover != "" && failover != "cluster"))
+    return Error{ErrorKind::usage, where + ": failover_topology must be \"\" or \"cluster\""};
+  lock.failover_topology = failover.get<std::string>();
   lock.summary = lock.library + " (" + lock.language + "), through its adapter";
   auto claimed = claimed_words(entry, where);
   if (!claimed) return claimed.error();

@@ -55,6 +55,10 @@ struct LockDescription {
   // Why the clock shim (an LD_PRELOAD) cannot skew this adapter's clock, from its catalog entry's
   // "clock_shim_unreachable" ("" = it can): a Go binary reads the clock through the vDSO, not libc.
   std::string clock_shim_unreachable;
+  // Where `matrix` runs this row's failover column, from its catalog entry's "failover_topology":
+  // "" (a master with one replica, like every row) or "cluster" (a Redis Cluster with replicas,
+  // the client configured for a cluster: seed 000's topology for Redisson, issue 27 item 3).
+  std::string failover_topology;
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;

@@ -9,11 +9,13 @@ import locklab.kit.Outcome;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
 
 // locklab adapter (docs/adapters.md; docs/peers.md, "Redisson"): Redisson's RLock, getLock(key), on
-// the first server (useSingleServer()). Built once per Redisson version (java/redisson-<version>/pom.xml).
+// the first server (useSingleServer()), or, when init marks it "cluster" (the failover column on
+// seed 000's Redis Cluster), on the cluster it seeds (useClusterServers()). Built once per Redisson version (java/redisson-<version>/pom.xml).
 // Modes (argv[0]):
 // - "lock": lock() with its watchdog, bounded: tryLock(wait_ms, MILLISECONDS). Without a lease time
 //   it takes the same path as lock() (leaseTime -1: the watchdog renews every
@@ -72,11 +74,18 @@ public final class RedissonGetLock implements Adapter {
   @Override
   public Map<String, Object> init(JsonObject m) {
     JsonObject server = m.getAsJsonArray("servers").get(0).getAsJsonObject();
+    String address = "redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt();
     Config config = new Config();
     config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
-    SingleServerConfig single = config.useSingleServer()
-        .setAddress("redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt());
-    if (failFast) single.setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000).setConnectionMinimumIdleSize(1);
+    if (server.has("cluster") && server.get("cluster").getAsBoolean()) {
+      // A Redis Cluster's seed (the failover column of seed 000's topology): useClusterServers() as the
+      // seed shows it, Config's defaults otherwise; Redisson finds the masters and replicas from the seed.
+      ClusterServersConfig cluster = config.useClusterServers().addNodeAddress(address);
+      if (failFast) cluster.setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000);
+    } else {
+      SingleServerConfig single = config.useSingleServer().setAddress(address);
+      if (failFast) single.setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000).setConnectionMinimumIdleSize(1);
+    }
     redisson = Redisson.create(config);
     lock = redisson.getLock(m.get("key").getAsString());
     return null;
