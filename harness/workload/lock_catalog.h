@@ -55,6 +55,10 @@ struct LockDescription {
   // Why the clock shim (an LD_PRELOAD) cannot skew this adapter's clock, from its catalog entry's
   // "clock_shim_unreachable" ("" = it can): a Go binary reads the clock through the vDSO, not libc.
   std::string clock_shim_unreachable;
+  // The row's service hands the library's fencing token to its resource, as the library's README
+  // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
+  // token, as for generation 7 (AdapterLock::carry_tokens). False: the token is not judged.
+  bool token_at_resource = false;
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;
