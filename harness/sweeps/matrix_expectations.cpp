@@ -373,7 +373,7 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson-fair", "failover", C::liveness, "a waiter's acquire sent to the dead node waits out its 3 s timeout (Config's defaults): blocked past wait_ms + 1 s; or a later attempt reaches the empty server while the holder works: a second holder", C::me_violation, /*exposed=*/true},
     Row{"ext:redisson-fair", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
     Row{"ext:redisson-fair", "node-restart", C::liveness, "a waiter's acquire sent to the dead node waits out its 3 s timeout (Config's defaults): blocked past wait_ms + 1 s; or a later attempt reaches the empty server while the holder works: a second holder", C::me_violation, /*exposed=*/true},
-    Row{"ext:redisson-fair", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:redisson-fair", "clock-jump", C::me_violation, "Redis expires the hash at once and a waiter takes it; or none does within the plan's window: a fair waiter re-queues at the tail with each 30 ms attempt and sleeps on its channel while another is the queue's head, and its tryLock ends without a last try, so waiters whose attempts overlap keep each other out", C::safe},
     Row{"ext:redisson-fair", "net-cut", C::me_violation, "the watchdog retries after a failed renewal, but none reaches the server before the lease lapses; the holder is not told"},
     Row{"ext:redisson-fair", "unavailable-release", C::liveness, "the refused unlock fails or waits out its timeout; the hash stays until its lease ends"},
     // --- ext:redisson-3.18.1-fair ---
@@ -386,7 +386,7 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson-3.18.1-fair", "failover", C::liveness, "a waiter's acquire sent to the dead node waits out its 3 s timeout and retries (Config's defaults): blocked past wait_ms + 1 s, it takes no lost hash", std::nullopt, /*exposed=*/true},
     Row{"ext:redisson-3.18.1-fair", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
     Row{"ext:redisson-3.18.1-fair", "node-restart", C::liveness, "a waiter's acquire sent to the dead node waits out its 3 s timeout and retries (Config's defaults): blocked past wait_ms + 1 s; or a waiter asleep on the queue's channel sends its next attempt to the restarted, empty server: a second holder", C::me_violation, /*exposed=*/true},
-    Row{"ext:redisson-3.18.1-fair", "clock-jump", C::me_violation, "Redis expires the hash at once; the watchdog renews only an existing field"},
+    Row{"ext:redisson-3.18.1-fair", "clock-jump", C::me_violation, "Redis expires the hash at once and a waiter takes it; or none does within the plan's window: a fair waiter re-queues at the tail with each 30 ms attempt and sleeps on its channel while another is the queue's head, and its tryLock ends without a last try, so waiters whose attempts overlap keep each other out", C::safe},
     Row{"ext:redisson-3.18.1-fair", "net-cut", C::me_violation, "a failed renewal stops the watchdog for good; the holder is not told"},
     Row{"ext:redisson-3.18.1-fair", "unavailable-release", C::liveness, "the refused unlock retries 3 times 1.5 s apart (Config's defaults): it blocks past the kit's 1.5 s answer bound"},
     // --- ext:redisson-fenced ---
@@ -398,7 +398,7 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson-fenced", "clock-skew", C::safe, "relative PEXPIRE; the wait subtracts two readings of one local clock"},
     Row{"ext:redisson-fenced", "failover", C::liveness, "a waiter's acquire sent to the dead node waits out its 3 s timeout (Config's defaults): blocked past wait_ms + 1 s; or a later attempt reaches the empty server while the holder works: a second holder, whose token the lost counter repeats: the fence cannot part them", C::me_violation, /*exposed=*/true},
     Row{"ext:redisson-fenced", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
-    Row{"ext:redisson-fenced", "node-restart", C::safe, "the token counter restarts empty with the node: the new holder draws token 1, below the old holder's (the probe drew one before it), and the resource refuses it; a second newcomer inside the old holder's section would draw its token again and be admitted", C::me_violation},
+    Row{"ext:redisson-fenced", "node-restart", C::safe, "the token counter restarts empty with the node: the new holder draws token 1, below the old holder's (the probe drew one before it), and the resource refuses it; or a waiter's acquire sent to the dead node waits out its 3 s timeout: blocked past wait_ms + 1 s (a second newcomer inside the old holder's section would draw its token again and be admitted: not seen)", C::liveness},
     Row{"ext:redisson-fenced", "clock-jump", C::safe, "Redis expires the hash at once, but the token counter survives: the next holder's token is larger and the resource refuses the old one's"},
     Row{"ext:redisson-fenced", "net-cut", C::safe, "the lease lapses under the cut-off holder, but its stale token is refused at the resource"},
     Row{"ext:redisson-fenced", "unavailable-release", C::liveness, "the refused unlock fails or waits out its timeout; the hash stays until its lease ends"},
