@@ -136,6 +136,33 @@ TEST_F(AdapterLockTest, TheAcquireCarriesTheRetryInterval) {
   EXPECT_NE((*untold)->last_error().find("retry_ms=absent"), std::string::npos) << (*untold)->last_error();
 }
 
+// A row whose token is judged at the resource (carry_tokens(), catalog `token_at_resource`): the
+// token of each `acquired` while held, none after the release; without carry_tokens() none at all;
+// an `acquired` without a token then breaks the adapter (acquire unknown, one line).
+TEST_F(AdapterLockTest, CarriedTokensAreKeptWhileHeld) {
+  auto carried = AdapterLock::create({kBroken + "token_giver.py"}, config(), 1, kShort);
+  ASSERT_TRUE(carried) << carried.error().message;
+  (*carried)->carry_tokens();
+  ASSERT_EQ((*carried)->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ((*carried)->fencing_token(), 1u);
+  EXPECT_EQ((*carried)->release(), Release::released);
+  EXPECT_FALSE((*carried)->fencing_token());
+  ASSERT_EQ((*carried)->try_acquire(0ms), Acquire::acquired);
+  EXPECT_EQ((*carried)->fencing_token(), 2u);
+
+  auto ignored = AdapterLock::create({kBroken + "token_giver.py"}, config(), 1, kShort);
+  ASSERT_TRUE(ignored) << ignored.error().message;
+  ASSERT_EQ((*ignored)->try_acquire(0ms), Acquire::acquired);
+  EXPECT_FALSE((*ignored)->fencing_token()) << "a row without token_at_resource: its token is not judged";
+
+  auto tokenless = AdapterLock::create({kBroken + "token_giver.py", "--no-token"}, config(), 1, kShort);
+  ASSERT_TRUE(tokenless) << tokenless.error().message;
+  (*tokenless)->carry_tokens();
+  EXPECT_EQ((*tokenless)->try_acquire(0ms), Acquire::unknown);
+  EXPECT_FALSE((*tokenless)->fencing_token());
+  EXPECT_NE((*tokenless)->broken().find("without a fencing_token"), std::string::npos) << (*tokenless)->broken();
+}
+
 TEST_F(AdapterLockTest, NoopRoundTrip) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   auto lock = redis_py(1);

@@ -15,6 +15,8 @@
 #include <iterator>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "fixtures/locklab_binary.h"
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
@@ -27,7 +29,11 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kJavaRows[] = {"ext:redisson", "ext:redisson+failfast", "ext:redisson-3.18.1",
-                                  "ext:redisson-3.18.1+trylock", "ext:spring-redis-lock-registry"};
+                                  "ext:redisson-3.18.1+trylock", "ext:spring-redis-lock-registry",
+                                  // Redisson's other locks (docs/peers.md, "Redisson's other locks")
+                                  "ext:redisson-fair", "ext:redisson-3.18.1-fair", "ext:redisson-fenced",
+                                  "ext:redisson-spin", "ext:redisson-3.18.1-spin", "ext:redisson-redlock",
+                                  "ext:redisson-3.18.1-redlock"};
 
 class JavaRows : public ::testing::Test {
  protected:
@@ -76,6 +82,10 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   ::unsetenv("LOCKLAB_PEERS_DIR");
   // The full matrix's rows leave them out with one line, and the matrix goes on.
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:redisson-fair, ext:redisson-3.18.1-fair, ext:redisson-fenced, ext:redisson-spin, "
+                             "ext:redisson-3.18.1-spin, ext:redisson-redlock, ext:redisson-3.18.1-redlock"),
+            std::string::npos)
+      << skipped.err;
   EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson+failfast, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock"),
             std::string::npos)
       << skipped.err;
@@ -156,6 +166,57 @@ TEST_F(JavaRows, SpringLockRegistryReleaseRaceIsSafe) {
   ASSERT_EQ(loaded->cells.size(), 1u);
   EXPECT_EQ(loaded->cells[0].observed, CellClass::safe) << run.out;
   EXPECT_TRUE(loaded->cells[0].matches());
+}
+
+// Redisson's fenced lock, its token carried to the resource (catalog `token_at_resource`): SIGSTOP
+// freezes the JVM and its watchdog, the lease lapses and a second holder enters, but with a larger
+// token (RedissonFencedLock.java:106-118), and the fenced counter refuses the stopped holder's stale
+// one: safe, as generation 7's cell. Without the token it would read me-violation, as getLock's.
+TEST_F(JavaRows, RedissonFencedHolderPauseIsFencedOff) {
+  if (!built("redisson-fenced-4.7.0")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
+  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-fenced --fault holder-pause --jobs 2 --out '" +
+                                        dir_ + "/m'");
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  std::ifstream in(dir_ + "/m/cells/ext:redisson-fenced__holder-pause.json");
+  const auto cell = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(cell.is_discarded());
+  // At a load average of 30 on 2 cores a waiter's JVM answered its acquire a second past its bound
+  // before the pause ended: no second holder to fence off. Not the fence's to judge: skipped, saying so.
+  const auto blocked = cell["run"]["safety"].value("blocked_calls", 0);
+  if (loaded->cells[0].observed == CellClass::liveness && blocked > 0)
+    GTEST_SKIP() << "a waiter's acquire blocked past its bound under this machine's load: no second holder got in";
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(loaded->cells[0].observed, CellClass::safe) << run.out;
+  EXPECT_TRUE(loaded->cells[0].matches());
+  EXPECT_GE(cell["run"]["safety"].value("stale_writes_rejected", 0), 1) << "the stale holder's token was not refused";
+}
+
+// `token_at_resource` is a fencing row's alone, a boolean; the shipped fenced row carries it.
+TEST_F(JavaRows, TokenAtResourceIsAFencingRowsBoolean) {
+  const auto fenced = find_lock("ext:redisson-fenced");
+  ASSERT_TRUE(fenced);
+  EXPECT_TRUE(fenced->token_at_resource);
+  EXPECT_FALSE(find_lock("ext:redisson")->token_at_resource);
+  const std::string path = dir_ + "/catalog.json";
+  const auto write = [&](const std::string& fencing, const std::string& flag) {
+    std::ofstream(path) << R"({"peers": [{"name": "mine", "key": "{key}", "adapter": ["/bin/true"],
+      "capabilities": {"expires": true, "owner_checked_release": true, "reentrant": false, "fencing": )"
+                        << fencing << R"(, "multi_node": false, "notifies_waiters": false, "auto_extends": false},
+      "release_window": "", "acquire_gap": "", "token_at_resource": )" << flag << "}]}";
+  };
+  write("true", "true");
+  const auto good = read_catalog(path, dir_);
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_TRUE(good->at(0).token_at_resource);
+  for (const auto& [fencing, flag] : {std::pair{"false", "true"}, std::pair{"true", "\"yes\""}}) {
+    write(fencing, flag);
+    const auto bad = read_catalog(path, dir_);
+    ASSERT_FALSE(bad) << fencing << " " << flag;
+    EXPECT_NE(bad.error().message.find("token_at_resource must be true or false, and true only with fencing"),
+              std::string::npos) << bad.error().message;
+  }
 }
 
 }  // namespace

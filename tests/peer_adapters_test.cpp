@@ -145,6 +145,16 @@ const std::map<std::string, Facts> kFacts = {
     // RedisLockRegistry's unlock throws ConcurrentModificationException when its delete found the key
     // gone or another's; nothing renews the lease, nobody is told; renewLock(key, ttl) sets the PX.
     {"spring-redis-lock-registry", {"lock-registry:{}", Release::not_owner, false, "ttl"}},
+    // The fair lock's unlock script answers 1 when the hash is gone (RedissonFairLock.java, unlockInnerAsync:
+    // `exists KEYS[1] == 0` -> return 1): no throw. RedLock's unlock skips every lock's failure
+    // (RedissonMultiLock.unlockInner). The spin and fenced locks' unlock answers nil: IllegalMonitorStateException.
+    {"redisson-fair", {"{}", Release::released, false, ""}},
+    {"redisson-3.18.1-fair", {"{}", Release::released, false, ""}},
+    {"redisson-fenced", {"{}", Release::not_owner, false, ""}},
+    {"redisson-spin", {"{}", Release::not_owner, false, ""}},
+    {"redisson-3.18.1-spin", {"{}", Release::not_owner, false, ""}},
+    {"redisson-redlock", {"{}", Release::released, false, ""}},
+    {"redisson-3.18.1-redlock", {"{}", Release::released, false, ""}},
 };
 
 // A variant row (node-redlock+failfast: docs/peers.md, "Defaults and variants") says what its base row says.
@@ -680,6 +690,8 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
                                              "node-redis-warlock", "node-redisson", "node-redlock",
                                              "node-redlock+failfast", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
+                                             "redisson-3.18.1-fair", "redisson-3.18.1-redlock", "redisson-3.18.1-spin",
+                                             "redisson-fair", "redisson-fenced", "redisson-redlock", "redisson-spin",
                                              "redlock-rs", "redlock-universal", "redlock-universal+failfast",
                                              "rslock", "sesamecare-redlock", "simple-redis-mutex",
                                              "spring-redis-lock-registry"};

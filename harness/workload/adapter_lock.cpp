@@ -461,6 +461,7 @@ Acquire AdapterLock::try_acquire(milliseconds wait) {
   // A watchdog may start with the first lease: the tree is checked again.
   if (*outcome == Acquire::acquired) {
     if (auto contained = check_contained(); !contained) return fail(Acquire::unknown, contained.error().message);
+    if (auto token = carried_token(*reply); !token) return fail(Acquire::unknown, token.error().message);
   }
   if (*outcome == Acquire::acquired || *outcome == Acquire::timed_out) {
     clear_error();
@@ -470,7 +471,20 @@ Acquire AdapterLock::try_acquire(milliseconds wait) {
                             clip(text_at(reply->json, "/error")));
 }
 
+// The token of an `acquired` whose row carries tokens to the resource; without one the section
+// could not be fenced, and judging it unfenced would hide the row's claim: the adapter broke.
+Status AdapterLock::carried_token(const Reply& reply) {
+  token_.reset();
+  if (!carry_tokens_) return Done{};
+  const auto found = reply.json.find("fencing_token");
+  if (found == reply.json.end() || !found->is_number_unsigned())
+    return broke("answered acquired without a fencing_token (a non-negative integer): " + clip(reply.json.dump()), true);
+  token_ = found->get<std::uint64_t>();
+  return Done{};
+}
+
 Release AdapterLock::release() {
+  token_.reset();  // the section is over: its token is no one's now
   auto reply = ask(Reply{{{"type", "release"}}}, "release", timeouts_.margin);
   if (!reply) return fail(Release::error, reply.error().message);
   const auto outcome = release_word(text_at(reply->json, "/outcome"));

@@ -123,6 +123,12 @@ class AdapterLock final : public DistributedLock {
   Result<std::chrono::microseconds> noop();
 
   std::uint64_t leases_lost() const override { return leases_lost_.load(); }  // unasked `event: lost` lines
+  // The `fencing_token` of the last `acquired`, while held, once carry_tokens() was called: the
+  // workload then carries it to the fenced counter, which refuses a stale one (as generation 7's).
+  std::optional<std::uint64_t> fencing_token() const override { return token_; }
+  // The row's service hands the library's token to its resource (catalog `token_at_resource`):
+  // from now on an `acquired` must carry a `fencing_token`, a non-negative integer.
+  void carry_tokens() { carry_tokens_ = true; }
   const AdapterIdentity& identity() const { return identity_; }
   // The one line that says how the adapter broke ("" while it behaves).
   std::string broken() const override { return broken_; }
@@ -146,6 +152,7 @@ class AdapterLock final : public DistributedLock {
   Error broke(std::string what_it_did, bool request_sent);
   Status check_init(const Reply& reply);
   Status check_contained();  // every process of the adapter is where a fault reaches it
+  Status carried_token(const Reply& reply);
 
   AdapterProcess process_;
   std::string name_;  // argv[0], in every error line
@@ -167,6 +174,8 @@ class AdapterLock final : public DistributedLock {
   std::string said() const;
   bool closed_ = false;  // close() ended it
   std::atomic<std::uint64_t> leases_lost_{0};
+  bool carry_tokens_ = false;
+  std::optional<std::uint64_t> token_;
 };
 
 }  // namespace locklab::harness

@@ -67,10 +67,11 @@ LockDescription adapter_description(std::string name, std::vector<std::string> a
 
 // The make of an adapter: AdapterLock::create, told the client number.
 void give_make(LockDescription& lock) {
-  lock.make = [argv = lock.adapter, label = lock.label, can = lock.capabilities](const LockConfig& config,
-                                                                                  int client) -> LockResult {
+  lock.make = [argv = lock.adapter, label = lock.label, can = lock.capabilities,
+               tokens = lock.token_at_resource](const LockConfig& config, int client) -> LockResult {
     auto made = AdapterLock::create(argv, servers_for(config, can), client, AdapterTimeouts{}, label);
     if (!made) return made.error();
+    if (tokens) made.value()->carry_tokens();
     return std::unique_ptr<DistributedLock>(std::move(made).value());
   };
 }
@@ -187,6 +188,10 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   lock.capabilities = capabilities_of(lock.claimed);
   if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
   if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
+  const json tokens = entry.value("token_at_resource", json(false));
+  if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
+    return Error{ErrorKind::usage, where + ": token_at_resource must be true or false, and true only with fencing"};
+  lock.token_at_resource = tokens.get<bool>();
   lock.from_catalog = true;
   give_make(lock);
   return lock;

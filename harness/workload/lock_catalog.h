@@ -59,6 +59,10 @@ struct LockDescription {
   // "" (a master with one replica, like every row) or "cluster" (a Redis Cluster with replicas,
   // the client configured for a cluster: seed 000's topology for Redisson, issue 27 item 3).
   std::string failover_topology;
+  // The row's service hands the library's fencing token to its resource, as the library's README
+  // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
+  // token, as for generation 7 (AdapterLock::carry_tokens). False: the token is not judged.
+  bool token_at_resource = false;
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;

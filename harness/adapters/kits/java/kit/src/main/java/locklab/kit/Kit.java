@@ -195,6 +195,7 @@ public final class Kit {
       reply.addProperty("outcome", outcome.word);
       if (outcome.blockedMs > 0) reply.addProperty("blocked_ms", outcome.blockedMs);
       if (outcome.error != null) reply.addProperty("error", outcome.error);
+      if (outcome.fencingToken != null) reply.addProperty("fencing_token", outcome.fencingToken);
     } else if (result instanceof String) {
       reply.addProperty("outcome", (String) result);
     } else {

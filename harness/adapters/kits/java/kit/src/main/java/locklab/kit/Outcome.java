@@ -6,11 +6,18 @@ public final class Outcome {
   public final String error;
   // The ms the library's call went on past its bound (0: it answered in time); the harness judges it liveness.
   public final long blockedMs;
+  // The fencing token an `acquired` hands out (docs/adapters.md, acquire), null for none.
+  public final Long fencingToken;
 
   private Outcome(String word, String error, long blockedMs) {
+    this(word, error, blockedMs, null);
+  }
+
+  private Outcome(String word, String error, long blockedMs, Long fencingToken) {
     this.word = word;
     this.error = error;
     this.blockedMs = blockedMs;
+    this.fencingToken = fencingToken;
   }
 
   private Outcome(String word, String error) {
@@ -20,6 +27,11 @@ public final class Outcome {
   // A call still running past its bound (docs/adapters.md): acquire `unknown`, release and extend `error`.
   public static Outcome blocked(String word, String error, long blockedMs) {
     return new Outcome(word, error, blockedMs);
+  }
+
+  // `acquired` with the token the library returned (Redisson's RFencedLock): the harness judges it at the resource.
+  public static Outcome acquired(long fencingToken) {
+    return new Outcome("acquired", null, 0, fencingToken);
   }
 
   public static Outcome of(String word, String error) {
