@@ -87,9 +87,46 @@ const std::vector<Generation>& generations() {
   return all;
 }
 
+namespace {
+
+// `base` with one switch of its LockConfig set by `set`: named "BASE+WHAT",
+// the base's number, race and capabilities (the switch changes none of them).
+Generation variant(std::string_view base, std::string_view what, std::string summary, std::string reason,
+                   void (*set)(LockConfig&)) {
+  Generation row = *find_generation(base);
+  row.name = std::string(base) + "+" + std::string(what);
+  row.summary = std::move(summary);
+  row.make = [make = row.make, set](const LockConfig& config) {
+    LockConfig switched = config;
+    set(switched);
+    return make(switched);
+  };
+  row.variant_of = std::string(base);
+  row.variant_reason = std::move(reason);
+  return row;
+}
+
+}  // namespace
+
+const std::vector<Generation>& generation_variants() {
+  static const std::vector<Generation> all = {
+      // Issue 27 item 6: generation 5 on Redisson's wire (g5_reentrant_watchdog.h, "broadcast").
+      variant("reentrant-watchdog", "redisson",
+              "generation 5 with LockConfig::redisson_compatible: owner field <UUID>:<thread id>, waiters on "
+              "redisson_lock__channel:{key}, a release PUBLISHes \"0\" there and wakes every waiter",
+              "Redisson's wire protocol, so that its clients share a key with Redisson's RLock (docs/peers.md, "
+              "\"In one fleet\"); the base row's waiters queue and a release wakes one of them, on channels "
+              "Redisson never publishes to",
+              [](LockConfig& config) { config.redisson_compatible = true; }),
+  };
+  return all;
+}
+
 const Generation* find_generation(std::string_view name) {
   for (const auto& generation : generations())
     if (generation.name == name) return &generation;
+  for (const auto& row : generation_variants())
+    if (row.name == name) return &row;
   return nullptr;
 }
 
@@ -110,6 +147,8 @@ const std::vector<std::string_view>& step_points(std::string_view name) {
       {"fair-queue", {"after-queued", "before-wait", "after-wait", "before-leave", "before-release"}},
   };
   static const std::vector<std::string_view> none;
+  if (const Generation* row = find_generation(name); row != nullptr && !row->variant_of.empty())
+    name = row->variant_of;  // a variant row passes its base's points
   for (const auto& [generation, points] : all)
     if (generation == name) return points;
   return none;

@@ -49,16 +49,28 @@ struct Generation {
   std::string race;      // one line: what breaks it
   Capabilities capabilities;
   std::function<LockResult(const LockConfig&)> make;
+  // A variant row (generation_variants()): the generation it runs, by name, and
+  // why the row is kept. Empty for a generation itself.
+  std::string variant_of = {};
+  std::string variant_reason = {};
 };
 
 // All generations, in teaching order.
 const std::vector<Generation>& generations();
 
+// Rows that run a generation with one of its LockConfig switches set, each
+// named "BASE+WHAT" so that it cannot be taken for its base, with variant_of
+// and variant_reason. Not in generations(): what walks the generations (the
+// conformance suite, the comparison, the quick matrix) stays as it was; a
+// variant runs when named, or in a matrix of every row.
+const std::vector<Generation>& generation_variants();
+
+// A generation or a variant row, by name.
 const Generation* find_generation(std::string_view name);
 
-// Every step point generation `name` calls (the list in its header, "Step
-// points:"), in no particular order; empty for an unknown name or a lock with
-// none. The harness refuses a --step at a point the run's lock never reaches.
+// Every step point generation `name` (or a variant row's base) calls (the
+// list in its header, "Step points:"), in no particular order; empty for an
+// unknown name or a lock with none. The harness refuses a --step at a point the run's lock never reaches.
 const std::vector<std::string_view>& step_points(std::string_view name);
 
 // A lock of generation `name`, or an Error (unknown name, bad config, unreachable server).

@@ -27,6 +27,10 @@ int list_generations() {
   for (const auto& g : generations())
     std::printf("%-20s %-3s %s%s -- %s\n", g.name.c_str(), g.number.c_str(), g.summary.c_str(),
                 g.capabilities.multi_node ? " [multi-node]" : "", g.race.c_str());
+  // The generations' variant rows (impls/registry.h): `run --lock BASE+WHAT`, `matrix --libraries all`.
+  for (const auto& v : generation_variants())
+    std::printf("%-20s %-3s %s -- variant of %s: %s\n", v.name.c_str(), v.number.c_str(), v.summary.c_str(),
+                v.variant_of.c_str(), v.variant_reason.c_str());
   // The shipped adapters (workload/lock_catalog.h): `run --lock ext:NAME`.
   for (const auto& peer : catalog_peers())
     std::printf("%-20s %-3s %s, capabilities %s\n", peer.name.c_str(), peer.number.c_str(), peer.summary.c_str(),

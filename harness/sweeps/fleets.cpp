@@ -164,6 +164,9 @@ std::vector<LockPair> default_fleet_pairs(const UserAdapters& user) {
   for (const auto& generation : generations())
     if (generation.capabilities.uses_redis && generation.capabilities.exclusion == Exclusion::across_processes)
       generations_on_redis.push_back(generation.name);
+  // A generation's variant row that speaks another wire protocol (reentrant-watchdog+redisson:
+  // Redisson's) is a different peer for every adapter: paired too.
+  for (const auto& variant : generation_variants()) generations_on_redis.push_back(variant.name);
   std::vector<std::string> peers;
   for (const auto& peer : catalog_peers()) peers.push_back(peer.name);
   for (const auto& own : user.locks) peers.push_back(own.name);

@@ -28,7 +28,8 @@ struct FleetsOptions {
 
 // The shipped adapters and then the user's own, each with every generation
 // that is a lock across processes on Redis (setnx ... fair-queue, redlock
-// included) and with every other adapter.
+// included) and each generation's variant row (reentrant-watchdog+redisson),
+// and with every other adapter.
 std::vector<std::pair<std::string, std::string>> default_fleet_pairs(const UserAdapters& user = {});
 
 // The workload of `fleets` unless told otherwise: RunOptions' defaults (hold

@@ -421,12 +421,15 @@ std::optional<std::string> column_not_injectable(const FaultColumn& column) {
   return std::nullopt;
 }
 
-// The default rows: every generation, then every shipped peer whose adapter
-// can run here (one line on stderr names the peers left out and why), then
-// the user's own adapters.
+// The default rows: every generation (and, in a matrix of every row, each
+// generation's variant rows), then every shipped peer whose adapter can run
+// here (one line on stderr names the peers left out and why), then the user's
+// own adapters.
 std::vector<std::string> default_rows(const UserAdapters& user, bool all_libraries) {
   std::vector<std::string> locks;
   for (const auto& generation : generations()) locks.push_back(generation.name);
+  if (all_libraries)  // a variant, as the catalog's: in the full matrix and --libraries all
+    for (const auto& variant : generation_variants()) locks.push_back(variant.name);
   std::string skipped, why;
   for (const auto& peer : catalog_peers()) {
     if (!all_libraries && !peer.main_row) continue;  // a variant: in the full matrix and --libraries all
@@ -461,12 +464,14 @@ Result<std::vector<std::string>> select_rows(const MatrixOptions& options) {
   return locks;
 }
 
-// Each variant row's note for the page: "variant of ext:BASE: why" (lock_catalog.h).
+// Each variant row's note for the page: "variant of ext:BASE: why", or of a
+// generation "variant of BASE: why" (lock_catalog.h).
 std::map<std::string, std::string> variant_notes(const std::vector<std::string>& locks) {
   std::map<std::string, std::string> notes;
   for (const auto& lock : locks)
     if (auto found = find_lock(lock); found && !found->variant_of.empty())
-      notes[lock] = "variant of " + std::string(kAdapterPrefix) + found->variant_of + ": " + found->variant_reason;
+      notes[lock] = "variant of " + std::string(found->is_adapter() ? kAdapterPrefix : "") + found->variant_of + ": " +
+                    found->variant_reason;
   return notes;
 }
 
@@ -477,6 +482,7 @@ std::map<std::string, std::string> row_numbers(const std::vector<std::string>& l
   for (const auto& generation : generations()) numbers[generation.name] = generation.number;
   for (const auto& lock : locks)
     if (lock.starts_with(kAdapterPrefix)) numbers[lock] = "ext";
+    else if (const Generation* variant = find_generation(lock)) numbers[lock] = variant->number;
   return numbers;
 }
 

@@ -505,6 +505,25 @@ constexpr std::array kRustPeerCells = {
     Row{"ext:redlock-rs", "unavailable-release", C::liveness, "unlock swallows the refused connections and returns nothing: the keys stay until their TTL"},
 };
 
+// The generations' variant rows (impls/registry.h, generation_variants(); docs/generations.md lists
+// the same cells). Written from the code before the first run: what the variant changes is how
+// waiters wake, and no column's class hangs on that (each reason says why).
+constexpr std::array kGenerationVariantCells = {
+    // --- reentrant-watchdog+redisson: LockConfig::redisson_compatible (broadcast wake-up, Redisson's channel) ---
+    Row{"reentrant-watchdog+redisson", "holder-crash", C::liveness, "the watchdog dies with the process: free after one lease; nothing is published, so waiters of either mode wake on the PTTL"},
+    Row{"reentrant-watchdog+redisson", "holder-pause", C::me_violation, "SIGSTOP freezes the watchdog too: the lease lapses and a waiter woken by its PTTL takes the hash"},
+    Row{"reentrant-watchdog+redisson", "slow-holder", C::safe, "the live watchdog renews the lease every ttl/3; the broadcast wakes waiters only on a release"},
+    Row{"reentrant-watchdog+redisson", "release-race", C::safe, "the unlock script checks the owner field atomically; waking every waiter lets none of them past the hash"},
+    Row{"reentrant-watchdog+redisson", "expire-gap", C::not_applicable, "HINCRBY and PEXPIRE run in one script: no gap"},
+    Row{"reentrant-watchdog+redisson", "clock-skew", C::safe, "relative PEXPIRE; the watchdog and the wait use monotonic time"},
+    Row{"reentrant-watchdog+redisson", "failover", C::me_violation, "asynchronous replication loses the hash (no WAIT guard here); waiters retry every 30 ms, woken or not"},
+    Row{"reentrant-watchdog+redisson", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"reentrant-watchdog+redisson", "node-restart", C::me_violation, "the hash vanished; renewal finds no key and stops; waiters retry every 30 ms, woken or not"},
+    Row{"reentrant-watchdog+redisson", "clock-jump", C::me_violation, "Redis expires the hash at once, publishing nothing; the watchdog renews only an existing hash, and a polling waiter takes it"},
+    Row{"reentrant-watchdog+redisson", "net-cut", C::me_violation, "renewals cannot reach the server; the holder is not told"},
+    Row{"reentrant-watchdog+redisson", "unavailable-release", C::liveness, "the refused release publishes nothing: the hash stays until its lease ends and waiters sleep out its PTTL"},
+};
+
 // The row written down for this cell in `table`, if any.
 std::optional<Expectation> find_row(std::span<const Row> table, std::string_view lock, std::string_view fault) {
   for (const auto& row : table)
@@ -527,6 +546,7 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   if (auto java_cell = find_row(kJavaPeerCells, lock, fault)) return java_cell;
   if (auto spring_cell = find_row(kSpringPeerCells, lock, fault)) return spring_cell;
   if (auto rust_cell = find_row(kRustPeerCells, lock, fault)) return rust_cell;
+  if (auto variant_cell = find_row(kGenerationVariantCells, lock, fault)) return variant_cell;
   // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
   // its departure changes; the others are its base row's.
   if (const auto plus = lock.find('+'); lock.starts_with(kAdapterPrefix) && plus != std::string_view::npos) {

@@ -275,6 +275,9 @@ LockDescription::LockDescription(const Generation& generation)
       race(generation.race),
       capabilities(generation.capabilities),
       key_pattern(kKeyPlaceholder),
+      variant_of(generation.variant_of),
+      variant_reason(generation.variant_reason),
+      main_row(generation.variant_of.empty()),
       make([make = generation.make, can = generation.capabilities](const LockConfig& config, int) {
         return make(servers_for(config, can));
       }) {}

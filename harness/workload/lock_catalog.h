@@ -47,9 +47,10 @@ struct LockDescription {
   bool shipped = false;                // an entry of harness/adapters/catalog.json
   // A catalog row that departs from its library's defaults (docs/peers.md, "Defaults and
   // variants"): the row it varies ("node-redlock", without ext:) and why it is kept. "" for a base row.
+  // A generation's variant row (impls/registry.h, generation_variants()): its generation, by name.
   std::string variant_of, variant_reason;
   // In `matrix --libraries main` (the default of --quick, the main job): a catalog row is,
-  // unless it is a variant or says "main": false.
+  // unless it is a variant or says "main": false. A generation's variant row is not either.
   bool main_row = true;
   bool declared_in_init_ok = false;    // --adapter alone: asked before a matrix planned it (with_declared)
   // Why the clock shim (an LD_PRELOAD) cannot skew this adapter's clock, from its catalog entry's
