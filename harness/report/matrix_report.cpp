@@ -8,6 +8,7 @@
 #include "report/html.h"
 #include "report/matrix_likeness.h"
 #include "report/report.h"
+#include "report/run_header.h"
 #include "support/files.h"
 #include "support/json_read.h"
 
@@ -240,7 +241,7 @@ std::string matrix_html_body(const MatrixResult& result) {
     const auto reasons = cell.run.is_object() ? cell.run.value("verdict_reasons", json::array()) : json::array();
     out << "<p class=\"note\">" << html_escape(cell.expected_reason);
     for (const auto& reason : reasons) out << "; " << html_escape(reason.get<std::string>());
-    out << "</p>\n" << render_timeline(cell.run.is_object() ? cell.run.value("timeline", json::object()) : json::object())
+    out << "</p>\n" << render_timeline(cell.run.is_object() ? timeline_of(cell.run) : json::object())
         << "\n";
   }
   return out.str();
