@@ -3,7 +3,7 @@
 // in the page's language (--lang en | zh). The narration itself is translated
 // where it is told (scenario/messages.cpp); these are the words around it,
 // which the report component owns: English is the key, as in the narration's
-// catalog, and a word without Chinese stays English (page_words_test finds it).
+// catalog, and a word without Chinese stays English (tests/page_words_test.py finds it).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -557,6 +557,9 @@ const std::vector<Message> kCatalog = {
     {"NOT as the lesson says", "与课程所说不符"},
     {"verdict: every row as the lesson says", "结论：每一行都与课程所说一致"},
     {"verdict: some row differs from the lesson", "结论：有一行与课程所说不符"},
+    // The --step-through prompts (step_through.cpp): the keys stay the keys.
+    {"     [Enter] next step   [q Enter] play the rest ", "     [Enter] 下一步   [q Enter] 放完其余步骤 "},
+    {"     [Enter] the verdict ", "     [Enter] 看结论 "},
 };
 
 const std::unordered_map<std::string_view, std::string_view>& chinese_of() {
