@@ -1,6 +1,7 @@
 #include "scenario/messages.h"
 
 #include <atomic>
+#include <regex>
 #include <unordered_map>
 
 namespace locklab::harness {
@@ -590,6 +591,35 @@ std::string_view translated(std::string_view english) {
   if (g_language != Language::zh) return english;
   const auto found = chinese_of().find(english);
   return found == chinese_of().end() ? english : found->second;
+}
+
+namespace {
+
+struct ErrorPattern {
+  const char* en;  // an ECMAScript regex of the whole message; its groups are the values
+  const char* zh;  // {0}, {1}, ... the groups in order
+};
+
+// The errors a story narrates (impls/replica_wait.cpp's WAIT guard).
+const ErrorPattern kErrors[] = {
+    {R"(only (\d+) of (\d+) replica\(s\) acknowledged the lock within (\d+) ms; released it \(a failover could lose it\))",
+     "{2} ms 内 {1} 个副本中只有 {0} 个确认了这把锁；已经释放它（主从切换可能会丢掉它）"},
+    {R"(WAIT failed: (.*))", "WAIT 失败：{0}"},
+    {R"(WAIT answered (.*))", "WAIT 的回答是 {0}"},
+};
+
+}  // namespace
+
+std::string translated_error(const std::string& english) {
+  if (g_language != Language::zh) return english;
+  for (const auto& pattern : kErrors) {
+    std::smatch groups;
+    if (!std::regex_match(english, groups, std::regex(pattern.en))) continue;
+    std::vector<std::string> args;
+    for (std::size_t i = 1; i < groups.size(); ++i) args.push_back(groups[i].str());
+    return fill(pattern.zh, args);
+  }
+  return english;
 }
 
 std::string fill(std::string_view pattern, const std::vector<std::string>& args) {
