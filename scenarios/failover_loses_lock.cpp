@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     if (lock_a->last_error().empty())
       story.say("try_acquire => {}", translated(to_string(a_outcome)));
     else
-      story.say("try_acquire => {} ({})", translated(to_string(a_outcome)), lock_a->last_error());
+      story.say("try_acquire => {} ({})", translated(to_string(a_outcome)), translated_error(lock_a->last_error()));
     if (a_outcome == Acquire::acquired) story.narrator().enter();
   });
   a->join();

@@ -262,6 +262,25 @@ TEST(MatrixExposed, CellJsonCarriesTheMarkAndTheReportShowsIt) {
 
 // Issue 19 §2: the headline table marks wrong-owner releases (误删) beside the
 // class, where the checker counted any; a cell with none has no mark.
+// `locklab matrix --lang zh`: the page's furniture in Chinese, its html lang zh-CN; the classes stay as recorded.
+TEST(MatrixLanguage, TheZhPageHasChineseHeadingsAndKeepsTheClasses) {
+  Cell cell = cell_of(CellClass::safe, true, CellClass::safe, true);
+  cell.lock = "reentrant-watchdog";
+  cell.fault = "clock-jump";
+  MatrixResult result;
+  result.locks = {cell.lock};
+  result.faults = {cell.fault};
+  result.cells = {cell};
+  result.lang = "zh";
+  const std::string html = matrix_html(result);
+  EXPECT_NE(html.find("<html lang=\"zh-CN\">"), std::string::npos);
+  EXPECT_NE(html.find("<h1>locklab 故障矩阵</h1>"), std::string::npos);
+  EXPECT_NE(html.find("cell safe exposed"), std::string::npos);
+  EXPECT_EQ(html.find("Counts in a cell"), std::string::npos) << "the note under the table is in Chinese";
+  result.lang = "en";
+  EXPECT_NE(matrix_html(result).find("<h1>locklab fault matrix</h1>"), std::string::npos);
+}
+
 TEST(MatrixWrongOwner, TheHeadlineTableMarksWrongOwnerReleases) {
   Cell deleted = cell_of(CellClass::me_violation, false, CellClass::me_violation, false);
   deleted.lock = "setnx-expire";

@@ -113,5 +113,19 @@ TEST(MessageLanguage, OnlyEnAndZhAreLanguages) {
   EXPECT_EQ(translated("enters the critical section"), "enters the critical section");
 }
 
+// A lock's error narrated under --lang zh (failover_loses_lock --guard's step 7): its words in
+// Chinese, its numbers kept; an error no pattern knows stays as it is; English untouched.
+TEST_F(InChinese, ALocksErrorIsTranslatedWithItsNumbers) {
+  const std::string shortfall =
+      "only 0 of 1 replica(s) acknowledged the lock within 100 ms; released it (a failover could lose it)";
+  const std::string zh = translated_error(shortfall);
+  EXPECT_NE(zh, shortfall);
+  EXPECT_NE(zh.find("100 ms"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("只有 0 个"), std::string::npos) << zh;
+  EXPECT_EQ(translated_error("something new went wrong"), "something new went wrong");
+  set_language(Language::en);
+  EXPECT_EQ(translated_error(shortfall), shortfall);
+}
+
 }  // namespace
 }  // namespace locklab::harness

@@ -16,6 +16,8 @@ behaviour (TEST_NAME):
   no_tty_runs_through      stdout a pipe (stdin a pty that nobody types into):
                            every step and the verdict, no prompt, exit 0
   pace_without_tty         --pace 5 with no terminal at all: every step, exit 0
+  zh_prompts               --lang zh: the prompts in Chinese (no English prompt
+                           left), q + Enter then 看结论 and the verdict (结论); exit 0
 
 Every wait is a polled condition with a deadline; no sleeps.
 """
@@ -176,12 +178,26 @@ def no_tty_runs_through(binary, work):
     print("PASS: stdout not a terminal: steps 1-%d and the verdict, nothing waited" % len(shown))
 
 
+def zh_prompts(binary, work):
+    terminal = Terminal([binary, "--step-through", "--lang", "zh"])
+    terminal.read_until(lambda out: "[Enter] 下一步".encode() in out, "the first Chinese prompt")
+    if NEXT_PROMPT in terminal.output:
+        fail("the English prompt was printed under --lang zh")
+    terminal.type(b"q\n")
+    terminal.read_until(lambda out: "结论".encode() in out, "the verdict after q")
+    status = terminal.exit_status()
+    if status != 0:
+        fail("exit %d" % status)
+    print("PASS: --lang zh prompts in Chinese, q played the rest")
+
+
 def pace_without_tty(binary, work):
     shown = run_without_terminal([binary, "--pace", "5"], subprocess.DEVNULL)
     print("PASS: --pace 5 without a terminal: steps 1-%d and the verdict" % len(shown))
 
 
-TESTS = {f.__name__: f for f in (enter_advances_one_step, q_plays_the_rest, no_tty_runs_through, pace_without_tty)}
+TESTS = {f.__name__: f for f in (enter_advances_one_step, q_plays_the_rest, no_tty_runs_through, pace_without_tty,
+                                  zh_prompts)}
 
 
 def main():

@@ -175,7 +175,8 @@ def expect_step(browser, want, after):
                       % (after, seen["items"], seen["markers"], seen["body"], want))
     if not seen["cursorOnMarker"]:
         raise Failure("after %s: the timeline's cursor is not on step %d's marker" % (after, want))
-    if not seen["now"].startswith("Step %d of %d" % (want, seen["total"])):
+    # The state panel's head in the page's language (report/page_words.cpp: "Step {0} of {1}").
+    if not seen["now"].startswith(("Step %d of %d" % (want, seen["total"]), "第 %d 步，共 %d 步" % (want, seen["total"]))):
         raise Failure("after %s: the state panel says %r" % (after, seen["now"]))
     return seen
 

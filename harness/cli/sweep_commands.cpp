@@ -223,6 +223,9 @@ Command add_matrix(CLI::App& app) {
   auto options = std::make_shared<MatrixOptions>();
   auto adapters = std::make_shared<AdapterFlags>();
   mat->add_flag("--quick", options->quick, "CI-sized: fewer attempts per cell");
+  mat->add_option("--lang", options->lang, "matrix.html's headings, legends and notes: en, or zh (Chinese)")
+      ->check(CLI::IsMember({"en", "zh"}))
+      ->capture_default_str();
   mat->add_option("--out", options->out, "Output directory (default results/matrix/<run-id>)");
   mat->add_option("--lock", options->locks,
                   "Only these rows (repeatable): generations, shipped adapters ext:NAME, your own ext:LABEL "

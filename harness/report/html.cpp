@@ -3,9 +3,9 @@
 
 namespace locklab::harness {
 
-std::string html_head(const std::string& title, const std::string& css) {
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title + "</title><style>" + css +
-         "</style></head><body>\n";
+std::string html_head(const std::string& title, const std::string& css, const std::string& lang) {
+  return "<!DOCTYPE html>\n<html lang=\"" + lang + "\"><head><meta charset=\"utf-8\"><title>" + title + "</title><style>" +
+         css + "</style></head><body>\n";
 }
 
 std::string html_tail() { return "</body></html>\n"; }

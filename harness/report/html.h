@@ -8,8 +8,9 @@
 namespace locklab::harness {
 
 // "<!DOCTYPE html>...<title>TITLE</title><style>CSS</style></head><body>\n".
-// title and css are written as given (both are ours, not measured text).
-std::string html_head(const std::string& title, const std::string& css);
+// title and css are written as given (both are ours, not measured text); lang is the
+// page's HTML language ("en", "zh-CN": a browser picks the font for its script by it).
+std::string html_head(const std::string& title, const std::string& css, const std::string& lang = "en");
 // "</body></html>\n".
 std::string html_tail();
 

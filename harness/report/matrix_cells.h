@@ -70,6 +70,7 @@ struct MatrixResult {
   std::string dir;
   bool quick = false;
   std::string command;
+  std::string lang = "en";          // matrix.html's headings and notes: en or zh (`locklab matrix --lang`)
   std::vector<std::string> locks;   // rows, in order
   std::vector<std::string> faults;  // columns, in order
   // Each row's generation number ("3"; "ext" for a library), where the sweep

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "report/html.h"
+#include "report/page_words.h"
 
 namespace locklab::harness {
 namespace {
@@ -215,9 +216,11 @@ std::string likeness_html(const MatrixResult& result) {
   const auto all = nearest_generations(result);
   if (all.empty()) return "";
   std::ostringstream out;
-  out << "<h2>Which generation is each library?</h2>\n<p class=\"note\">" << html_escape(legend(result))
-      << "</p>\n<table><tr><th>library</th><th>nearest generation</th><th>equal cells</th><th>where it "
-         "differs</th></tr>\n";
+  const std::string& lang = result.lang;
+  out << "<h2>" << page_word(lang, "Which generation is each library?") << "</h2>\n<p class=\"note\">"
+      << html_escape(legend(result)) << "</p>\n<table><tr><th>" << page_word(lang, "library") << "</th><th>"
+      << page_word(lang, "nearest generation") << "</th><th>" << page_word(lang, "equal cells") << "</th><th>"
+      << page_word(lang, "where it differs") << "</th></tr>\n";
   for (const auto& likeness : all)
     out << "<tr><td class=\"lock\">" << html_escape(likeness.library) << "</td><td>"
         << html_escape(generation_text(result, likeness)) << "</td><td>" << likeness.equal << " of "

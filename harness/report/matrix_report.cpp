@@ -8,7 +8,9 @@
 
 #include "report/html.h"
 #include "report/matrix_likeness.h"
+#include "report/page_words.h"
 #include "report/report.h"
+#include "report/run_header.h"
 #include "support/files.h"
 #include "support/json_read.h"
 
@@ -199,17 +201,28 @@ std::string matrix_html_css() {
          ".note{color:#555;font-size:13px}";
 }
 
+// Under the table: what the counts in a cell are (the key of its Chinese in page_words.cpp).
+constexpr const char* kCountsNote =
+    "Counts in a cell: ov = overlapping critical-section pairs, lost = lost counter updates, wo = wrong-owner "
+    "releases, stalls = stretches with nobody inside while clients waited, unavail = ms from a crash to the next "
+    "acquisition, fenced = stale-token accesses the resource refused. Hover a cell for the expected class and why, "
+    "and what its fault was seen to do for its race (what bit); a column's header, for when its fault bites. "
+    "docs/faults.md has the same reasons (a library's: docs/peers.md).";
+
 std::string matrix_html_body(const MatrixResult& result) {
   std::ostringstream out;
-  out << "<h1>locklab fault matrix</h1>\n<p class=\"note\">"
+  const std::string& lang = result.lang;
+  out << "<h1>" << page_word(lang, "locklab fault matrix") << "</h1>\n<p class=\"note\">"
       << html_escape(workload_line(result)) << "</p>\n<p class=\"legend\">";
   for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
                       CellClass::liveness, CellClass::not_applicable, CellClass::error}) {
     const std::string name = class_name(c);
     out << "<span class=\"" << (c == CellClass::not_applicable ? "na" : name) << "\">" << html_escape(name) << "</span>";
   }
-  out << "<span class=\"safe exposed\">safe, exposed: a lease lost under a holder, nobody entered (safe by luck)</span>"
-         "<span class=\"miss\">differs from expected</span></p>\n<table><tr><th>lock</th>";
+  out << "<span class=\"safe exposed\">"
+      << html_escape(page_word(lang, "safe, exposed: a lease lost under a holder, nobody entered (safe by luck)"))
+      << "</span><span class=\"miss\">" << html_escape(page_word(lang, "differs from expected"))
+      << "</span></p>\n<table><tr><th>" << page_word(lang, "lock") << "</th>";
   for (const auto& fault : result.faults) {
     const FaultColumn* column = find_column(fault);
     const std::string tip = column ? column->how + ". Bites when: " + column->bites : "";
@@ -243,30 +256,30 @@ std::string matrix_html_body(const MatrixResult& result) {
     }
     out << "</tr>\n";
   }
-  out << "</table>\n<p class=\"note\">Counts in a cell: ov = overlapping critical-section pairs, lost = lost counter "
-         "updates, wo = wrong-owner releases, stalls = stretches with nobody inside while clients waited, unavail = "
-         "ms from a crash to the next acquisition, fenced = stale-token accesses the resource refused. Hover a cell "
-         "for the expected class and why, and what its fault was seen to do for its race (what bit); a column's "
-         "header, for when its fault bites. docs/faults.md has the same reasons (a library's: docs/peers.md).</p>\n"
+  out << "</table>\n<p class=\"note\">"
+      << html_escape(page_word(lang, kCountsNote)) << "</p>\n"
       << likeness_html(result);
-  out << "<h2>Violating cells: who held the lock when</h2>\n<p class=\"note\">One lane per client, a bar per critical "
-         "section, red bands where two or more were inside at once; grey bars were refused by the fenced resource."
-         "</p>\n";
+  out << "<h2>" << html_escape(page_word(lang, "Violating cells: who held the lock when")) << "</h2>\n<p class=\"note\">"
+      << html_escape(page_word(lang, "One lane per client, a bar per critical section, red bands where two or more were "
+                                     "inside at once; grey bars were refused by the fenced resource; purple rows are the "
+                                     "faults (a tick per act), amber bands the stalls."))
+      << "</p>\n";
   for (const auto& cell : result.cells) {
     if (!violating(cell)) continue;
     out << "<h3>" << html_escape(cell.lock) << " × " << html_escape(cell.fault) << " — " << html_escape(class_name(cell.observed))
-        << (cell.matches() ? "" : " (expected " + cell.expected_text() + ")") << "</h3>\n";
+        << (cell.matches() ? "" : " (" + page_word(lang, "expected {0}", {cell.expected_text()}) + ")") << "</h3>\n";
     const auto reasons = cell.run.is_object() ? cell.run.value("verdict_reasons", json::array()) : json::array();
     out << "<p class=\"note\">" << html_escape(cell.expected_reason);
     for (const auto& reason : reasons) out << "; " << html_escape(reason.get<std::string>());
-    out << "</p>\n" << render_timeline(cell.run.is_object() ? cell.run.value("timeline", json::object()) : json::object())
+    out << "</p>\n" << render_timeline(cell.run.is_object() ? timeline_of(cell.run) : json::object())
         << "\n";
   }
   return out.str();
 }
 
 std::string matrix_html(const MatrixResult& result) {
-  return html_head("locklab fault matrix", matrix_html_css()) + matrix_html_body(result) + html_tail();
+  return html_head(page_word(result.lang, "locklab fault matrix"), matrix_html_css(), html_lang(result.lang)) +
+         matrix_html_body(result) + html_tail();
 }
 
 json matrix_summary_json(const MatrixResult& result) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/html.h"
+#include "report/run_header.h"
 #include "support/files.h"
 #include "support/json_read.h"
 #include "support/text.h"
@@ -114,10 +115,19 @@ std::vector<Column> columns(const RunDocuments& runs) {
   return all;
 }
 
+// The line above the table: the setup every run shares; when the runs were made
+// differently (`locklab report` over runs of different commands), the servers
+// alone, and each run's own header follows (runs_list).
 std::string config_line(const RunDocuments& runs) {
   if (runs.empty()) return "";
-  const json& c = runs.front()["config"];
   std::ostringstream out;
+  if (!same_setup(runs)) {
+    out << "Runs made differently: each run's own header (lock, fault, clients, ttl, the command that made it) "
+           "follows. Redis "
+        << text_at(runs.front(), "/redis/version") << ", " << number_at(runs.front(), "/machine/cores") << " cores";
+    return out.str();
+  }
+  const json& c = runs.front()["config"];
   out << c.value("clients", 0) << " " << c.value("mode", std::string("?")) << " clients, ";
   if (c.contains("ops") && c["ops"].is_number())
     out << c["ops"].get<std::int64_t>() << " attempts";
@@ -128,6 +138,19 @@ std::string config_line(const RunDocuments& runs) {
       << text_at(runs.front(), "/redis/version") << ", " << number_at(runs.front(), "/machine/cores") << " cores";
   if (const auto command = c.value("command", std::string()); !command.empty()) out << ". Made by: `" << command << "`";
   return out.str();
+}
+
+// Markdown: one item per run made differently, its header, then its faults' acts and stalls in time order.
+std::string runs_list(const RunDocuments& runs) {
+  std::ostringstream out;
+  const bool differ = !same_setup(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<std::string> events = timeline_events(runs[i]);
+    if (!differ && events.empty()) continue;
+    out << "- run " << i + 1 << ", " << (differ ? run_header(runs[i]) : text_at(runs[i], "/lock")) << "\n";
+    for (const auto& event : events) out << "  - " << event << "\n";
+  }
+  return out.str().empty() ? "" : out.str() + "\n";
 }
 
 // ---- SVG pieces -------------------------------------------------------------
@@ -230,8 +253,82 @@ double round_trips_of(const json& run) { return number_at(run, "/cost/round_trip
 
 }  // namespace
 
+namespace {
+
+// The axis: every section, and every fault act and stall, however far from the
+// sections they lie (a 994 ms stall after 7 ms of sections is the story).
+std::pair<double, double> time_span(const json& t) {
+  const json sections = t.value("sections", json::array());
+  double from = sections.front()[1].get<double>(), to = from;
+  for (const auto& s : sections) to = std::max(to, s[2].get<double>());
+  for (const auto& m : t.value("marks", json::array())) {
+    from = std::min(from, m.value("t_ms", from));
+    to = std::max(to, m.value("t_ms", to));
+  }
+  for (const auto& st : t.value("stalls", json::array())) {
+    from = std::min(from, st[0].get<double>());
+    to = std::max(to, st[1].get<double>());
+  }
+  if (to <= from) to = from + 1;
+  return {from, to};
+}
+
+// The rows above the clients' lanes: one per fault, a band from its first
+// recorded act to its last and a tick at each (hover: what, when); then the
+// stalls, an amber band each.
+template <class X>
+void fault_rows(std::ostringstream& svg, const json& t, const std::vector<std::string>& faults, X x, int left, int lane) {
+  for (std::size_t f = 0; f < faults.size(); ++f) {
+    const int y = static_cast<int>(f) * lane;
+    double first = -1, last = -1;
+    for (const auto& m : t["marks"])
+      if (m.value("fault", std::string()) == faults[f]) {
+        const double at = m.value("t_ms", 0.0);
+        if (first < 0) first = at;
+        last = at;
+      }
+    svg << "<text x=\"" << left - 6 << "\" y=\"" << y + 11 << "\" text-anchor=\"end\" class=\"lane\">"
+        << html_escape(faults[f].substr(0, 14)) << "</text><rect x=\"" << fixed(x(first), 2) << "\" y=\"" << y + 3
+        << "\" width=\"" << fixed(std::max(1.0, x(last) - x(first)), 2) << "\" height=\"" << lane - 6
+        << "\" fill=\"#9467bd\" fill-opacity=\"0.3\"><title>" << html_escape(faults[f]) << ": " << fixed(first, 1)
+        << "–" << fixed(last, 1) << " ms</title></rect>";
+    for (const auto& m : t["marks"]) {
+      if (m.value("fault", std::string()) != faults[f]) continue;
+      svg << "<rect x=\"" << fixed(x(m.value("t_ms", 0.0)) - 1, 2) << "\" y=\"" << y + 1 << "\" width=\"2\" height=\""
+          << lane - 2 << "\" fill=\"#6a3d9a\"><title>" << html_escape(faults[f]) << " at " << fixed(m.value("t_ms", 0.0), 2)
+          << " ms: " << html_escape(m.value("what", std::string())) << "</title></rect>";
+    }
+  }
+}
+
+std::vector<std::string> fault_names(const json& t) {
+  std::vector<std::string> names;
+  for (const auto& m : t.value("marks", json::array())) {
+    const std::string name = m.value("fault", std::string("?"));
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+template <class X>
+void stall_bands(std::ostringstream& svg, const json& t, X x, int top, int height) {
+  for (const auto& st : t.value("stalls", json::array())) {
+    const double x0 = x(st[0].get<double>()), x1 = x(st[1].get<double>());
+    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << top << "\" width=\"" << fixed(std::max(2.0, x1 - x0), 2)
+        << "\" height=\"" << height << "\" fill=\"#ff7f0e\" fill-opacity=\"0.25\" stroke=\"#ff7f0e\"><title>stall "
+        << fixed(st[0].get<double>(), 0) << "–" << fixed(st[1].get<double>(), 0)
+        << " ms: nobody inside while clients waited</title></rect>";
+    if (x1 - x0 > 80)  // named where it is wide enough; the hover says it either way
+      svg << "<text x=\"" << fixed(x0 + 4, 2) << "\" y=\"" << top + 11 << "\" class=\"lane\">stall "
+          << fixed(st[1].get<double>() - st[0].get<double>(), 0) << " ms</text>";
+  }
+}
+
+}  // namespace
+
 // Who held the lock when (a run's "timeline" object): one lane per client, a bar per critical section,
-// red bands where two or more were inside at once.
+// red bands where two or more were inside at once; above the lanes, a row per fault (its acts: when it
+// began and ended) and the stalls, amber across the lanes (timeline_of() in run_header.h adds both).
 std::string render_timeline(const json& t) {
   const json sections = t.value("sections", json::array());
   const json overlaps = t.value("overlaps", json::array());
@@ -239,26 +336,28 @@ std::string render_timeline(const json& t) {
   if (sections.empty())
     return "<svg width=\"300\" height=\"20\" role=\"img\"><text x=\"4\" y=\"14\">"
            "no critical sections recorded</text></svg>";
-  double from = sections.front()[1].get<double>(), to = from;
-  for (const auto& s : sections) to = std::max(to, s[2].get<double>());
-  if (to <= from) to = from + 1;
-  constexpr int kLeft = 70, kWidth = 820, kLane = 14;
-  const int height = clients * kLane + 26;
+  const auto [from, to] = time_span(t);
+  constexpr int kLeft = 90, kWidth = 800, kLane = 14;
+  const std::vector<std::string> faults = fault_names(t);
+  const int top = static_cast<int>(faults.size()) * kLane;  // the clients' lanes start below the fault rows
+  const int height = top + clients * kLane + 26;
   auto x = [&](double ms) { return kLeft + (ms - from) / (to - from) * kWidth; };
   std::ostringstream svg;
   svg << "<svg width=\"" << kLeft + kWidth + 10 << "\" height=\"" << height << "\" role=\"img\">";
+  fault_rows(svg, t, faults, x, kLeft, kLane);
+  stall_bands(svg, t, x, top, clients * kLane);
   const json labels = t.value("labels", json::array());
   auto label = [&](int c) {
     return c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].get<std::string>()
                                                : "client " + std::to_string(c);
   };
   for (int c = 0; c < clients; ++c)
-    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">"
+    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << top + c * kLane + 11 << "\" text-anchor=\"end\" class=\"lane\">"
         << html_escape(label(c)) << "</text>";
   for (const auto& o : overlaps) {
     const double x0 = x(o[0].get<double>()), x1 = x(o[1].get<double>());
-    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"0\" width=\"" << fixed(std::max(1.0, x1 - x0), 2) << "\" height=\""
-        << clients * kLane << "\" fill=\"#d62728\" fill-opacity=\"0.25\"/>";
+    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << top << "\" width=\"" << fixed(std::max(1.0, x1 - x0), 2)
+        << "\" height=\"" << clients * kLane << "\" fill=\"#d62728\" fill-opacity=\"0.25\"/>";
   }
   for (const auto& s : sections) {
     const int c = s[0].get<int>();
@@ -268,7 +367,7 @@ std::string render_timeline(const json& t) {
     for (const auto& o : overlaps)
       if (s[1].get<double>() < o[1].get<double>() && o[0].get<double>() < s[2].get<double>()) overlapping = true;
     const char* colour = fenced_off ? "#aaaaaa" : overlapping ? "#d62728" : "#1f77b4";
-    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
+    svg << "<rect x=\"" << fixed(x0, 2) << "\" y=\"" << top + c * kLane + 2 << "\" width=\"" << fixed(std::max(0.8, x1 - x0), 2)
         << "\" height=\"" << kLane - 4 << "\" fill=\"" << colour << "\"><title>" << html_escape(label(c)) << ": "
         << fixed(s[1].get<double>(), 2) << "–" << fixed(s[2].get<double>(), 2) << " ms"
         << (fenced_off ? " (stale token: refused by the resource)" : "") << "</title></rect>";
@@ -289,7 +388,7 @@ std::string standalone_svg(std::string inline_svg) {
 std::string markdown_report(const RunDocuments& runs) {
   std::ostringstream out;
   const std::vector<Column> table = columns(runs);
-  out << "# locklab comparison\n\n" << config_line(runs) << "\n\n|";
+  out << "# locklab comparison\n\n" << config_line(runs) << "\n\n" << runs_list(runs) << "|";
   for (const auto& column : table) out << " " << column.title << " |";
   out << "\n|";
   for (std::size_t i = 0; i < table.size(); ++i) out << (i == 0 ? "---|" : "---:|");
@@ -348,7 +447,7 @@ std::string comparison_html_css() {
          "th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}"
          ".safe{color:#2a7a2a;font-weight:bold}.violation,.error{color:#c00;font-weight:bold}.deadlock{color:#a60;font-weight:bold}"
          "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
-         "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}";
+         "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:4px}.note{color:#666;font-size:13px}.run{font-size:13px;margin:2px 0}";
 }
 
 std::string comparison_html_body(const RunDocuments& runs) {
@@ -389,18 +488,21 @@ std::string comparison_html_body(const RunDocuments& runs) {
         << html_escape(contended_title(row)) << "</td><td>" << html_escape(cost_cell(row.contended)) << "</td></tr>\n";
   out << "</table>\n";
   out << "<h2>Timelines</h2>\n<p class=\"note\">Each bar is one critical section (GET counter … SET counter); red "
-         "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused. A window of up to 400 sections, around the first overlap when "
+         "bands mark moments with two or more holders; grey bars are sections whose stale fencing token the resource refused; "
+         "purple rows above the lanes are the faults, a tick at each act (hover: what), the band from the first act to "
+         "the last; amber bands are stalls, nobody inside while clients waited. The axis spans them all. A window of up to 400 sections, around the first overlap when "
          "there is one.</p>\n";
   for (const auto& run : runs) {
     out << "<h3>" << html_escape(text_at(run, "/lock")) << " — <span class=\"" << html_escape(text_at(run, "/verdict")) << "\">"
-        << html_escape(text_at(run, "/verdict")) << "</span></h3>\n";
+        << html_escape(text_at(run, "/verdict")) << "</span></h3>\n<p class=\"run\">" << html_escape(run_header(run))
+        << "</p>\n";
     const auto reasons = run.value("verdict_reasons", json::array());
     if (!reasons.empty()) {
       out << "<p class=\"note\">";
       for (std::size_t i = 0; i < reasons.size(); ++i) out << (i ? "; " : "") << html_escape(reasons[i].get<std::string>());
       out << "</p>\n";
     }
-    out << render_timeline(run.value("timeline", json::object())) << "\n";
+    out << render_timeline(timeline_of(run)) << "\n";
   }
   return out.str();
 }

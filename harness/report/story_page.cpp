@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/html.h"
+#include "report/page_words.h"
 #include "report/story_page_assets.h"
 #include "support/text.h"
 
@@ -23,32 +24,42 @@ std::string verdict_class(const std::string& verdict) {
   return "unexpected";
 }
 
-std::string header_html(const json& document) {
+// The document's text in the story's language: "race_text" etc. when the story wrote them
+// (scenario.cpp, in its --lang), else the English field.
+std::string told(const json& document, const char* field) {
+  const std::string shown = text_of(document, (std::string(field) + "_text").c_str());
+  return shown.empty() ? text_of(document, field) : shown;
+}
+
+std::string header_html(const json& document, const std::string& lang) {
   const std::string lock = text_of(document, "lock");
   std::string flags;
   for (const auto& flag : document.value("flags", json::array()))
     if (flag.is_string()) flags += " --" + flag.get<std::string>();
   const bool race_expected = document.value("race_expected", true);
   const std::string verdict = text_of(document, "verdict");
+  const std::string expects = race_expected ? page_word(lang, "the race: {0}", {told(document, "race")})
+                                            : page_word(lang, "the race not to happen");
   std::ostringstream out;
   out << "<header><h1>" << html_escape(text_of(document, "scenario")) << "<span class=\"lock\">--lock "
       << html_escape(lock + flags) << "</span></h1>\n<p class=\"story\">" << html_escape(text_of(document, "story"))
-      << "</p>\n<p class=\"source\">" << html_escape(text_of(document, "source")) << " &middot; the lesson expects "
-      << html_escape(race_expected ? "the race: " + text_of(document, "race") : "the race not to happen")
-      << "</p>\n<p class=\"verdict " << verdict_class(verdict) << "\">verdict: " << html_escape(verdict) << " &mdash; "
-      << html_escape(text_of(document, "detail")) << "</p></header>\n";
+      << "</p>\n<p class=\"source\">" << html_escape(told(document, "source")) << " &middot; "
+      << html_escape(page_word(lang, "the lesson expects {0}", {expects})) << "</p>\n<p class=\"verdict "
+      << verdict_class(verdict) << "\">" << html_escape(page_word(lang, "verdict: {0}", {told(document, "verdict")}))
+      << " &mdash; " << html_escape(told(document, "detail")) << "</p></header>\n";
   return out.str();
 }
 
-std::string controls_html(std::size_t count) {
+std::string controls_html(std::size_t count, const std::string& lang) {
   std::ostringstream out;
-  out << "<nav id=\"controls\"><button id=\"back\" type=\"button\">&#9664; Back</button>"
-      << "<button id=\"next\" type=\"button\">Next &#9654;</button><span id=\"position\">" << count
-      << " steps</span><button id=\"spacing\" type=\"button\">spacing: one step each</button>"
-      << "<button id=\"ahead\" type=\"button\">ahead: hidden</button>"
-      << "<span class=\"hint\">&larr; &rarr; one step &middot; Home / End &middot; click a step</span></nav>\n"
-      << "<noscript>This page steps through the story with JavaScript; without it only the list of steps "
-         "shows.</noscript>\n";
+  out << "<nav id=\"controls\"><button id=\"back\" type=\"button\">&#9664; " << page_word(lang, "Back") << "</button>"
+      << "<button id=\"next\" type=\"button\">" << page_word(lang, "Next") << " &#9654;</button><span id=\"position\">"
+      << page_word(lang, "{0} steps", {std::to_string(count)}) << "</span><button id=\"spacing\" type=\"button\">"
+      << page_word(lang, "spacing: one step each") << "</button><button id=\"ahead\" type=\"button\">"
+      << page_word(lang, "ahead: hidden") << "</button><span class=\"hint\">&larr; &rarr; " << page_word(lang, "one step")
+      << " &middot; Home / End &middot; " << page_word(lang, "click a step") << "</span></nav>\n<noscript>"
+      << page_word(lang, "This page steps through the story with JavaScript; without it only the list of steps shows.")
+      << "</noscript>\n";
   return out.str();
 }
 
@@ -74,18 +85,22 @@ std::string step_html(const json& step) {
   return out.str();
 }
 
-std::string view_html() {
-  return "<section id=\"view-pane\"><div id=\"now\"></div><svg id=\"timeline\" role=\"img\" "
-         "aria-label=\"timeline: a lane per client and per lock key\"></svg>\n<div id=\"legend\">"
-         "<span><i style=\"background:#1f77b466;border:1px solid #1f77b4\"></i>a client in the critical section</span>"
-         "<span><i style=\"background:#d6272830\"></i>two holders at once</span>"
-         "<span><i style=\"background:#1f77b499\"></i>a lock key: whose value the server holds</span>"
-         "<span><i style=\"background:#c8e6c9;border:1px solid #558b2f\"></i>its lease, running down to its end</span>"
-         "<span><i style=\"background:#ffcdd2;border:1px dashed #999\"></i>no TTL</span>"
-         "<span><i style=\"background:#ffe0b2\"></i>an expiry stamp in the value (generation 2)</span>"
-         "<span>&#10005; the key went away (expired, released, deleted)</span>"
-         "<span>&#9679; a command (line: sent &rarr; answered) &#9675; a line of the story</span>"
-         "</div></section>\n";
+std::string legend_item(const std::string& lang, const char* swatch, const char* english) {
+  return std::string("<span>") + swatch + html_escape(page_word(lang, english)) + "</span>";
+}
+
+std::string view_html(const std::string& lang) {
+  return "<section id=\"view-pane\"><div id=\"now\"></div><svg id=\"timeline\" role=\"img\" aria-label=\"" +
+         html_escape(page_word(lang, "timeline: a lane per client and per lock key")) + "\"></svg>\n<div id=\"legend\">" +
+         legend_item(lang, "<i style=\"background:#1f77b466;border:1px solid #1f77b4\"></i>", "a client in the critical section") +
+         legend_item(lang, "<i style=\"background:#d6272830\"></i>", "two holders at once") +
+         legend_item(lang, "<i style=\"background:#1f77b499\"></i>", "a lock key: whose value the server holds") +
+         legend_item(lang, "<i style=\"background:#c8e6c9;border:1px solid #558b2f\"></i>", "its lease, running down to its end") +
+         legend_item(lang, "<i style=\"background:#ffcdd2;border:1px dashed #999\"></i>", "no TTL") +
+         legend_item(lang, "<i style=\"background:#ffe0b2\"></i>", "an expiry stamp in the value (generation 2)") +
+         legend_item(lang, "&#10005; ", "the key went away (expired, released, deleted)") +
+         legend_item(lang, "&#9679; ", "a command (line: sent → answered)") +
+         legend_item(lang, "&#9675; ", "a line of the story") + "</div></section>\n";
 }
 
 // What the script needs, as JSON safe inside <script>: no '<', '>' or '&' unescaped.
@@ -105,7 +120,7 @@ std::string page_data(const json& document) {
   for (const char* field : {"clients", "sections", "overlaps", "keys"})
     if (!view.contains(field)) view[field] = json::array();
   if (!view.contains("end_ms")) view["end_ms"] = 0.0;
-  std::string text = json{{"steps", steps}, {"view", view}}.dump();
+  std::string text = json{{"steps", steps}, {"view", view}, {"words", page_words(text_of(document, "lang"))}}.dump();
   std::string safe;
   safe.reserve(text.size());
   for (char c : text) {
@@ -121,14 +136,15 @@ std::string page_data(const json& document) {
 
 std::string story_page(const json& document) {
   const json steps = document.value("steps", json::array());
+  const std::string lang = text_of(document, "lang");
   std::ostringstream out;
   // The body starts hiding what lies ahead of the current step; without the script nothing is hidden.
   out << html_head(html_escape(text_of(document, "scenario") + " (" + text_of(document, "lock") + ")"),
-                   story_page_css())
-      << "<script>document.body.className = 'hide-ahead';</script>\n" << header_html(document) << controls_html(steps.size()) << "<main><section id=\"steps-pane\"><ol id=\"steps\">\n";
+                   story_page_css(), html_lang(lang))
+      << "<script>document.body.className = 'hide-ahead';</script>\n" << header_html(document, lang) << controls_html(steps.size(), lang) << "<main><section id=\"steps-pane\"><ol id=\"steps\">\n";
   for (const auto& step : steps) out << step_html(step);
   out << "</ol></section>\n"
-      << view_html() << "</main>\n<script type=\"application/json\" id=\"story\">" << page_data(document)
+      << view_html(lang) << "</main>\n<script type=\"application/json\" id=\"story\">" << page_data(document)
       << "</script>\n<script>" << story_page_script() << "</script>\n"
       << html_tail();
   return out.str();

@@ -10,6 +10,14 @@
   const data = JSON.parse(document.getElementById('story').textContent);
   const steps = data.steps;
   const view = data.view;
+  // The furniture in the page's language: data.words maps the English below to its Chinese
+  // (report/page_words.cpp; empty for --lang en). {0}, {1} are filled in order.
+  const WORDS = data.words || {};
+  function T(english) {
+    let out = WORDS[english] || english;
+    for (let i = 1; i < arguments.length; ++i) out = out.split('{' + (i - 1) + '}').join(String(arguments[i]));
+    return out;
+  }
   const svg = document.getElementById('timeline');
   const NS = 'http://www.w3.org/2000/svg';
   const LEFT = 130, RIGHT = 16, TOP = 22;
@@ -36,7 +44,7 @@
 
   // The lanes: the narrator's voice, every client, every lock key (owner and lease).
   const lanes = [];
-  if (steps.some(function (s) { return s.who === '--'; })) lanes.push({ type: 'narrator', name: '--', label: 'narrator', h: 30 });
+  if (steps.some(function (s) { return s.who === '--'; })) lanes.push({ type: 'narrator', name: '--', label: T('narrator'), h: 30 });
   view.clients.forEach(function (name) { lanes.push({ type: 'client', name: name, label: name, h: 38 }); });
   view.keys.forEach(function (key, i) { lanes.push({ type: 'key', key: key, index: i, label: key.label, h: 56 }); });
   let y = TOP;
@@ -94,8 +102,8 @@
   function drawLaneFrame(lane, width) {
     el('line', { x1: 0, x2: width, y1: lane.y + lane.h, y2: lane.y + lane.h, stroke: '#eceff1' }, svg);
     el('text', { x: 8, y: lane.y + 15, class: 'lane-label' }, svg, lane.label);
-    const sub = lane.type === 'key' ? 'owner / lease' : lane.name === 'observer' ? 'reads only'
-      : lane.type === 'client' ? 'critical section' : '';
+    const sub = lane.type === 'key' ? T('owner / lease') : lane.name === 'observer' ? T('reads only')
+      : lane.type === 'client' ? T('critical section') : '';
     if (sub) el('text', { x: 8, y: lane.y + 28, class: 'lane-sub' }, svg, sub);
   }
 
@@ -115,7 +123,7 @@
     view.overlaps.forEach(function (o) {
       const x0 = x(o.from), x1 = Math.max(x(o.to), x0 + 2);
       title(el('rect', { x: x0, y: top, width: x1 - x0, height: bottom - top, fill: '#d62728', 'fill-opacity': 0.18 }, svg),
-            'two holders at once: ' + ms(o.from) + ' to ' + ms(o.to));
+            T('two holders at once: {0} to {1}', ms(o.from), ms(o.to)));
     });
   }
 
@@ -124,10 +132,10 @@
     const top = lane.y + 30, h = 14, x0 = x(lease.from), xt = x(lease.to);
     const label = lease.event + (lease.step ? ' at step ' + lease.step : '');
     if (lease.until === null) {
-      const kind = lease.kind === 'unknown' ? 'not known (a command the view does not read)' : 'no TTL: only a DEL frees it';
+      const kind = lease.kind === 'unknown' ? T('not known (a command the view does not read)') : T('no TTL: only a DEL frees it');
       title(el('rect', { x: x0, y: top + 3, width: Math.max(xt - x0, 2), height: h - 6,
                          fill: lease.kind === 'unknown' ? '#e0e0e0' : '#ffcdd2', stroke: '#999', 'stroke-dasharray': '3 2' }, svg),
-            'lease ' + kind + ' (' + label + ')');
+            T('lease {0} ({1})', kind, label));
       return;
     }
     const full = lease.until - lease.from;
@@ -172,7 +180,7 @@
         const cy = lane.y + lane.h / 2;
         if (s.sent_ms !== undefined && stepX[i] - x(s.sent_ms) > 3)
           el('line', { x1: x(s.sent_ms), x2: stepX[i], y1: cy, y2: cy, stroke: '#607d8b', 'stroke-width': 2 }, svg);
-        const g = title(el('g', { class: 'marker', 'data-step': s.step }, svg), 'step ' + s.step + ' at ' + ms(s.t_ms));
+        const g = title(el('g', { class: 'marker', 'data-step': s.step }, svg), T('step {0} at {1}', s.step, ms(s.t_ms)));
         el('circle', { cx: stepX[i], cy: cy, r: 4.5, fill: s.kind === 'narration' ? '#fff' : '#37474f', stroke: '#37474f' }, g);
         if (lastLabel[s.who] === undefined || stepX[i] - lastLabel[s.who] > 16) {
           el('text', { x: stepX[i], y: lane.y + 7, 'text-anchor': 'middle', class: 'step-no' }, g, String(s.step));
@@ -212,16 +220,16 @@
   }
 
   function leaseText(k) {
-    if (!k.held) return 'free (no key)';
-    const owner = k.owner === '?' ? "someone's value" : k.owner + "'s value";
+    if (!k.held) return T('free (no key)');
+    const owner = k.owner === '?' ? T("someone's value") : T("{0}'s value", k.owner);
     let lease;
-    if (k.lease_kind === 'unknown' || !k.known) lease = 'lease not known here';
-    else if (k.lease_left_ms === null) lease = 'no TTL';
+    if (k.lease_kind === 'unknown' || !k.known) lease = T('lease not known here');
+    else if (k.lease_left_ms === null) lease = T('no TTL');
     else if (k.lease_kind === 'stamp')
-      lease = k.lease_left_ms >= 0 ? 'its stamp says ' + ms(k.lease_left_ms) + ' left (wall clock)'
-                                   : 'its stamp passed ' + ms(-k.lease_left_ms) + ' ago (wall clock)';
-    else lease = 'lease ' + ms(k.lease_left_ms) + ' left';
-    return 'holds ' + owner + ', ' + lease;
+      lease = k.lease_left_ms >= 0 ? T('its stamp says {0} left (wall clock)', ms(k.lease_left_ms))
+                                   : T('its stamp passed {0} ago (wall clock)', ms(-k.lease_left_ms));
+    else lease = T('lease {0} left', ms(k.lease_left_ms));
+    return T('holds {0}, {1}', owner, lease);
   }
 
   function fillNow(s) {
@@ -229,7 +237,7 @@
     now.textContent = '';
     const head = document.createElement('div');
     head.className = 'head';
-    head.textContent = 'Step ' + s.step + ' of ' + steps.length + ' \u00b7 ' + ms(s.t_ms) + ' \u00b7 ' + (s.who === '--' ? 'narrator' : s.who);
+    head.textContent = T('Step {0} of {1}', s.step, steps.length) + ' \u00b7 ' + ms(s.t_ms) + ' \u00b7 ' + (s.who === '--' ? T('narrator') : s.who);
     const text = document.createElement('div');
     text.className = 'text';
     text.textContent = document.querySelector('#step-' + s.step + ' .text').textContent;
@@ -237,19 +245,19 @@
     const list = document.createElement('ul');
     if (s.lock) {
       const li = document.createElement('li');
-      li.textContent = 'on ' + s.lock.key + ': ' + s.lock.effect;
+      li.textContent = T('on {0}: {1}', s.lock.key, s.lock.effect);
       if (/deleted .*'s lock/.test(s.lock.effect)) li.className = 'danger';
       list.append(li);
     }
     const inside = document.createElement('li');
     const holders = s.state.inside;
-    inside.textContent = 'in the critical section: ' + (holders.length ? holders.join(', ') : 'nobody') +
-      (holders.length > 1 ? ' \u2014 ' + holders.length + ' holders at once' : '');
+    inside.textContent = T('in the critical section: {0}', holders.length ? holders.join(', ') : T('nobody')) +
+      (holders.length > 1 ? ' \u2014 ' + T('{0} holders at once', holders.length) : '');
     if (holders.length > 1) inside.className = 'danger';
     list.append(inside);
     s.state.keys.forEach(function (k) {
       const li = document.createElement('li');
-      li.textContent = k.key + ' on the server: ' + leaseText(k);
+      li.textContent = T('{0} on the server: {1}', k.key, leaseText(k));
       list.append(li);
     });
     now.append(list);
@@ -278,7 +286,7 @@
     const bubble = svg.querySelector('.bubble');
     bubble.setAttribute('transform', 'translate(' + cx + ',0)');
     bubble.querySelector('text').textContent = String(s.step);
-    document.getElementById('position').textContent = 'step ' + s.step + ' of ' + steps.length;
+    document.getElementById('position').textContent = T('step {0} of {1}', s.step, steps.length);
     document.getElementById('back').disabled = current === 0;
     document.getElementById('next').disabled = current === steps.length - 1;
     document.body.setAttribute('data-step', s.step);
@@ -291,11 +299,11 @@
   document.getElementById('back').addEventListener('click', function () { show(current - 1); });
   document.getElementById('ahead').addEventListener('click', function (e) {
     const hidden = document.body.classList.toggle('hide-ahead');
-    e.target.textContent = hidden ? 'ahead: hidden' : 'ahead: shown';
+    e.target.textContent = hidden ? T('ahead: hidden') : T('ahead: shown');
   });
   document.getElementById('spacing').addEventListener('click', function (e) {
     spacing = spacing === 'time' ? 'even' : 'time';
-    e.target.textContent = spacing === 'time' ? 'spacing: time' : 'spacing: one step each';
+    e.target.textContent = spacing === 'time' ? T('spacing: time') : T('spacing: one step each');
     layout();
     show(current);
   });

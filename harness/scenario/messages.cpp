@@ -1,6 +1,7 @@
 #include "scenario/messages.h"
 
 #include <atomic>
+#include <regex>
 #include <unordered_map>
 
 namespace locklab::harness {
@@ -557,6 +558,9 @@ const std::vector<Message> kCatalog = {
     {"NOT as the lesson says", "与课程所说不符"},
     {"verdict: every row as the lesson says", "结论：每一行都与课程所说一致"},
     {"verdict: some row differs from the lesson", "结论：有一行与课程所说不符"},
+    // The --step-through prompts (step_through.cpp): the keys stay the keys.
+    {"     [Enter] next step   [q Enter] play the rest ", "     [Enter] 下一步   [q Enter] 放完其余步骤 "},
+    {"     [Enter] the verdict ", "     [Enter] 看结论 "},
 };
 
 const std::unordered_map<std::string_view, std::string_view>& chinese_of() {
@@ -587,6 +591,35 @@ std::string_view translated(std::string_view english) {
   if (g_language != Language::zh) return english;
   const auto found = chinese_of().find(english);
   return found == chinese_of().end() ? english : found->second;
+}
+
+namespace {
+
+struct ErrorPattern {
+  const char* en;  // an ECMAScript regex of the whole message; its groups are the values
+  const char* zh;  // {0}, {1}, ... the groups in order
+};
+
+// The errors a story narrates (impls/replica_wait.cpp's WAIT guard).
+const ErrorPattern kErrors[] = {
+    {R"(only (\d+) of (\d+) replica\(s\) acknowledged the lock within (\d+) ms; released it \(a failover could lose it\))",
+     "{2} ms 内 {1} 个副本中只有 {0} 个确认了这把锁；已经释放它（主从切换可能会丢掉它）"},
+    {R"(WAIT failed: (.*))", "WAIT 失败：{0}"},
+    {R"(WAIT answered (.*))", "WAIT 的回答是 {0}"},
+};
+
+}  // namespace
+
+std::string translated_error(const std::string& english) {
+  if (g_language != Language::zh) return english;
+  for (const auto& pattern : kErrors) {
+    std::smatch groups;
+    if (!std::regex_match(english, groups, std::regex(pattern.en))) continue;
+    std::vector<std::string> args;
+    for (std::size_t i = 1; i < groups.size(); ++i) args.push_back(groups[i].str());
+    return fill(pattern.zh, args);
+  }
+  return english;
 }
 
 std::string fill(std::string_view pattern, const std::vector<std::string>& args) {

@@ -43,6 +43,12 @@ const std::vector<Message>& message_catalog();
 // zh, else `english` itself.
 std::string_view translated(std::string_view english);
 
+// An error a lock returned (its last_error(), an Error's message), in the
+// narration's language: its words are the lock's, its numbers and names
+// values, so it is matched by pattern (messages.cpp's kErrors), not as a key.
+// An error no pattern matches is printed as it is.
+std::string translated_error(const std::string& english);
+
 // Fills `pattern`'s {} (the next argument) and {N} (argument N) with `args`;
 // a placeholder without an argument is left as it is.
 std::string fill(std::string_view pattern, const std::vector<std::string>& args);

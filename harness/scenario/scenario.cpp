@@ -259,6 +259,9 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
     write_outputs({{"schema", kScenarioSchema},   {"scenario", spec_.name},
                    {"source", spec_.source},      {"story", told_story()},
                    {"lang", language_code(language())},
+                   // The same four in the story's language, for the page's header (report/story_page.cpp).
+                   {"source_text", translated(spec_.source)}, {"race_text", translated(spec_.race)},
+                   {"verdict_text", translated(verdict)},     {"detail_text", translated(detail)},
                    {"lock", lock_.name},          {"race", spec_.race},
                    {"race_expected", lock_.race_expected}, {"race_happened", race_happened},
                    {"verdict", verdict},          {"detail", detail},

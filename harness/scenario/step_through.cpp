@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "scenario/messages.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -103,7 +105,7 @@ void StepPrinter::present() {
       queue_.pop_front();
       hurry = hurry_;
     }
-    if (!hurry && playback_ == Playback::step_through && !wait_for_enter(kNextPrompt)) {
+    if (!hurry && playback_ == Playback::step_through && !wait_for_enter(std::string(translated(kNextPrompt)))) {
       std::lock_guard lock(mutex_);
       hurry_ = hurry = true;
     }
@@ -115,7 +117,7 @@ void StepPrinter::present() {
     std::lock_guard lock(mutex_);
     hurry = hurry_;
   }
-  if (!hurry && playback_ == Playback::step_through) wait_for_enter(kVerdictPrompt);
+  if (!hurry && playback_ == Playback::step_through) wait_for_enter(std::string(translated(kVerdictPrompt)));
   std::lock_guard lock(mutex_);
   // A line shown while the verdict prompt waited is still queued: out first.
   while (!queue_.empty()) {

@@ -552,6 +552,7 @@ Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
 Result<MatrixResult> select_cells(const MatrixOptions& options) {
   MatrixResult result;
   result.quick = options.quick;
+  result.lang = options.lang;
   result.command = options.command;
   if (options.jobs < 1 || options.jobs > 8) return Error{ErrorKind::usage, "--jobs: must be between 1 and 8"};
   auto locks = select_rows(options);

@@ -64,6 +64,7 @@ bool has_plan(std::string_view column);
 
 struct MatrixOptions {
   bool quick = false;
+  std::string lang = "en";          // the matrix page's furniture: en or zh (report/page_words.h)
   std::string out;                  // empty = results/matrix/<run-id>
   std::vector<std::string> locks;   // empty = every generation, shipped adapter and `user` adapter
   // Which shipped rows a matrix without --lock measures: "main" (the catalog's rows marked main:

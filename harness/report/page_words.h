@@ -1,0 +1,28 @@
+// The furniture of the pages a run or a story becomes -- headings, buttons,
+// legends, the state box of the step-through page, the matrix page's titles --
+// in the page's language (--lang en | zh). The narration itself is translated
+// where it is told (scenario/messages.cpp); these are the words around it,
+// which the report component owns: English is the key, as in the narration's
+// catalog, and a word without Chinese stays English (tests/page_words_test.py finds it).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locklab::harness {
+
+// `english` in `lang` ("zh": its Chinese; anything else: `english`), its {0}..{9}
+// filled with `args` in order.
+std::string page_word(const std::string& lang, std::string_view english, const std::vector<std::string>& args = {});
+
+// {english: chinese} of every word, for a page's script (story_page.js's T());
+// an empty object for any language but "zh".
+nlohmann::json page_words(const std::string& lang);
+
+// The HTML lang attribute: "zh-CN" for zh (a browser picks its CJK font by it), else "en".
+std::string html_lang(const std::string& lang);
+
+}  // namespace locklab::harness
