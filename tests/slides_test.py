@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""scripts/slides (docs/labs/teaching.md): a lab's deck, in both languages, is
+one self-contained file (nothing loaded from elsewhere), has one slide per step
+of every story it tells -- checked against the stories' own JSON documents --
+and a keyboard handler; bad arguments exit 2.
+
+  tests/slides_test.py --source DIR --build DIR [--lab NN]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# Anything a browser would fetch: a command shown on a slide may name a URL
+# (lab 01's `ab ... http://127.0.0.1:8080/test`), an attribute or a CSS import may not.
+FETCHES = re.compile(r"""<link\b|\bsrc\s*=|href\s*=\s*["']?(https?:)?//|url\(|@import""", re.I)
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def check_deck(path, stories):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if FETCHES.search(text):
+        fail("%s loads something from outside the file: %s" % (path, FETCHES.search(text).group(0)))
+    if "addEventListener('keydown'" not in text or "ArrowRight" not in text or "ArrowLeft" not in text:
+        fail("%s has no keyboard handler for the arrow keys" % path)
+    told = re.findall(r'<section class="slide story" data-steps="(\d+)">', text)
+    steps = re.split(r'<section class="slide story"', text)[1:]
+    for declared, chunk in zip(told, steps):
+        chunk = chunk.split('<section class="slide verdict"')[0]
+        if len(re.findall(r'<section class="slide step ', chunk)) != int(declared):
+            fail("%s: a story declares %s steps but has another number of step slides" % (path, declared))
+    want = sorted(len(doc["steps"]) for doc in stories)
+    if sorted(int(n) for n in told) != want:
+        fail("%s: stories of %s steps, their runs recorded %s" % (path, sorted(int(n) for n in told), want))
+    print("ok %s: %d stories, %d step slides, one per recorded step" % (os.path.basename(path), len(told), sum(want)))
+
+
+def usage_errors(script, build):
+    for args in (["--lab", "4"], ["--build", "/nonexistent"], ["--lang", "fr"]):
+        proc = subprocess.run([script, "--build", build] + args, capture_output=True, text=True)
+        if proc.returncode != 2 or not proc.stderr.strip():
+            fail("scripts/slides %s exited %d, not 2 with a message" % (" ".join(args), proc.returncode))
+    print("ok usage errors exit 2")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--lab", default="04")
+    args = ap.parse_args()
+    script = os.path.join(args.source, "scripts", "slides")
+    usage_errors(script, args.build)
+    with tempfile.TemporaryDirectory() as tmp:
+        json_dir = os.path.join(tmp, "json")
+        os.mkdir(json_dir)
+        subprocess.run([script, "--build", args.build, "--out", tmp, "--lab", args.lab, "--json-dir", json_dir],
+                       check=True)
+        docs = [json.load(open(p, encoding="utf-8")) for p in glob.glob(os.path.join(json_dir, "*.json"))]
+        for lang, folder in (("en", tmp), ("zh", os.path.join(tmp, "zh"))):
+            decks = glob.glob(os.path.join(folder, args.lab + "-*.html"))
+            if len(decks) != 1:
+                fail("no %s deck for lab %s in %s" % (lang, args.lab, folder))
+            check_deck(decks[0], [d for d in docs if d.get("lang", "en") == lang])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
