@@ -2,7 +2,8 @@
 """scripts/slides (docs/labs/teaching.md): a lab's deck, in both languages, is
 one self-contained file (nothing loaded from elsewhere), has one slide per step
 of every story it tells -- checked against the stories' own JSON documents --
-and a keyboard handler; bad arguments exit 2.
+and a keyboard handler, which (when Chromium is installed) moves a headless
+browser's deck on a real key press; bad arguments exit 2.
 
   tests/slides_test.py --source DIR --build DIR [--lab NN]
 """
@@ -11,6 +12,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,40 @@ def check_deck(path, stories):
     want = sorted(len(doc["steps"]) for doc in stories)
     if sorted(int(n) for n in told) != want:
         fail("%s: stories of %s steps, their runs recorded %s" % (path, sorted(int(n) for n in told), want))
-    print("ok %s: %d stories, %d step slides, one per recorded step" % (os.path.basename(path), len(told), sum(want)))
+    print("ok %s: %d stories, %d step slides, one per recorded step" % ("/".join(path.split("/")[-2:]), len(told), sum(want)))
+
+
+SHOWN = "[...document.querySelectorAll('.slide')].findIndex(s => s.classList.contains('current')) + 1"
+
+
+def keyboard_in_chromium(path):
+    """If Chromium is installed: a real → key press (DevTools Input events) shows the next slide."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("skip the keyboard check in Chromium: not installed")
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from story_page_test import Browser, Failure  # its DevTools pipe; one browser, closed after
+    try:
+        browser = Browser(chromium)
+    except (Failure, OSError) as failure:
+        fail("Chromium (%s) did not start: %s" % (chromium, failure))
+    try:
+        browser.call("Page.navigate", session=True, url="file://" + os.path.abspath(path))
+        browser.wait_event("Page.loadEventFired")
+        seen = [browser.evaluate(SHOWN)]
+        for key, code, keycode in (("ArrowRight", "ArrowRight", 39), (" ", "Space", 32), ("ArrowLeft", "ArrowLeft", 37)):
+            browser.key(key, code, keycode)
+            seen.append(browser.evaluate(SHOWN))
+        hash_now = browser.evaluate("location.hash")
+    except Failure as failure:
+        fail("Chromium: %s" % failure)
+    finally:
+        browser.close()
+    if seen != [1, 2, 3, 2] or hash_now != "#2":
+        fail("%s: slides shown after load, →, space, ←: %s (address %s); want [1, 2, 3, 2] and #2"
+             % (path, seen, hash_now))
+    print("ok keyboard in Chromium: load, →, space, ← show slides %s" % seen)
 
 
 def usage_errors(script, build):
@@ -71,6 +106,7 @@ def main():
             if len(decks) != 1:
                 fail("no %s deck for lab %s in %s" % (lang, args.lab, folder))
             check_deck(decks[0], [d for d in docs if d.get("lang", "en") == lang])
+        keyboard_in_chromium(glob.glob(os.path.join(tmp, "zh", args.lab + "-*.html"))[0])
     return 0
 
 
