@@ -27,7 +27,7 @@ def fail(message):
     sys.exit(1)
 
 
-def check_deck(path, stories):
+def check_deck(path, stories, lang):
     with open(path, encoding="utf-8") as f:
         text = f.read()
     if FETCHES.search(text):
@@ -43,7 +43,7 @@ def check_deck(path, stories):
     want = sorted(len(doc["steps"]) for doc in stories)
     if sorted(int(n) for n in told) != want:
         fail("%s: stories of %s steps, their runs recorded %s" % (path, sorted(int(n) for n in told), want))
-    print("ok %s: %d stories, %d step slides, one per recorded step" % ("/".join(path.split("/")[-2:]), len(told), sum(want)))
+    print("ok %s deck %s: %d stories, %d step slides, one per recorded step" % (lang, os.path.basename(path), len(told), sum(want)))
 
 
 SHOWN = "[...document.querySelectorAll('.slide')].findIndex(s => s.classList.contains('current')) + 1"
@@ -98,14 +98,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         json_dir = os.path.join(tmp, "json")
         os.mkdir(json_dir)
-        subprocess.run([script, "--build", args.build, "--out", tmp, "--lab", args.lab, "--json-dir", json_dir],
-                       check=True)
+        made = subprocess.run([script, "--build", args.build, "--out", tmp, "--lab", args.lab, "--json-dir", json_dir])
+        if made.returncode != 0:
+            fail("scripts/slides --lab %s exited %d" % (args.lab, made.returncode))
         docs = [json.load(open(p, encoding="utf-8")) for p in glob.glob(os.path.join(json_dir, "*.json"))]
         for lang, folder in (("en", tmp), ("zh", os.path.join(tmp, "zh"))):
             decks = glob.glob(os.path.join(folder, args.lab + "-*.html"))
             if len(decks) != 1:
                 fail("no %s deck for lab %s in %s" % (lang, args.lab, folder))
-            check_deck(decks[0], [d for d in docs if d.get("lang", "en") == lang])
+            check_deck(decks[0], [d for d in docs if d.get("lang", "en") == lang], lang)
         keyboard_in_chromium(glob.glob(os.path.join(tmp, "zh", args.lab + "-*.html"))[0])
     return 0
 
