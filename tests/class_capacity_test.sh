@@ -13,7 +13,7 @@ for bad in "--students 0" "--students 65" "--students a" "--bound 0" "--nonsense
   [ "$rc" -eq 2 ] || { echo "FAIL: class-capacity $bad exited $rc, not 2"; exit 1; }
 done
 echo "ok usage errors exit 2"
-out=$("$script" --build "$build" --students 2 --bound 240 --budget 300) || { echo "FAIL: exit $?"; exit 1; }
+out=$("$script" --build "$build" --students 2 --bound 400 --budget 500) || { echo "FAIL: exit $?"; exit 1; }
 echo "$out"
 echo "$out" | grep -q '^N=2 *held' || { echo "FAIL: two students did not hold"; exit 1; }
 echo "$out" | grep -q '^capacity: 2 students' || { echo "FAIL: no capacity line for N=2"; exit 1; }
