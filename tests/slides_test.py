@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""scripts/slides (docs/labs/teaching.md): a lab's deck, in both languages, is
+"""scripts/slides (docs/labs/teaching.md): a lab's deck and a scenario's
+one-story decks (every lock and flag), in both languages: each is
 one self-contained file (nothing loaded from elsewhere), has one slide per step
 of every story it tells -- checked against the stories' own JSON documents --
 and a keyboard handler, which (when Chromium is installed) moves a headless
 browser's deck on a real key press; bad arguments exit 2.
 
-  tests/slides_test.py --source DIR --build DIR [--lab NN]
+  tests/slides_test.py --source DIR --build DIR [--lab NN] [--story NAME]
 """
 import argparse
 import glob
@@ -27,7 +28,8 @@ def fail(message):
     sys.exit(1)
 
 
-def check_deck(path, stories, lang):
+def check_deck(path):
+    """The deck's own checks; returns the step counts its stories declare."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     if FETCHES.search(text):
@@ -40,10 +42,19 @@ def check_deck(path, stories, lang):
         chunk = chunk.split('<section class="slide verdict"')[0]
         if len(re.findall(r'<section class="slide step ', chunk)) != int(declared):
             fail("%s: a story declares %s steps but has another number of step slides" % (path, declared))
+    return [int(n) for n in told]
+
+
+def check_language(lang, decks, stories):
+    """Every deck of a language, against the JSON of every story told for it."""
+    told = []
+    for path in decks:
+        told += check_deck(path)
     want = sorted(len(doc["steps"]) for doc in stories)
-    if sorted(int(n) for n in told) != want:
-        fail("%s: stories of %s steps, their runs recorded %s" % (path, sorted(int(n) for n in told), want))
-    print("ok %s deck %s: %d stories, %d step slides, one per recorded step" % (lang, os.path.basename(path), len(told), sum(want)))
+    if sorted(told) != want:
+        fail("%s decks: stories of %s steps, their runs recorded %s" % (lang, sorted(told), want))
+    print("ok %s: %d decks, %d stories, %d step slides, one per recorded step"
+          % (lang, len(decks), len(told), sum(want)))
 
 
 SHOWN = "[...document.querySelectorAll('.slide')].findIndex(s => s.classList.contains('current')) + 1"
@@ -80,7 +91,7 @@ def keyboard_in_chromium(path):
 
 
 def usage_errors(script, build):
-    for args in (["--lab", "4"], ["--build", "/nonexistent"], ["--lang", "fr"]):
+    for args in (["--lab", "4"], ["--build", "/nonexistent"], ["--lang", "fr"], ["--story", "no_such_story"]):
         proc = subprocess.run([script, "--build", build] + args, capture_output=True, text=True)
         if proc.returncode != 2 or not proc.stderr.strip():
             fail("scripts/slides %s exited %d, not 2 with a message" % (" ".join(args), proc.returncode))
@@ -92,21 +103,25 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--build", required=True)
     ap.add_argument("--lab", default="04")
+    ap.add_argument("--story", default="watchdog_renewal", help="a scenario with a flag: its one-story decks")
     args = ap.parse_args()
     script = os.path.join(args.source, "scripts", "slides")
     usage_errors(script, args.build)
     with tempfile.TemporaryDirectory() as tmp:
         json_dir = os.path.join(tmp, "json")
         os.mkdir(json_dir)
-        made = subprocess.run([script, "--build", args.build, "--out", tmp, "--lab", args.lab, "--json-dir", json_dir])
+        made = subprocess.run([script, "--build", args.build, "--out", tmp, "--lab", args.lab,
+                               "--story", args.story, "--json-dir", json_dir])
         if made.returncode != 0:
-            fail("scripts/slides --lab %s exited %d" % (args.lab, made.returncode))
+            fail("scripts/slides --lab %s --story %s exited %d" % (args.lab, args.story, made.returncode))
         docs = [json.load(open(p, encoding="utf-8")) for p in glob.glob(os.path.join(json_dir, "*.json"))]
         for lang, folder in (("en", tmp), ("zh", os.path.join(tmp, "zh"))):
             decks = glob.glob(os.path.join(folder, args.lab + "-*.html"))
-            if len(decks) != 1:
-                fail("no %s deck for lab %s in %s" % (lang, args.lab, folder))
-            check_deck(decks[0], [d for d in docs if d.get("lang", "en") == lang], lang)
+            stories = glob.glob(os.path.join(folder, "stories", args.story + ".*.html"))
+            if len(decks) != 1 or len(stories) < 2:
+                fail("%s: want lab %s's deck and %s's story decks in %s, found %s"
+                     % (lang, args.lab, args.story, folder, decks + stories))
+            check_language(lang, decks + stories, [d for d in docs if d.get("lang", "en") == lang])
         keyboard_in_chromium(glob.glob(os.path.join(tmp, "zh", args.lab + "-*.html"))[0])
     return 0
 
