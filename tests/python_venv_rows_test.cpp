@@ -101,6 +101,25 @@ TEST_F(PythonRows, WithoutTheVenvTheyReadNotInstalledByName) {
   EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
 }
 
+// A venv whose pip install failed keeps its interpreter, not the libraries: NOT_INSTALLED still refuses its rows.
+TEST_F(PythonRows, AVenvWhoseInstallFailedReadsIncomplete) {
+  const std::string peers = (fs::path(dir_) / "harness/adapters").string();
+  fs::create_directories(peers);
+  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  fs::create_directories(fs::path(dir_) / "build/venv/bin");
+  fs::create_symlink("/bin/true", fs::path(dir_) / "build/venv/bin/python3");
+  std::ofstream(fs::path(dir_) / "build/venv/NOT_INSTALLED") << "pip install --require-hashes failed (a test's line)\n";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:pottery-redlock --out '" + dir_ + "/x'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--lock ext:pottery-redlock: not installed: " + dir_ +
+                             "/build/venv is incomplete (pip install --require-hashes failed (a test's line))"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
+}
+
 // One fault cell of the main job's Python venv row: SIGSTOP freezes the renewal thread with the
 // holder (redis_lock/__init__.py:278-284), the 1 s lease lapses, a second holder enters.
 TEST_F(PythonRows, PythonRedisLockHolderPauseIsAMeViolation) {

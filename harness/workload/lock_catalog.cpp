@@ -351,14 +351,20 @@ std::string missing_java(const LockDescription& lock) {
 // A Python row on build/venv's interpreter (catalog: ["../../build/venv/bin/python3", ...]) needs the
 // venv that harness/adapters/kits/python/install makes: "" when it is there, else its NOT_INSTALLED line.
 // ext:redis-py runs /usr/bin/python3 with Debian's python3-redis and needs no venv.
+// A venv whose pip install failed has its interpreter but not the libraries: NOT_INSTALLED says so.
 std::string missing_venv(const LockDescription& lock) {
   const std::filesystem::path python(lock.adapter.front());
-  if (python.parent_path().parent_path().filename() != "venv" || ::access(python.c_str(), X_OK) == 0) return "";
+  const std::filesystem::path venv = python.parent_path().parent_path();
+  std::error_code ec;
+  const bool failed = std::filesystem::exists(venv / "NOT_INSTALLED", ec);
+  const bool runs = ::access(python.c_str(), X_OK) == 0;
+  if (venv.filename() != "venv" || (runs && !failed)) return "";
   std::string why;
-  std::ifstream reason(python.parent_path().parent_path() / "NOT_INSTALLED");
+  std::ifstream reason(venv / "NOT_INSTALLED");
   std::getline(reason, why);
-  return "not installed: " + python.lexically_normal().string() + " is missing (" +
-         (why.empty() ? "run harness/adapters/kits/python/install" : why) + ")";
+  return "not installed: " + (runs ? venv.lexically_normal().string() + " is incomplete" :
+                                     python.lexically_normal().string() + " is missing") +
+         " (" + (why.empty() ? "run harness/adapters/kits/python/install" : why) + ")";
 }
 
 }  // namespace
