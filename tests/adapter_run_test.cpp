@@ -141,6 +141,7 @@ TEST_F(AdapterRun, RedisPyIsALockOfARunAndItsRoundTripIsRecorded) {
   EXPECT_EQ(adapter["command"].back(), "harness/adapters/python/redis_py.py") << adapter["command"];
   EXPECT_GT(adapter["noop_us"]["p50"].get<long long>(), 0);
   EXPECT_GE(adapter["noop_us"]["p99"], adapter["noop_us"]["p50"]);
+  EXPECT_GT(adapter.value("start_ms", 0.0), 0.0) << "its start cost (spawn to init_ok) is not recorded";
 
   const auto report = run_locklab("report " + path("r.json") + " --out " + path("report"));
   ASSERT_EQ(report.exit_code, 0) << report.err;

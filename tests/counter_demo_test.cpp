@@ -188,6 +188,17 @@ TEST(CounterDemoServe, LuaSafeDeleteThroughTheRoundRobinFrontGivesExactly101) {
   expect_stops_without_orphans(demo, SIGINT);
 }
 
+// One instance is announced in the singular (issue 28: "1 instances"), and the
+// local lock in it loses nothing over HTTP either.
+TEST(CounterDemoServe, OneInstanceIsAnnouncedInTheSingularAndTheLocalLockGives101) {
+  expect_ab_installed();
+  ServedDemo demo({"--instances", "1", "--lock", "local-mutex"});
+  ASSERT_GT(demo.port(), 0) << demo.output();
+  EXPECT_NE(demo.output().find("(lock local-mutex, 1 instance on port "), std::string::npos) << demo.output();
+  EXPECT_EQ(ab_then_counter(demo), 101);
+  EXPECT_EQ(demo.stop(SIGTERM, 15s), std::optional<int>(0));
+}
+
 TEST(CounterDemoTable, LocalMutexLosesUpdatesOnlyAcrossInstances) {
   const auto run = run_command(demo_binary() + " --lock local-mutex");
   EXPECT_EQ(run.exit_code, 0) << run.output;

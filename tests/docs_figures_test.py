@@ -11,7 +11,9 @@ A mark is an HTML comment right after the figure, invisible when rendered:
 
 - FILE is relative to the repository root. With `range` it may be globs joined
   by commas, and the figure is "LOW–HIGH" over every file they match (files
-  without the field are skipped).
+  without the field are skipped); a field that is an array of numbers gives
+  all of them (one run's repeats: results/counter-demo/counter-demo.json). A
+  single figure with `range` says every value equals it ("101 in every run").
 - PATH is dotted keys, `[N]` for an array index, `[key=value,...]` for the one
   array element whose fields match (numbers compare as numbers).
 - PATH holds no space (a mark with one is reported, not skipped): where the
@@ -20,6 +22,10 @@ A mark is an HTML comment right after the figure, invisible when rendered:
 - The figure is the last number before the mark on its line (thousands
   separators `,` or a thin space allowed); it matches when the field, rounded
   to the figure's decimals, equals it.
+
+A quoted output is marked the same way, on the line right before its fenced
+block: `<!-- verbatim results/counter-demo/table.txt -->`. The block must be
+that file, line for line (a committed run's output, not one typed by hand).
 
 Usage: docs_figures_test.py [--source DIR] [--self-test | --update] [FILE.md ...]
 With no files: README.md and every .md under docs/. --update rewrites each
@@ -35,6 +41,7 @@ import re
 import sys
 import tempfile
 
+VERBATIM = re.compile(r"^\s*<!--\s*verbatim\s+(\S+)\s*-->\s*$")
 MARK = re.compile(r"<!--\s*fig\s+(\S+)\s+(\S+)((?:\s+(?:range|%))*)\s*-->")
 NUMBER = r"-?\d{1,3}(?:[,\u2009\u202f]\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?"
 RANGE = re.compile(r"(%s)\s*[–-]\s*(%s)\s*%%?\s*\**\s*$" % (NUMBER, NUMBER))
@@ -65,7 +72,8 @@ def select(items, selector):
     return found[0]
 
 
-def lookup(document, path):
+def lookup(document, path, many=False):
+    """The number at `path`; with `many`, a list of numbers (an array field gives all of them)."""
     value = document
     for key, bracket in STEP.findall(path):
         if key:
@@ -76,9 +84,10 @@ def lookup(document, path):
             value = value[int(bracket)]
         else:
             value = select(value, bracket)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    numbers = value if many and isinstance(value, list) else [value]
+    if not numbers or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in numbers):
         raise KeyError("%s is not a number (%r)" % (path, value))
-    return float(value)
+    return [float(v) for v in numbers] if many else float(value)
 
 
 def load(root, rel):
@@ -96,7 +105,8 @@ def field_values(root, pattern, path, want_range):
     values = []
     for f in files:
         try:
-            values.append(lookup(load(root, os.path.relpath(f, root)), path))
+            found = lookup(load(root, os.path.relpath(f, root)), path, many=want_range)
+            values += found if want_range else [found]
         except KeyError:
             if not want_range:
                 raise
@@ -115,6 +125,12 @@ def check_mark(root, before, pattern, path, options):
     values = field_values(root, pattern, path, want_range)
     scale = 100.0 if percent else 1.0
     text = re.sub(r"</?[a-z]+>", "", before)
+    if want_range and not RANGE.search(text) and SINGLE.search(text):
+        quoted = parse_number(SINGLE.search(text).group(1))
+        if not all(agrees(v * scale, quoted) for v in values):
+            return "the docs say %s every time, the results give %s–%s" % (
+                SINGLE.search(text).group(1), min(values) * scale, max(values) * scale)
+        return None
     if want_range:
         match = RANGE.search(text)
         if not match:
@@ -151,6 +167,8 @@ def updated(root, before, pattern, path, options):
     want_range, percent = "range" in options, "%" in options
     values = [v * (100.0 if percent else 1.0) for v in field_values(root, pattern, path, want_range)]
     match = (RANGE if want_range else SINGLE).search(before)
+    if want_range and not match and SINGLE.search(before) and min(values) == max(values):
+        match, want_range = SINGLE.search(before), False  # "101 in every run" stays one figure
     if not match:
         raise ValueError("no figure right before the mark to rewrite")
     if want_range:
@@ -184,22 +202,49 @@ def update_file(root, rel):
     return changed
 
 
+def check_verbatim(root, lines, number, rel_file):
+    """The fenced block after line `number` (1-based) against the file it says it quotes."""
+    if number >= len(lines) or not lines[number].lstrip().startswith("```"):
+        return "a verbatim mark not followed by a fenced block"
+    end = next((i for i in range(number + 1, len(lines)) if lines[i].lstrip().startswith("```")), None)
+    if end is None:
+        return "a verbatim block that never closes"
+    try:
+        with open(os.path.join(root, rel_file), encoding="utf-8") as f:
+            wanted = [line.rstrip() for line in f.read().rstrip("\n").split("\n")]
+    except OSError:
+        return "no file %s" % rel_file
+    quoted = [line.rstrip() for line in lines[number + 1:end]]
+    if quoted != wanted:
+        first = next((i for i in range(max(len(quoted), len(wanted)))
+                      if i >= len(quoted) or i >= len(wanted) or quoted[i] != wanted[i]), 0)
+        return "the block differs from %s at its line %d" % (rel_file, first + 1)
+    return None
+
+
 def check_file(root, rel):
     problems, count = [], 0
     with open(os.path.join(root, rel), encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            # A mark the pattern cannot read (a space in its path) would check nothing.
-            if line.count("<!-- fig") != len(MARK.findall(line)):
-                problems.append("%s:%d: a '<!-- fig' mark that does not read as FILE PATH [range] [%%]" % (rel, number))
-            for mark in MARK.finditer(line):
-                count += 1
-                pattern, path, options = mark.group(1), mark.group(2), mark.group(3).split()
-                try:
-                    problem = check_mark(root, line[:mark.start()], pattern, path, options)
-                except (KeyError, IndexError, ValueError, OSError) as e:
-                    problem = "%s %s: %s" % (pattern, path, e.args[0] if e.args else e)
-                if problem:
-                    problems.append("%s:%d: %s" % (rel, number, problem))
+        lines = f.read().split("\n")
+    for number, line in enumerate(lines, 1):
+        verbatim = VERBATIM.match(line)
+        if verbatim:
+            count += 1
+            problem = check_verbatim(root, lines, number, verbatim.group(1))
+            if problem:
+                problems.append("%s:%d: %s" % (rel, number, problem))
+        # A mark the pattern cannot read (a space in its path) would check nothing.
+        if line.count("<!-- fig") != len(MARK.findall(line)):
+            problems.append("%s:%d: a '<!-- fig' mark that does not read as FILE PATH [range] [%%]" % (rel, number))
+        for mark in MARK.finditer(line):
+            count += 1
+            pattern, path, options = mark.group(1), mark.group(2), mark.group(3).split()
+            try:
+                problem = check_mark(root, line[:mark.start()], pattern, path, options)
+            except (KeyError, IndexError, ValueError, OSError) as e:
+                problem = "%s %s: %s" % (pattern, path, e.args[0] if e.args else e)
+            if problem:
+                problems.append("%s:%d: %s" % (rel, number, problem))
     return problems, count
 
 
@@ -225,14 +270,23 @@ def self_test(root):
         os.makedirs(os.path.join(copy, "results"))
         for name, rt in (("a", 4.0), ("b", 5.74)):
             with open(os.path.join(copy, "results", name + ".json"), "w") as f:
-                json.dump({"cost": {"rt": rt}, "points": [{"lock": "x", "n": 8, "share": 0.934}]}, f)
+                json.dump({"cost": {"rt": rt}, "points": [{"lock": "x", "n": 8, "share": 0.934}],
+                       "repeats": [35, 36, 35], "same": [101, 101]}, f)
         with open(os.path.join(copy, "good.md"), "w") as f:
             f.write("4.0<!-- fig results/a.json cost.rt --> and 93 %<!-- fig results/a.json points[lock=x,n=8].share % -->\n"
-                    "from 4.0–5.7<!-- fig results/*.json cost.rt range -->, **5.74**<!-- fig results/b.json cost.rt -->\n")
+                    "from 4.0–5.7<!-- fig results/*.json cost.rt range -->, **5.74**<!-- fig results/b.json cost.rt -->\n"
+                    "35–36<!-- fig results/a.json repeats range --> and 101<!-- fig results/a.json same range -->\n")
         with open(os.path.join(copy, "bad.md"), "w") as f:
             f.write("4.1<!-- fig results/a.json cost.rt -->\nx<!-- fig results/a.json cost.none -->\n"
                     "4.0–5.9<!-- fig results/*.json cost.rt range -->\n"
-                    "4.0<!-- fig results/a.json points[lock=x y].share -->\n")
+                    "4.0<!-- fig results/a.json points[lock=x y].share -->\n"
+                    "35–37<!-- fig results/a.json repeats range -->\n35<!-- fig results/a.json repeats range -->\n")
+        with open(os.path.join(copy, "results", "out.txt"), "w") as f:
+            f.write("line one\nline two\n")
+        with open(os.path.join(copy, "good.md"), "a") as f:
+            f.write("<!-- verbatim results/out.txt -->\n```\nline one\nline two\n```\n")
+        with open(os.path.join(copy, "bad.md"), "a") as f:
+            f.write("<!-- verbatim results/out.txt -->\n```\nline one\nline 2\n```\n")
         good, good_marks = run(copy, ["good.md"])
         bad, _ = run(copy, ["bad.md"])
         with open(os.path.join(copy, "stale.md"), "w") as f:
@@ -240,7 +294,7 @@ def self_test(root):
                     " from 3.0–5.9<!-- fig results/*.json cost.rt range -->, **5.00**<!-- fig results/b.json cost.rt -->\n")
         rewritten = update_file(copy, "stale.md")
         stale, _ = run(copy, ["stale.md"])
-        ok = not good and good_marks == 4 and len(bad) == 4 and rewritten == 4 and not stale
+        ok = not good and good_marks == 7 and len(bad) == 7 and rewritten == 4 and not stale
         for line in good + bad:
             print("self-test: " + line)
         return ok
@@ -261,8 +315,8 @@ def main():
         return 0
     if args.self_test:
         if self_test(args.source):
-            print("docs figures: the self-test catches a wrong figure, a missing field, a wrong range and an unreadable mark, "
-                  "and --update rewrites stale figures")
+            print("docs figures: the self-test catches a wrong figure, a missing field, a wrong range, an unreadable mark "
+                  "and a quoted output that is not its file, and --update rewrites stale figures")
             return 0
         print("docs figures: the self-test did not catch what it planted", file=sys.stderr)
         return 1

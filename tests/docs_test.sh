@@ -19,7 +19,9 @@
 # Each block runs with `sh -e` in a fresh temp dir where build/default is a
 # link to this build and results/reference a link to the committed results, so
 # the commands read exactly as a student types them from the repository root and
-# every file they write lands in the temp dir (removed afterwards). A block
+# every file they write lands in the temp dir (removed afterwards). A block that
+# writes anything but labs-out/ (git-ignored) there fails: in the repository it
+# would leave files beside the sources. A block
 # passes when it exits as expected within its timeout and its output (stdout and
 # stderr) contains every `expect` text and no `expect-not` text.
 # Blocks marked `runnable-later` use commands not built yet: skipped unless
@@ -155,6 +157,12 @@ run_block() {
   elif [ "$status" != "$want_exit" ]; then
     problems="exit $status, want $want_exit"
   fi
+  # A student runs the block in the repository: whatever it writes must land in
+  # the git-ignored labs-out/ (docs/labs/README.md), not beside the sources.
+  stray=$(cd "$clean" && find . -mindepth 1 -maxdepth 2 ! -path ./build ! -path ./build/default \
+            ! -path ./results ! -path ./results/reference ! -path ./tmp ! -path './tmp/*' \
+            ! -path ./labs-out ! -path './labs-out/*' | sed 's|^\./||' | sort | tr '\n' ' ')
+  [ -z "$stray" ] || problems="$problems${problems:+; }wrote outside labs-out/: ${stray% }"
   while IFS= read -r check; do
     case "$check" in
       "expect "*)

@@ -1,5 +1,6 @@
-// The Java rows (Redisson through harness/adapters/kits/java; docs/adapters.md, "The Java
-// kit"; docs/peers.md, "Redisson"): their expected cells are written down in docs/peers.md
+// The Java rows (Redisson and Spring Integration's RedisLockRegistry through harness/adapters/kits/java;
+// docs/adapters.md, "The Java kit"; docs/peers.md, "Redisson", "Spring Integration RedisLockRegistry"):
+// their expected cells are written down in docs/peers.md
 // as in code; without their build they read "not installed", one line, and refuse by name;
 // with it, one fault cell runs and ends at its expected class. The acquire and release of
 // each Java row are the cases of tests/peer_adapters_test.cpp, which run for every catalog
@@ -26,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kJavaRows[] = {"ext:redisson", "ext:redisson+failfast", "ext:redisson-3.18.1",
-                                  "ext:redisson-3.18.1+trylock"};
+                                  "ext:redisson-3.18.1+trylock", "ext:spring-redis-lock-registry"};
 
 class JavaRows : public ::testing::Test {
  protected:
@@ -78,6 +79,7 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson+failfast, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock"),
             std::string::npos)
       << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:spring-redis-lock-registry"), std::string::npos) << skipped.err;
   EXPECT_TRUE(skipped.err.find("java is not installed") != std::string::npos ||
               skipped.err.find("kits/java/target is missing") != std::string::npos) << skipped.err;
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
@@ -90,13 +92,14 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
 }
 
-// The main job's rows (`matrix --quick`, --libraries main) hold no Java row: the catalog says
-// "main": false for the base rows and the fail-fast variant, and a variant is never a main row.
-TEST(JavaRowsCatalog, AreNotRowsOfTheMainJob) {
+// The main job's rows (`matrix --quick`, --libraries main) hold one Java row, the newest Redisson's
+// `getLock` (issue 27: one row per language); seed 000's 3.18.1 and the variants are rows of
+// `--libraries all` only (a variant is never a main row).
+TEST(JavaRowsCatalog, OnlyTheNewestRedissonIsARowOfTheMainJob) {
   for (const std::string row : kJavaRows) {
     const auto found = find_lock(row);
     ASSERT_TRUE(found) << row;
-    EXPECT_FALSE(found->main_row) << row;
+    EXPECT_EQ(found->main_row, row == "ext:redisson") << row;
   }
 }
 
@@ -111,6 +114,21 @@ TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_EQ(loaded->cells.size(), 1u);
   EXPECT_EQ(loaded->cells[0].observed, CellClass::me_violation) << run.out;
+  EXPECT_TRUE(loaded->cells[0].matches());
+}
+
+// Spring Integration's RedisLockRegistry (docs/peers.md, "Spring Integration RedisLockRegistry"): release-race
+// parks the holder's delete (DELEX, or the fallback script) until its lease lapsed and another client is inside;
+// the compare-and-delete then deletes nothing (RedisLockRegistry.java:915-922) and unlock() throws (:669-679).
+TEST_F(JavaRows, SpringLockRegistryReleaseRaceIsSafe) {
+  if (!built("spring-integration-redis-7.1.2")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
+  const auto run = testing::run_locklab("matrix --quick --lock ext:spring-redis-lock-registry --fault release-race --jobs 2 --out '" +
+                                        dir_ + "/m'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  EXPECT_EQ(loaded->cells[0].observed, CellClass::safe) << run.out;
   EXPECT_TRUE(loaded->cells[0].matches());
 }
 

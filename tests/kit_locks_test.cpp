@@ -110,6 +110,10 @@ TEST(KitLocks, TheMatrixTellsTheCorrectLockFromTheBlindDelAndNamesTheirGeneratio
   const json matrix = read_json(out.path("matrix.json"));
   for (const auto& lock : kCorrect) EXPECT_EQ(nearest(matrix, lock), "lua-safe-delete") << matrix.dump();
   for (const auto& lock : kBlind) EXPECT_EQ(nearest(matrix, lock), "setnx-expire") << matrix.dump();
+  // Each row names its language and version, from its adapter's init_ok (the README's headline table).
+  const std::string table = testing::slurp(out.path("matrix.md"));
+  EXPECT_NE(table.find("| ext:kit-cad-py | Python, kit-cad-py 1 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| ext:kit-blind-del-js | JavaScript, kit-blind-del-js 1 |"), std::string::npos) << table;
   const std::string page = testing::slurp(out.path("matrix.html"));
   EXPECT_NE(page.find("ext:kit-cad-js behaves like generation 4 lua-safe-delete"), std::string::npos);
   EXPECT_NE(page.find("ext:kit-blind-del-js behaves like generation 1b setnx-expire"), std::string::npos);

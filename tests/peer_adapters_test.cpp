@@ -137,6 +137,9 @@ const std::map<std::string, Facts> kFacts = {
     {"redisson", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1+trylock", {"{}", Release::not_owner, false, ""}},
+    // RedisLockRegistry's unlock throws ConcurrentModificationException when its delete found the key
+    // gone or another's; nothing renews the lease, nobody is told; renewLock(key, ttl) sets the PX.
+    {"spring-redis-lock-registry", {"lock-registry:{}", Release::not_owner, false, "ttl"}},
     // release's unlock script answers 1 for no key and another's id alike: NotAcquired (redis_lock/__init__.py:350-352);
     // the renewal thread dies on it, telling nobody; extend(expire) sets the lease (whole seconds).
     {"python-redis-lock", {"lock:{}", Release::not_owner, false, "ttl"}},
@@ -678,7 +681,7 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
                                              "node-redlock+failfast", "pottery-redlock", "python-redis-lock", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
                                              "redlock-universal", "redlock-universal+failfast",
-                                             "sesamecare-redlock", "simple-redis-mutex"};
+                                             "sesamecare-redlock", "simple-redis-mutex", "spring-redis-lock-registry"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go

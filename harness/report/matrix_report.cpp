@@ -1,6 +1,7 @@
 #include "report/matrix_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -82,6 +83,24 @@ std::string workload_line(const MatrixResult& result) {
   return out.str();
 }
 
+// A row's language and version (issue 27: the headline names both): a library's from its
+// adapter's init_ok as a run recorded it (run.adapters[lock]), a generation's is locklab's own C++.
+std::string row_identity(const MatrixResult& result, const std::string& lock) {
+  if (!lock.starts_with("ext:")) return "C++, locklab";
+  for (const auto& cell : result.cells) {
+    if (cell.lock != lock || !cell.run.is_object()) continue;
+    const auto adapters = cell.run.find("adapters");
+    if (adapters == cell.run.end() || !adapters->is_object() || !adapters->contains(lock)) continue;
+    const auto& adapter = (*adapters)[lock];
+    if (!adapter.is_object()) continue;
+    std::string language = adapter.value("language", std::string("?"));
+    if (!language.empty()) language[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(language[0])));
+    if (language == "Javascript") language = "JavaScript";
+    return language + ", " + adapter.value("library", std::string("?")) + " " + adapter.value("version", std::string("?"));
+  }
+  return "-";  // no cell of the row ran an adapter (every one n/a or failed)
+}
+
 bool violating(const Cell& cell) {
   return cell.observed == CellClass::me_violation || cell.observed == CellClass::wrong_owner;
 }
@@ -90,13 +109,13 @@ bool violating(const Cell& cell) {
 
 std::string matrix_table(const MatrixResult& result) {
   std::ostringstream out;
-  out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| lock |";
+  out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| lock | language, version |";
   for (const auto& fault : result.faults) out << " " << title_of(find_column(fault), fault) << " |";
-  out << "\n|---|";
+  out << "\n|---|---|";
   for (std::size_t i = 0; i < result.faults.size(); ++i) out << "---|";
   out << "\n";
   for (const auto& lock : result.locks) {
-    out << "| " << lock << " |";
+    out << "| " << lock << " | " << row_identity(result, lock) << " |";
     for (const auto& fault : result.faults) {
       const Cell* cell = result.find(lock, fault);
       if (!cell) {

@@ -364,6 +364,24 @@ constexpr std::array kJavaPeerCells = {
     Row{"ext:redisson+failfast", "unavailable-release", C::liveness, "the refused unlock fails at once (no retries): answered error; the hash stays until its lease ends"},
 };
 
+// The Spring Integration RedisLockRegistry row (docs/peers.md, "Spring Integration RedisLockRegistry"):
+// a table of its own, so that the Redisson rows above change without touching it.
+constexpr std::array kSpringPeerCells = {
+    // --- ext:spring-redis-lock-registry (7.1.2, SPIN_LOCK, expireAfter = the run's ttl) ---
+    Row{"ext:spring-redis-lock-registry", "holder-crash", C::liveness, "the obtain script sets the key with PX: the dead holder's key expires after one lease"},
+    Row{"ext:spring-redis-lock-registry", "holder-pause", C::me_violation, "nothing renews the lease (no renewal scheduler by default): it lapses under the stopped holder"},
+    Row{"ext:spring-redis-lock-registry", "slow-holder", C::me_violation, "nothing renews the lease (no renewal scheduler by default): it lapses while the holder still works"},
+    Row{"ext:spring-redis-lock-registry", "release-race", C::safe, "unlock is one compare-and-delete script: the late call deletes nothing, and unlock() throws"},
+    Row{"ext:spring-redis-lock-registry", "expire-gap", C::not_applicable, "the obtain script sets the key with its PX in one command: no gap"},
+    Row{"ext:spring-redis-lock-registry", "clock-skew", C::safe, "PX is relative; the spin's wait compares two readings of one local clock"},
+    Row{"ext:spring-redis-lock-registry", "failover", C::me_violation, "the promoted replica never saw the key; Lettuce reconnects at once and replays the waiters' obtain scripts: a second holder"},
+    Row{"ext:spring-redis-lock-registry", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:spring-redis-lock-registry", "node-restart", C::me_violation, "the only copy of the key vanished; Lettuce reconnects within its 1, 2, 4 ms backoff and a waiter's obtain script takes the empty server"},
+    Row{"ext:spring-redis-lock-registry", "clock-jump", C::me_violation, "Redis expires the key by its wall clock: it is gone at once, and nothing renews it"},
+    Row{"ext:spring-redis-lock-registry", "net-cut", C::me_violation, "the lease lapses while the cut-off holder still works: nothing renews it"},
+    Row{"ext:spring-redis-lock-registry", "unavailable-release", C::liveness, "the reset fails the compare-and-delete in flight at once (Lettuce completes it with the I/O error): unlock() throws, answered error; the key stays until its TTL"},
+};
+
 // The Python venv rows (docs/peers.md, "The Python rows"): python-redis-lock 4.0.1 (redis_lock/__init__.py)
 // and pottery 3.0.1 (pottery/redlock.py), on redis-py 8.2.0, read before the first run.
 constexpr std::array kPythonPeerCells = {
@@ -415,6 +433,7 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   if (auto generation_cell = find_row(kCells, lock, fault)) return generation_cell;
   if (auto peer_cell = find_row(kPeerCells, lock, fault)) return peer_cell;
   if (auto java_cell = find_row(kJavaPeerCells, lock, fault)) return java_cell;
+  if (auto spring_cell = find_row(kSpringPeerCells, lock, fault)) return spring_cell;
   if (auto python_cell = find_row(kPythonPeerCells, lock, fault)) return python_cell;
   // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
   // its departure changes; the others are its base row's.

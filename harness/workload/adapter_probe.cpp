@@ -1,5 +1,7 @@
 #include "workload/adapter_probe.h"
 
+#include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "servers/server_stats.h"
@@ -89,7 +91,8 @@ nlohmann::json probe_json(const LockDescription& lock, const AdapterProbe& probe
           {"language", probe.identity.language},
           {"capabilities", claimed},
           {"noop_us", {{"p50", probe.noop_us.p50}, {"p90", probe.noop_us.p90}, {"p99", probe.noop_us.p99},
-                       {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}}};
+                       {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}},
+          {"start_ms", std::round(probe.start_ms * 10) / 10}};
 }
 
 // An adapter the catalog does not ship is described by its init_ok; its
@@ -110,9 +113,11 @@ std::string adopt_claims(LockDescription& lock, const AdapterProbe& probe, const
 Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig& config, int client, int noops) {
   LockConfig own = config;
   if (!lock.capabilities.multi_node && own.servers.size() > 1) own.servers.resize(1);
+  const auto spawned = std::chrono::steady_clock::now();
   auto adapter = AdapterLock::create(lock.adapter, own, client, AdapterTimeouts{}, lock.label);
   if (!adapter) return adapter.error();
   AdapterProbe probe;
+  probe.start_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - spawned).count();
   probe.identity = (*adapter)->identity();
   probe.claimed = true_words(probe.identity.capabilities);
   if (auto checked = check_claims(lock, probe.claimed); !checked) return checked.error();

@@ -27,6 +27,7 @@ struct AdapterProbe {
   AdapterIdentity identity;       // library, version, language, as init_ok said them
   std::set<std::string> claimed;  // the capability words init_ok said are true
   Quantiles noop_us;              // the noop round trips, µs
+  double start_ms = 0;            // from spawning the adapter to its init_ok (a runtime's start cost)
   std::string run_key;            // the key init named (identity.key is what the adapter locks for it)
 };
 
@@ -39,7 +40,7 @@ Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig
                                    int noops = kProbeNoops);
 
 // One adapter of a run, probed: the run document's record of it
-// (`adapters[NAME]`: command, identity, capabilities, noop_us; "error" when it
+// (`adapters[NAME]`: command, identity, capabilities, noop_us, start_ms; "error" when it
 // failed) and the one line that makes the run `error` ("" = none).
 struct ProbedAdapter {
   nlohmann::json record;

@@ -167,8 +167,9 @@ void announce(int port, const ServeOptions& options, const std::vector<Instance>
     instance_pids.push_back(instance.pid);
     instance_ports.push_back(instance.port);
   }
-  std::printf("counter_demo: listening on http://127.0.0.1:%d/ (lock %s, %zu instances on ports %s, counter set to 1)\n",
-              port, options.setup.lock_name.c_str(), instances.size(), join(instance_ports).c_str());
+  std::printf("counter_demo: listening on http://127.0.0.1:%d/ (lock %s, %zu %s on %s %s, counter set to 1)\n",
+              port, options.setup.lock_name.c_str(), instances.size(), instances.size() == 1 ? "instance" : "instances",
+              instances.size() == 1 ? "port" : "ports", join(instance_ports).c_str());
   std::printf("counter_demo: pids: instances %s; redis %s\n", join(instance_pids).c_str(),
               join(options.redis_pids).c_str());
   std::printf("counter_demo: try  ab -n100 -c50 http://127.0.0.1:%d/test  then  curl http://127.0.0.1:%d/counter\n",
