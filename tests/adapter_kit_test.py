@@ -14,7 +14,11 @@ release without one is `already_expired` without asking the library; its wait co
 SIGSTOP; its part is skipped without go.
 The Java kit (kits/java) passes the same protocol checks with a toy adapter compiled against its built jar, and a
 SIGSTOP of the JVM does not spend its acquire bound; its part is skipped without javac or without the kit's build
-(harness/adapters/kits/java/install)."""
+(harness/adapters/kits/java/install).
+The Rust kit (kits/rust) runs its own toy (kits/rust/examples/toy.rs), built here by cargo, offline, into the kit's
+target/: the Go kit's checks (the hold kept, blocked_ms, a late win given back after stdin ended, awake_sleep not
+spent by a SIGSTOP); its part is skipped without cargo or without the crates already fetched
+(harness/adapters/kits/rust/install)."""
 import json
 import os
 import shutil
@@ -382,6 +386,35 @@ class GoKit(KitTest, unittest.TestCase):
         os.kill(child.pid, signal.SIGCONT)
         waited = int(child.communicate(timeout=10)[0])
         self.assertGreaterEqual(waited, 1200, "the stop spent the wait")
+
+
+def cargo():
+    """cargo's path (rustup puts it in ~/.cargo/bin, which PATH may lack), or None."""
+    return shutil.which("cargo") or shutil.which("cargo", path=os.path.expanduser("~/.cargo/bin"))
+
+
+@unittest.skipUnless(cargo(), "cargo is missing")
+class RustKit(GoKit):
+    """The Rust kit's toy passes the Go kit's checks: it keeps the hold (release without one: already_expired)."""
+    version = "0"
+
+    @classmethod
+    def setUpClass(cls):
+        workspace = os.path.join(ROOT, "harness", "adapters", "rust")
+        target = os.path.join(KITS, "rust", "target")
+        # The install's own build (kits/rust/install): nothing to do when it ran, and the same feature
+        # resolution as the adapters' (a build of the kit alone would compile tokio again, minutes).
+        done = subprocess.run([cargo(), "build", "--release", "--locked", "--offline", "--bins", "--examples"],
+                              cwd=workspace, env=dict(os.environ, CARGO_TARGET_DIR=target),
+                              capture_output=True, text=True, timeout=900)
+        if done.returncode != 0 and "offline" in done.stderr:
+            raise unittest.SkipTest("the kit's crates are not fetched (harness/adapters/kits/rust/install): "
+                                    + done.stderr.strip().splitlines()[-1])
+        # cargo is here and the crates are: a build that fails is the kit's compile error, a failure.
+        if done.returncode != 0:
+            raise AssertionError("the Rust toy does not build: " + done.stderr.strip())
+        cls.build = tempfile.mkdtemp(prefix="locklab-rustkit-")
+        cls.binary = os.path.join(target, "release", "examples", "toy")
 
 
 @unittest.skipUnless(shutil.which("javac") and all(os.path.exists(j) for j in JAVA_JARS),

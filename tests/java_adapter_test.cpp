@@ -79,7 +79,7 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   EXPECT_NE(skipped.err.find("ext:redisson, ext:redisson+failfast, ext:redisson-3.18.1, ext:redisson-3.18.1+trylock"),
             std::string::npos)
       << skipped.err;
-  EXPECT_NE(skipped.err.find("ext:spring-redis-lock-registry"), std::string::npos) << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:spring-redis-lock-registry"), std::string::npos) << skipped.err;  // the Rust rows follow it
   EXPECT_TRUE(skipped.err.find("java is not installed") != std::string::npos ||
               skipped.err.find("kits/java/target is missing") != std::string::npos) << skipped.err;
   EXPECT_EQ(refused.exit_code, 2) << refused.err;

@@ -21,9 +21,10 @@ locklab.kit of kits/java), its language's standard modules, and its library (a
 JavaScript one through the kit's library(), a package pinned in
 kits/js/package.json; a Java one from a groupId an adapter's pom.xml pins); a Go
 adapter (go/*/*.go) imports only the standard library, its kit (locklab/kits/go)
-and a module that go/go.mod requires; a kit loads no adapter and nothing outside
+and a module that go/go.mod requires; a Rust adapter (rust/*/src/*.rs) uses only std, its kit
+(locklab_kit) and a crate its Cargo.toml names, each crate but the kit pinned with `=`; a kit loads no adapter and nothing outside
 its folder (the Go kit: the standard library alone; the Java kit: the JDK, Gson
-and its own package); require('x'), import('x') and `import ... from 'x'` are read alike, and a
+and its own package; the Rust kit: std, serde, serde_json and tokio); require('x'), import('x') and `import ... from 'x'` are read alike, and a
 require() or import() of a name computed at run time (importlib, __import__, runpy or exec in
 Python) is refused, outside the JavaScript kit's own library(); and no C++ or CMake file of a component that is not tests
 names an adapter's file: the C++ finds adapters through catalog.json only.
@@ -36,7 +37,8 @@ folder without its job; a file the README does not name; an adapter loading
 another adapter, a library directly, an unpinned library, a Python module of the
 tree, each by a dynamic load too; a Go adapter importing another adapter or an
 unpinned module; a Java adapter importing another adapter or an unpinned library;
-a kit loading an adapter (the Go kit: a library too; the Java kit too); C++ naming an adapter's file) and checks that each
+a Rust adapter using another adapter's crate or an unpinned crate;
+a kit loading an adapter (the Go kit: a library too; the Java kit too; the Rust kit too); C++ naming an adapter's file) and checks that each
 one is caught, and that the unmodified copy passes.
 """
 import argparse
@@ -334,6 +336,48 @@ PY_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.
 PY_DYNAMIC_LITERAL = re.compile(r"""\b(?:importlib\.import_module|__import__)\(\s*['"]([\w.]+)['"]\s*[,)]""")
 # Any other way to load code by a name or a path computed at run time.
 PY_DYNAMIC = re.compile(r"\b(?:importlib|__import__|runpy|imp\.load_\w+|exec\(|execfile\()")
+# A Rust `use` or `extern crate`: its first path element names the crate.
+RUST_USE = re.compile(r"^\s*(?:pub\s+)?(?:use|extern\s+crate)\s+(?:::)?([A-Za-z_]\w*)", re.M)
+RUST_STANDARD = {"std", "core", "alloc", "crate", "self", "super"}
+RUST_KIT_CRATES = {"serde", "serde_json", "tokio"}  # the Rust kit's own dependencies (kits/rust/Cargo.toml)
+
+
+def rust_dependencies(crate_dir):
+    """{crate as Rust spells it: version requirement} of a Cargo.toml's [dependencies] ("" for the kit's path)."""
+    text = open(os.path.join(crate_dir, "Cargo.toml"), encoding="utf-8").read()
+    section = re.search(r"^\[dependencies\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    found = {}
+    for name, value in re.findall(r"^([\w-]+)\s*=\s*(.*)$", section.group(1) if section else "", re.M):
+        version = re.search(r'^"([^"]*)"|version\s*=\s*"([^"]*)"', value)
+        found[name.replace("-", "_")] = (version.group(1) or version.group(2)) if version else ""
+    return found
+
+
+def rust_problems(root, rel, allowed, what):
+    """The `use` lines of a Rust file of harness/adapters that name a crate outside `allowed`."""
+    text = open(os.path.join(root, rel), encoding="utf-8").read()
+    allowed = allowed | set(re.findall(r"^\s*(?:pub\s+)?mod\s+(\w+)", text, re.M))  # the file's own modules
+    return ["%s:%d: uses %s: %s" % (rel, text.count("\n", 0, m.start()) + 1, m.group(1), what)
+            for m in RUST_USE.finditer(text) if m.group(1) not in RUST_STANDARD | allowed]
+
+
+def check_rust(root):
+    """The Rust adapters and kit (the module docstring): one line per crossing."""
+    problems = []
+    for crate in sorted(glob.glob(os.path.join(root, ADAPTERS, "rust", "*", "Cargo.toml"))):
+        crate_dir = os.path.dirname(crate)
+        deps = rust_dependencies(crate_dir)
+        for name, version in sorted(deps.items()):
+            if name != "locklab_kit" and not version.startswith("="):
+                problems.append("%s: %s is not pinned with = (%r)" % (os.path.relpath(crate, root), name, version))
+        src = os.path.relpath(os.path.join(crate_dir, "src"), os.path.join(root, ADAPTERS))
+        for rel in adapter_files(root, src, ".rs"):
+            problems.extend(rust_problems(root, rel, set(deps) - {n for n in deps if n.startswith("locklab_") and
+                                                                  n != "locklab_kit"},
+                                          "an adapter uses its kit (locklab_kit) and a crate its Cargo.toml pins"))
+    for rel in adapter_files(root, "kits/rust/src", ".rs"):
+        problems.extend(rust_problems(root, rel, RUST_KIT_CRATES, "the Rust kit uses std, serde, serde_json and tokio"))
+    return problems
 
 
 def adapter_files(root, sub, ext):
@@ -519,6 +563,7 @@ def check_adapters(root):
     for rel in adapter_files(root, "kits/go", ".go"):
         if os.path.isfile(os.path.join(root, rel)):  # not .go/, the module cache
             problems.extend(go_problems(root, rel, False, None))
+    problems.extend(check_rust(root))
     # Every .py of the tree outside build output is a module an adapter or a kit must not import.
     tree_modules = {}
     for top in ("harness", "tests", "scripts", "bench", "docs"):
@@ -631,6 +676,15 @@ def self_test(root):
         ("the Go kit importing a library",
          lambda c: plant(c, ADAPTERS + "/kits/go/serve.go", '\nimport _ "github.com/redis/go-redis/v9"\n'),
          "imports github.com/redis/go-redis/v9: the Go kit imports the standard library alone"),
+        ("a Rust adapter using another adapter's crate",
+         lambda c: plant(c, ADAPTERS + "/rust/redlock/src/main.rs", "\nuse locklab_rslock::x;\n"),
+         "uses locklab_rslock: an adapter uses its kit"),
+        ("a Rust adapter depending on an unpinned crate",
+         lambda c: plant(c, ADAPTERS + "/rust/rslock/Cargo.toml", '\nanyhow = "1"\n'),
+         "anyhow is not pinned with ="),
+        ("the Rust kit using a library",
+         lambda c: plant(c, ADAPTERS + "/kits/rust/src/serve.rs", "\nuse rslock::LockManager;\n"),
+         "uses rslock: the Rust kit uses std, serde, serde_json and tokio"),
         ("a Java adapter importing another adapter's package",
          lambda c: plant_java(c, "java/redisson/locklab/adapters/RedissonGetLock.java", "import locklab.adapters.other.X;"),
          "import locklab.adapters.other.X: another adapter's package"),

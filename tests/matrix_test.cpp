@@ -277,9 +277,9 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
   for (const auto& peer : catalog_peers()) rows.push_back(peer);
   const auto peers = catalog_peers();
   const auto bases = std::count_if(peers.begin(), peers.end(), [](const auto& peer) { return peer.variant_of.empty(); });
-  ASSERT_EQ(bases, 17) << "the nine JS/Python libraries, the three Go rows, Redisson's two (ext:redisson, "
-                          "ext:redisson-3.18.1), Spring's RedisLockRegistry and the two Python venv rows "
-                          "(ext:python-redis-lock, ext:pottery-redlock) are rows too, their variant rows beside them";
+  ASSERT_EQ(bases, 19) << "the nine JS/Python libraries, the three Go rows, Redisson's two (ext:redisson, "
+                          "ext:redisson-3.18.1), Spring's RedisLockRegistry, the two Rust rows and the two Python "
+                          "venv rows (ext:python-redis-lock, ext:pottery-redlock) are rows too, their variant rows beside them";
   for (const auto& generation : rows) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
@@ -686,6 +686,44 @@ TEST_F(MatrixRun, GoRedsyncReleaseRaceHoldsAndItsClockSkewIsNotApplicable) {
   for (const auto& cell : result->cells) {
     if (cell.fault == "clock-skew") {
       EXPECT_EQ(cell.observed, CellClass::not_applicable);
+    }
+  }
+}
+
+// A Rust adapter's row (harness/adapters/rust/): the clock shim reaches a Rust binary (glibc,
+// dynamically linked), so its clock-skew cell runs, and holds (the crate reads only Instant);
+// its release-race cell parks the unlock's EVALSHA and holds. Skipped when the binary is not
+// built (harness/adapters/kits/rust/install).
+TEST_F(MatrixRun, RslockReleaseRaceAndClockSkewRunAndHold) {
+  const auto lock = find_lock("ext:rslock");
+  ASSERT_TRUE(lock) << lock.error().message;
+  EXPECT_EQ(plan_cell(*lock, *find_column("clock-skew"), true).not_applicable, "");
+  if (const std::string missing = missing_prerequisite(*lock); !missing.empty()) GTEST_SKIP() << missing;
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  options.jobs = 2;
+  options.locks = {"ext:rslock"};
+  options.faults = {"release-race", "clock-skew"};
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  expect_as_expected(*result, dir_);
+  for (const auto& cell : result->cells) EXPECT_EQ(cell.observed, CellClass::safe) << cell.fault;
+}
+
+// The Rust rows' expected cells (kRustPeerCells) are in docs/peers.md, "The Rust rows", word for word.
+TEST(MatrixExpectations, PeerDocsListEveryRustCellWithTheSameClass) {
+  std::ifstream in(fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md");
+  ASSERT_TRUE(in);
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string peer : {"ext:rslock", "ext:redlock-rs"}) {
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(peer, column.name);
+      ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
+      const std::string row =
+          "| " + peer + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+      EXPECT_NE(doc.find(row), std::string::npos) << "docs/peers.md lacks the row: " << row;
     }
   }
 }

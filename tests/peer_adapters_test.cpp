@@ -12,6 +12,8 @@
 // redis-py's needs Debian's python3-redis and skips without it, as adapter_lock_test does.
 // A Go adapter needs its binary (harness/adapters/kits/go/install, which scripts/setup
 // runs): without it each of its cases is skipped with one line saying so.
+// A Rust adapter needs its binary (harness/adapters/kits/rust/install, which scripts/setup
+// runs): without it each of its cases is skipped with one line saying so.
 // The Python venv rows (python-redis-lock, pottery) need build/venv (harness/adapters/kits/python/install,
 // which scripts/setup runs) and skip without it, saying so.
 // The Java ones (Redisson) need harness/adapters/kits/java/target (harness/adapters/kits/java/install)
@@ -137,6 +139,11 @@ const std::map<std::string, Facts> kFacts = {
     {"redisson", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1", {"{}", Release::not_owner, false, ""}},
     {"redisson-3.18.1+trylock", {"{}", Release::not_owner, false, ""}},
+    // unlock returns nothing (rslock/src/lock.rs:550-561): released is all its caller learns;
+    // extend's script re-SETs the value with PX ttl_ms (:30-41).
+    {"rslock", {"{}", Release::released, false, "ttl"}},
+    // unlock returns nothing (redlock/src/redlock.rs:229-233); no extend.
+    {"redlock-rs", {"{}", Release::released, false, ""}},
     // RedisLockRegistry's unlock throws ConcurrentModificationException when its delete found the key
     // gone or another's; nothing renews the lease, nobody is told; renewLock(key, ttl) sets the PX.
     {"spring-redis-lock-registry", {"lock-registry:{}", Release::not_owner, false, "ttl"}},
@@ -154,6 +161,19 @@ const Facts& facts_of(const std::string& peer) { return kFacts.at(peer.substr(0,
 // A Go adapter's library module, whose version go.mod pins (harness/adapters/go/go.mod).
 const std::map<std::string, std::string> kGoModules = {{"go-redsync", "github.com/go-redsync/redsync/v4"},
                                                        {"bsm/redislock", "github.com/bsm/redislock"}};
+
+// A Rust adapter's crate, whose version harness/adapters/rust/Cargo.lock pins.
+const std::map<std::string, std::string> kRustCrates = {{"rslock", "rslock"}, {"redlock-rs", "redlock"}};
+
+// The version Cargo.lock pins for `crate` ("" when it pins none).
+std::string cargo_lock_version(const std::string& crate) {
+  std::ifstream in(kPeers + "/rust/Cargo.lock");
+  for (std::string line; std::getline(in, line);) {
+    if (line != "name = \"" + crate + "\"") continue;
+    if (std::getline(in, line) && line.starts_with("version = \"")) return line.substr(11, line.size() - 12);
+  }
+  return "";
+}
 
 // The version go.mod requires of `module` ("" when it does not).
 std::string go_mod_version(const std::string& module) {
@@ -211,6 +231,7 @@ std::string java_library_version(const Peer& peer) {
 // library jar a Java adapter runs with.
 std::string installed_version(const Peer& peer) {
   if (peer.language == "go") return go_mod_version(kGoModules.at(peer.library));
+  if (peer.language == "rust") return cargo_lock_version(kRustCrates.at(peer.library));
   if (peer.language == "java") return java_library_version(peer);
   if (on_venv(peer))  // the distribution's version, which requirements.txt pins
     return command_output(peer.argv.front() + " -c 'from importlib.metadata import version; print(version(\"" +
@@ -253,6 +274,9 @@ class PeerFixture : public MastersTest<3> {
     }
     if (peer.language == "go" && ::access(peer.argv.front().c_str(), X_OK) != 0) {
       GTEST_SKIP() << peer.argv.front() << " is not built (harness/adapters/kits/go/install builds it; it needs go)";
+    }
+    if (peer.language == "rust" && ::access(peer.argv.front().c_str(), X_OK) != 0) {
+      GTEST_SKIP() << peer.argv.front() << " is not built (harness/adapters/kits/rust/install builds it; it needs cargo)";
     }
     if (peer.language == "java" && !std::filesystem::exists(java_build(peer) + "/" + peer.argv.at(1) + ".jar")) {
       GTEST_SKIP() << java_build(peer) << " is not built (no JDK or Maven here?): run harness/adapters/kits/java/install";
@@ -680,8 +704,9 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
                                              "node-redis-warlock", "node-redisson", "node-redlock",
                                              "node-redlock+failfast", "pottery-redlock", "python-redis-lock", "redis-lock", "redis-py", "redis-semaphore",
                                              "redisson", "redisson+failfast", "redisson-3.18.1", "redisson-3.18.1+trylock",
-                                             "redlock-universal", "redlock-universal+failfast",
-                                             "sesamecare-redlock", "simple-redis-mutex", "spring-redis-lock-registry"};
+                                             "redlock-rs", "redlock-universal", "redlock-universal+failfast",
+                                             "rslock", "sesamecare-redlock", "simple-redis-mutex",
+                                             "spring-redis-lock-registry"};
   EXPECT_EQ(names, expected);
   for (const Peer& peer : catalog()) {
     if (peer.language == "go") {  // a binary of kits/go/bin: its source is go/NAME/main.go
@@ -692,10 +717,17 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
       EXPECT_EQ(kFacts.count(peer.name), 1u) << peer.name << " has no facts in this test";
       continue;
     }
-    ASSERT_GE(peer.argv.size(), 2u) << peer.name;
+    // A Rust adapter is a binary of kits/rust/bin: its source is rust/NAME/src/main.rs.
+    const std::string rust_source =
+        kPeers + "/rust/" + std::filesystem::path(peer.argv.front()).filename().string() + "/src/main.rs";
+    if (peer.language != "rust") {
+      ASSERT_GE(peer.argv.size(), 2u) << peer.name;
+    }
     // The adapter's file follows its interpreter (a variant's flag after it: --failfast); a Java
     // adapter starts through the kit's launcher, its name and mode after it (kits/java/run).
-    const std::string& file = peer.language == "java" ? peer.argv.front() : peer.argv.at(1);
+    const std::string& file = peer.language == "rust"   ? rust_source
+                              : peer.language == "java" ? peer.argv.front()
+                                                        : peer.argv.at(1);
     std::ifstream in(file);
     ASSERT_TRUE(in) << peer.name << ": " << file;
     // Its code is its library's calls (docs/adapters.md): lines of code, not the header that reads the
@@ -708,7 +740,9 @@ TEST(PeerCatalog, ListsTheShippedAdapters) {
     EXPECT_LT(code, 70) << file;
     struct stat info{};
     EXPECT_EQ(::stat(file.c_str(), &info), 0);
-    EXPECT_TRUE(info.st_mode & S_IXUSR) << file << " is not executable";
+    if (peer.language != "rust") {
+      EXPECT_TRUE(info.st_mode & S_IXUSR) << file << " is not executable";
+    }
     // release-race parks the release's request at the proxy (docs/peers.md, "Where release-race parks
     // each library"); none takes its key and gives it an expiry in two requests.
     EXPECT_TRUE(peer.release_window.starts_with("resp:")) << peer.name << ": " << peer.release_window;

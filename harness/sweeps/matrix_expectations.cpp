@@ -382,6 +382,37 @@ constexpr std::array kSpringPeerCells = {
     Row{"ext:spring-redis-lock-registry", "unavailable-release", C::liveness, "the reset fails the compare-and-delete in flight at once (Lettuce completes it with the I/O error): unlock() throws, answered error; the key stays until its TTL"},
 };
 
+// The Rust rows (docs/peers.md, "The Rust rows"): written from the crates' source before the
+// first run, a table of their own so that the other rows change without touching them.
+constexpr std::array kRustPeerCells = {
+    // --- ext:rslock (rslock 0.10.0, a Redlock over the five masters) ---
+    Row{"ext:rslock", "holder-crash", C::liveness, "SET NX PX on every node: the dead holder's keys expire after one ttl"},
+    Row{"ext:rslock", "holder-pause", C::me_violation, "validity is computed once, at acquire: a pause later is unseen"},
+    Row{"ext:rslock", "slow-holder", C::me_violation, "extend() is the caller's (the README calls it by hand): the validity runs out while the holder still works"},
+    Row{"ext:rslock", "release-race", C::safe, "unlock is a compare-and-delete script on every node: the late EVALSHA deletes nothing"},
+    Row{"ext:rslock", "expire-gap", C::not_applicable, "SET NX PX on each node is one command: no gap"},
+    Row{"ext:rslock", "clock-skew", C::safe, "validity subtracts two Instant readings (CLOCK_MONOTONIC, which the shim leaves alone); the servers count the TTL"},
+    Row{"ext:rslock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:rslock", "node-minority", C::safe, "3 of 5 nodes still form a quorum: a dead node's refused connection is a lost vote, not an error"},
+    Row{"ext:rslock", "node-restart", C::me_violation, "3 of the holder's nodes come back empty: a contender gets a quorum"},
+    Row{"ext:rslock", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes"},
+    Row{"ext:rslock", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
+    Row{"ext:rslock", "unavailable-release", C::liveness, "unlock swallows the refused scripts and returns nothing: the keys stay until their TTL"},
+    // --- ext:redlock-rs (redlock-rs 2.0.0, blocking, a Redlock over the five masters) ---
+    Row{"ext:redlock-rs", "holder-crash", C::liveness, "SET NX PX on every node: the dead holder's keys expire after one ttl"},
+    Row{"ext:redlock-rs", "holder-pause", C::me_violation, "validity is computed once, at acquire: a pause later is unseen"},
+    Row{"ext:redlock-rs", "slow-holder", C::me_violation, "no extend at all: the validity runs out while the holder still works"},
+    Row{"ext:redlock-rs", "release-race", C::safe, "unlock is a compare-and-delete script on every node: the late EVALSHA deletes nothing"},
+    Row{"ext:redlock-rs", "expire-gap", C::not_applicable, "SET NX PX on each node is one command: no gap"},
+    Row{"ext:redlock-rs", "clock-skew", C::safe, "validity subtracts two Instant readings (CLOCK_MONOTONIC, which the shim leaves alone); the servers count the TTL"},
+    Row{"ext:redlock-rs", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:redlock-rs", "node-minority", C::error, "the first node that refuses a connection ends lock() with Err (the `?`): every acquire is unknown while two nodes are down, and a run with no acquisition cannot be measured"},
+    Row{"ext:redlock-rs", "node-restart", C::liveness, "a contender's SETs made before a node still restarting refused it stay (the `?` skips the cleanup): stranded votes keep every contender from a quorum until the holder leaves", std::nullopt, /*exposed=*/true},
+    Row{"ext:redlock-rs", "clock-jump", C::me_violation, "the jumped node is one of the holder's bare majority: a contender wins it with the two free nodes"},
+    Row{"ext:redlock-rs", "net-cut", C::me_violation, "the keys expire on every node; the holder is not told"},
+    Row{"ext:redlock-rs", "unavailable-release", C::liveness, "unlock swallows the refused connections and returns nothing: the keys stay until their TTL"},
+};
+
 // The Python venv rows (docs/peers.md, "The Python rows"): python-redis-lock 4.0.1 (redis_lock/__init__.py)
 // and pottery 3.0.1 (pottery/redlock.py), on redis-py 8.2.0, read before the first run.
 constexpr std::array kPythonPeerCells = {
@@ -434,6 +465,7 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   if (auto peer_cell = find_row(kPeerCells, lock, fault)) return peer_cell;
   if (auto java_cell = find_row(kJavaPeerCells, lock, fault)) return java_cell;
   if (auto spring_cell = find_row(kSpringPeerCells, lock, fault)) return spring_cell;
+  if (auto rust_cell = find_row(kRustPeerCells, lock, fault)) return rust_cell;
   if (auto python_cell = find_row(kPythonPeerCells, lock, fault)) return python_cell;
   // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
   // its departure changes; the others are its base row's.

@@ -308,15 +308,15 @@ bool is_shipped(std::string_view name) {
 
 namespace {
 
-// A shipped Go adapter's binary, built by kits/go/install: "" when it is there,
-// else the line the install left in kits/go/bin/NOT_BUILT (no go, a build that failed).
-std::string missing_go_binary(const LockDescription& lock) {
+// A shipped Go or Rust adapter's binary, built by kits/KIT/install: "" when it is there,
+// else the line the install left in kits/KIT/bin/NOT_BUILT (no go or cargo, a build that failed).
+std::string missing_built_binary(const LockDescription& lock, const std::string& kit) {
   if (::access(lock.adapter.front().c_str(), X_OK) == 0) return "";
   std::string why;
-  std::ifstream reason(std::filesystem::path(peers_dir()) / "kits/go/bin/NOT_BUILT");
+  std::ifstream reason(std::filesystem::path(peers_dir()) / "kits" / kit / "bin/NOT_BUILT");
   std::getline(reason, why);
   return "not installed: " + lock.adapter.front() + " is not built (" +
-         (why.empty() ? "run harness/adapters/kits/go/install" : why) + ")";
+         (why.empty() ? "run harness/adapters/kits/" + kit + "/install" : why) + ")";
 }
 
 // Whether `program` can be run: a path that exists, or a name found on PATH.
@@ -382,7 +382,8 @@ std::string missing_venv(const LockDescription& lock) {
 // node start per shipped row on every matrix.
 std::string missing_prerequisite(const LockDescription& lock) {
   if (!lock.shipped) return "";
-  if (lock.language == "go") return missing_go_binary(lock);
+  if (lock.language == "go") return missing_built_binary(lock, "go");
+  if (lock.language == "rust") return missing_built_binary(lock, "rust");
   if (lock.language == "java") return missing_java(lock);
   if (lock.language == "python") return missing_venv(lock);
   if (lock.language != "javascript") return "";
