@@ -291,6 +291,28 @@ class PythonKit(KitTest, unittest.TestCase):
                                       "error": "release blocked past 1500 ms (the library still waiting)"}, replies)
         self.assertEqual(replies[2], {"id": 3, "type": "noop_ok"})
 
+    def test_within_wait_bounds_an_acquire_as_the_javascript_kit(self):
+        # A call that answers in time is its value; one that wins in the 1 s grace is given back and
+        # reads False; one still silent then is `unknown` with blocked_ms, and its later win is given back too.
+        code = ("import sys, time, json; sys.path.insert(0, sys.argv[1]); import locklab_kit as kit\n"
+                "given = []\n"
+                "def slow(s):\n    return lambda: (time.sleep(s), True)[1]\n"
+                "out = [kit.within_wait({'wait_ms': 300}, slow(0.01), given.append),\n"
+                "       kit.within_wait({'wait_ms': 300}, slow(0.6), given.append),\n"
+                "       kit.within_wait({'wait_ms': 0}, slow(0.2), given.append),\n"
+                "       kit.within_wait({'wait_ms': 100}, slow(1.6), given.append)]\n"
+                "time.sleep(1.5)\n"
+                "print(json.dumps({'out': out, 'given': given}))")
+        done = subprocess.run([sys.executable, "-c", code, os.path.join(KITS, "python")], capture_output=True,
+                              text=True, timeout=20)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        got = json.loads(done.stdout)
+        self.assertEqual(got["out"][:3], [True, False, True], got)
+        self.assertEqual(got["out"][3]["outcome"], "unknown", got)
+        self.assertGreaterEqual(got["out"][3]["blocked_ms"], 1000, got)
+        self.assertRegex(got["out"][3]["error"], r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
+        self.assertEqual(got["given"], [True, True], "the grace's win and the blocked call's late win go back")
+
 
 @unittest.skipUnless(shutil.which("node"), "node is missing")
 class JavaScriptKit(KitTest, unittest.TestCase):

@@ -314,9 +314,10 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
   for (const auto& peer : catalog_peers()) rows.push_back(peer);
   const auto peers = catalog_peers();
   const auto bases = std::count_if(peers.begin(), peers.end(), [](const auto& peer) { return peer.variant_of.empty(); });
-  ASSERT_EQ(bases, 24) << "the nine JS/Python libraries, the three Go rows, Redisson's two getLock rows (ext:redisson, "
+  ASSERT_EQ(bases, 26) << "the nine JS/Python libraries, the three Go rows, Redisson's two getLock rows (ext:redisson, "
                           "ext:redisson-3.18.1) and its seven other locks (fair, fenced, spin, RedLock), Spring's "
-                          "RedisLockRegistry and the two Rust rows are rows too, their variant rows beside them";
+                          "RedisLockRegistry, the two Rust rows and the two Python venv rows (ext:python-redis-lock, "
+                          "ext:pottery-redlock) are rows too, their variant rows beside them";
   for (const auto& generation : rows) {
     for (const auto& column : fault_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
@@ -691,7 +692,7 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   EXPECT_NE(refused.err.find("node_modules is missing (install the peers' npm modules: harness/adapters/kits/js/install)"),
             std::string::npos) << refused.err;
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
-  EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:go-redsync, ext:redisson)"),
+  EXPECT_NE(skipped.err.find("locklab matrix: peers skipped (ext:node-redlock, ext:go-redsync, ext:redisson, ext:python-redis-lock)"),
             std::string::npos) << skipped.err;
   const auto loaded = load_matrix(dir_ + "/m");
   ASSERT_TRUE(loaded) << loaded.error().message;

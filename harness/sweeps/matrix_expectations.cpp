@@ -522,6 +522,35 @@ constexpr std::array kGenerationVariantCells = {
     Row{"reentrant-watchdog+redisson", "clock-jump", C::me_violation, "Redis expires the hash at once, publishing nothing; the watchdog renews only an existing hash, and a polling waiter takes it"},
     Row{"reentrant-watchdog+redisson", "net-cut", C::me_violation, "renewals cannot reach the server; the holder is not told"},
     Row{"reentrant-watchdog+redisson", "unavailable-release", C::liveness, "the refused release publishes nothing: the hash stays until its lease ends and waiters sleep out its PTTL"},
+// The Python venv rows (docs/peers.md, "The Python rows"): python-redis-lock 4.0.1 (redis_lock/__init__.py)
+// and pottery 3.0.1 (pottery/redlock.py), on redis-py 8.2.0, read before the first run.
+constexpr std::array kPythonPeerCells = {
+    // --- ext:python-redis-lock (auto_renewal=True, its README's call; a 1 s lease: whole seconds) ---
+    Row{"ext:python-redis-lock", "holder-crash", C::liveness, "the renewal thread dies with the process: the key expires after its 1 s lease (SET NX EX, :232), and no release signal wakes the waiters' BLPOP (:237)"},
+    Row{"ext:python-redis-lock", "holder-pause", C::me_violation, "SIGSTOP freezes the renewal thread too (:278-284): the lease lapses"},
+    Row{"ext:python-redis-lock", "slow-holder", C::safe, "the live renewal thread re-sets the expiry every expire x 2/3 (:168, :284) while the holder works"},
+    Row{"ext:python-redis-lock", "release-race", C::safe, "release stops the renewal thread (:347), then one compare-and-delete script (:20-30): the late EVALSHA deletes nothing"},
+    Row{"ext:python-redis-lock", "expire-gap", C::not_applicable, "SET NX EX is one command: no gap"},
+    Row{"ext:python-redis-lock", "clock-skew", C::safe, "the server counts the TTL; the renewal interval is a threading.Event wait (monotonic): no wall clock is read"},
+    Row{"ext:python-redis-lock", "failover", C::me_violation, "the promoted replica never saw the key: a second holder; the renewal's script finds no key (:34), raises NotAcquired in its thread, which ends telling nobody"},
+    Row{"ext:python-redis-lock", "node-minority", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"},
+    Row{"ext:python-redis-lock", "node-restart", C::me_violation, "the only copy of the key vanished: a contender's next SET NX gets it while the holder works; the renewal thread then dies on NotAcquired. A contender asleep in BLPOP (its 30 ms wait is a whole second to the library, :220-237) is woken by no release and re-sent into the same BLPOP by redis-py's retry: if all sleep through the holder's section, it is blocked past its bound (1 of 8 runs, under load): no schedule of the column fixes which", C::liveness, /*exposed=*/true},
+    Row{"ext:python-redis-lock", "clock-jump", C::me_violation, "Redis expires the key at once; the renewal script extends only a key that still holds our id (:34)"},
+    Row{"ext:python-redis-lock", "net-cut", C::me_violation, "the renewal's script cannot reach the server (redis-py 8 retries 10 times, up to 1 s apart): the thread dies, the lease lapses while the holder works"},
+    Row{"ext:python-redis-lock", "unavailable-release", C::liveness, "release stopped the renewal, then the refused unlock is retried 10 times up to 1 s apart (redis/_defaults.py): it blocks past the kit's 1.5 s bound; the key stays until its lease ends"},
+    // --- ext:pottery-redlock (a Redlock over the 5 masters, its README's call) ---
+    Row{"ext:pottery-redlock", "holder-crash", C::liveness, "the keys expire on every node after one ttl"},
+    Row{"ext:pottery-redlock", "holder-pause", C::me_violation, "validity is checked once, at acquire (:343-349): a pause later is unseen"},
+    Row{"ext:pottery-redlock", "slow-holder", C::me_violation, "extend() is manual (:503): the validity runs out while the holder still works"},
+    Row{"ext:pottery-redlock", "release-race", C::safe, "release is a compare-and-delete script on every master (:136-150)"},
+    Row{"ext:pottery-redlock", "expire-gap", C::not_applicable, "SET NX PX on each master is one command (:278-285): no gap"},
+    Row{"ext:pottery-redlock", "clock-skew", C::safe, "the validity subtracts two perf_counter readings (timer.py); the leases are relative PX"},
+    Row{"ext:pottery-redlock", "failover", C::not_applicable, "independent masters, no replicas (a node that loses its key: node-restart)"},
+    Row{"ext:pottery-redlock", "node-minority", C::liveness, "an attempt that reaches no majority waits for every master (as_completed, :332), and redis-py 8 retries a refused connection 10 times up to 1 s apart (about 4 s), then undoes its votes the same way (:350): a contender's acquire blocks past its wait bound"},
+    Row{"ext:pottery-redlock", "node-restart", C::me_violation, "3 of the holder's masters come back empty: a contender gets a majority"},
+    Row{"ext:pottery-redlock", "clock-jump", C::me_violation, "the jumped master is one of the holder's bare majority: a contender wins it with the two free masters"},
+    Row{"ext:pottery-redlock", "net-cut", C::me_violation, "the keys expire on every master; the holder is not told"},
+    Row{"ext:pottery-redlock", "unavailable-release", C::liveness, "each refused release script is retried 10 times up to 1 s apart (redis/_defaults.py): release blocks past the kit's 1.5 s bound; the keys stay until their TTL"},
 };
 
 // The row written down for this cell in `table`, if any.
@@ -547,6 +576,7 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
   if (auto spring_cell = find_row(kSpringPeerCells, lock, fault)) return spring_cell;
   if (auto rust_cell = find_row(kRustPeerCells, lock, fault)) return rust_cell;
   if (auto variant_cell = find_row(kGenerationVariantCells, lock, fault)) return variant_cell;
+  if (auto python_cell = find_row(kPythonPeerCells, lock, fault)) return python_cell;
   // A variant row (ext:BASE+VARIANT, docs/peers.md "Defaults and variants") lists only the cells
   // its departure changes; the others are its base row's.
   if (const auto plus = lock.find('+'); lock.starts_with(kAdapterPrefix) && plus != std::string_view::npos) {

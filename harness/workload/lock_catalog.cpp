@@ -165,6 +165,19 @@ Status read_variant(const json& entry, const std::string& where, LockDescription
   return Done{};
 }
 
+// "ttl_resolution_ms" (default 1): a library whose lease takes coarser units (python-redis-lock's
+// whole seconds) runs the matrix with the lease it really gets, as a generation's does
+// (sweeps/matrix.cpp, cell_workload); "ttl_resolution_reason" says why, and must.
+Status read_ttl_resolution(const json& entry, const std::string& where, Capabilities& can) {
+  const json ms = entry.value("ttl_resolution_ms", json(1)), reason = entry.value("ttl_resolution_reason", json(""));
+  if (!ms.is_number_integer() || ms.get<long long>() < 1 || ms.get<long long>() > 60'000)
+    return Error{ErrorKind::usage, where + ": ttl_resolution_ms must be a whole number of ms from 1 to 60000"};
+  if (!reason.is_string() || (ms.get<int>() > 1 && reason.get<std::string>().empty()))
+    return Error{ErrorKind::usage, where + ": a ttl_resolution_ms above 1 needs its ttl_resolution_reason (a string)"};
+  can.ttl_resolution_ms = ms.get<int>();
+  return Done{};
+}
+
 // One "peers" entry, or why it is not one.
 Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where) {
   if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
@@ -187,6 +200,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   lock.claimed = std::move(claimed).value();
   lock.capabilities = capabilities_of(lock.claimed);
   if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
+  if (auto resolution = read_ttl_resolution(entry, where, lock.capabilities); !resolution) return resolution.error();
   if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
   const json tokens = entry.value("token_at_resource", json(false));
   if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
@@ -346,6 +360,25 @@ std::string missing_java(const LockDescription& lock) {
   return "not installed: " + missing.string() + " is missing (build the Java adapters: harness/adapters/kits/java/install)";
 }
 
+// A Python row on build/venv's interpreter (catalog: ["../../build/venv/bin/python3", ...]) needs the
+// venv that harness/adapters/kits/python/install makes: "" when it is there, else its NOT_INSTALLED line.
+// ext:redis-py runs /usr/bin/python3 with Debian's python3-redis and needs no venv.
+// A venv whose pip install failed has its interpreter but not the libraries: NOT_INSTALLED says so.
+std::string missing_venv(const LockDescription& lock) {
+  const std::filesystem::path python(lock.adapter.front());
+  const std::filesystem::path venv = python.parent_path().parent_path();
+  std::error_code ec;
+  const bool failed = std::filesystem::exists(venv / "NOT_INSTALLED", ec);
+  const bool runs = ::access(python.c_str(), X_OK) == 0;
+  if (venv.filename() != "venv" || (runs && !failed)) return "";
+  std::string why;
+  std::ifstream reason(venv / "NOT_INSTALLED");
+  std::getline(reason, why);
+  return "not installed: " + (runs ? venv.lexically_normal().string() + " is incomplete" :
+                                     python.lexically_normal().string() + " is missing") +
+         " (" + (why.empty() ? "run harness/adapters/kits/python/install" : why) + ")";
+}
+
 }  // namespace
 
 // Why the C++ names the JavaScript kit's node_modules (and the Java kit's target/) here, the one
@@ -364,6 +397,7 @@ std::string missing_prerequisite(const LockDescription& lock) {
   if (lock.language == "go") return missing_built_binary(lock, "go");
   if (lock.language == "rust") return missing_built_binary(lock, "rust");
   if (lock.language == "java") return missing_java(lock);
+  if (lock.language == "python") return missing_venv(lock);
   if (lock.language != "javascript") return "";
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(peers_dir()) / "kits/js/node_modules", ec)) return "";

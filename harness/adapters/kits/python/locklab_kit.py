@@ -22,7 +22,8 @@ a JSON object is answered with an error line, and the adapter goes on. When stdi
 adapter answers what it has read, runs close(), and exits, holding or not.
 
 Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
-RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend. An acquire that polls waits
+RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend; within_wait(), an acquire
+bounded by the harness's wait as the JavaScript kit's withinWait (a library whose wait is no bound). An acquire that polls waits
 between attempts with its Deadline's sleep(), never time.sleep() (see Deadline).
 Only the standard library: an adapter brings its own lock library.
 """
@@ -34,6 +35,7 @@ import time
 
 RETRY_MS = 5  # the pause between attempts when the acquire request carries no retry_ms (older harnesses)
 AWAKE_STEP_S = 0.05  # a Deadline's step: a step that took longer than two counts as two (the process was stopped)
+GRACE_MS = 1000  # within_wait(): an acquire still silent wait_ms + this later blocks past its bound (as the JS kit)
 ANSWER_MS = 1500  # release and extend answer within this, under AdapterLock's 2000 ms margin (as the JS kit)
 CLOSE_MS = 500  # close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
 LATE = object()  # what bounded() returns when the call did not finish within its bound
@@ -130,6 +132,48 @@ def bounded(call, ms, on_late=lambda value: None):
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def within_wait(m, call, give_back):
+    """An acquire's library call bounded by the harness's wait, as the JavaScript kit's withinWait
+    (docs/adapters.md, "Bounds, and a call that blocks"): call()'s value if it comes within wait_ms
+    (wait_ms 0: one attempt, its value whenever it comes within GRACE_MS); at wait_ms, GRACE_MS more
+    for an attempt on its way, and a win in that grace goes to give_back and reads False (the
+    caller's wait was over). Still silent then: the reply {"outcome": "unknown", "blocked_ms": N,
+    ...}, which the harness judges liveness, and a win after it goes to give_back too. call()'s
+    exception is raised here. Both bounds are Deadlines: a SIGSTOP does not spend them."""
+    done, box, lock = threading.Event(), {}, threading.Lock()
+
+    def run():
+        try:
+            value = call()
+            with lock:
+                box["value"] = value
+                late = box.get("late", False)
+            if late:
+                give_back(value)
+        except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
+            box["error"] = error
+        done.set()
+
+    began = time.monotonic()
+    threading.Thread(target=run, daemon=True).start()  # daemon: a stuck call does not hold up the exit
+    on_time = m["wait_ms"] > 0 and Deadline(m["wait_ms"]).wait(done)
+    if not on_time:
+        Deadline(GRACE_MS).wait(done)
+    with lock:
+        box["late"] = "value" not in box and "error" not in box
+    if box["late"]:
+        ms = max(round((time.monotonic() - began) * 1000) - m["wait_ms"], GRACE_MS)
+        return {"outcome": "unknown", "blocked_ms": ms,
+                "error": "acquire blocked %d ms past its wait bound (the library still waiting)" % ms}
+    done.wait()  # set right after the value or the error
+    if "error" in box:
+        raise box["error"]
+    if on_time or m["wait_ms"] == 0 or not box["value"]:
+        return box["value"]
+    give_back(box["value"])  # won in the grace: the caller's wait was over
+    return False
 
 
 class _Worker:

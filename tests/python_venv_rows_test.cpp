@@ -1,0 +1,138 @@
+// The Python venv rows (python-redis-lock and pottery on build/venv, which
+// harness/adapters/kits/python/install fills from requirements.txt with --require-hashes;
+// docs/adapters.md, "The Python kit's venv"; docs/peers.md, "The Python rows"): their expected
+// cells are written down in docs/peers.md as in code; without the venv they read "not
+// installed", one line, and refuse by name; with it, one fault cell runs and ends at its
+// expected class. Their acquire and release are the cases of tests/peer_adapters_test.cpp,
+// which run for every catalog entry. A case that needs the venv skips, saying so, without it.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "fixtures/locklab_binary.h"
+#include "report/matrix_cells.h"
+#include "sweeps/matrix.h"
+#include "sweeps/matrix_expectations.h"
+#include "workload/lock_catalog.h"
+
+namespace locklab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kPythonRows[] = {"ext:python-redis-lock", "ext:pottery-redlock"};
+
+class PythonRows : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "locklab-python-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed cell is kept for reading
+  }
+  // The venv's interpreter, as the catalog names it (relative to harness/adapters/).
+  static bool installed() { return ::access((peers_dir() + "/../../build/venv/bin/python3").c_str(), X_OK) == 0; }
+  std::string dir_;
+};
+
+// Every cell of both rows is written down, in code and in docs/peers.md with the same class and reason.
+TEST(PythonRowsExpectations, PeerDocsListEveryPythonCellWithTheSameClass) {
+  const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
+  std::ifstream in(doc_path);
+  ASSERT_TRUE(in) << doc_path;
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string row : kPythonRows) {
+    ASSERT_TRUE(find_lock(row)) << row << " is not in harness/adapters/catalog.json";
+    for (const auto& column : fault_columns()) {
+      const auto expectation = expected_cell(row, column.name);
+      ASSERT_TRUE(expectation) << row << " x " << column.name << " has no expectation";
+      const std::string line =
+          "| " + row + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+      EXPECT_NE(doc.find(line), std::string::npos) << "docs/peers.md lacks the row: " << line;
+    }
+  }
+}
+
+// python-redis-lock is the main job's Python venv row (issue 27: one row per language); pottery is
+// not. python-redis-lock's lease is whole seconds: its catalog entry says so, and the matrix runs it
+// with the 1 s lease it really takes.
+TEST(PythonRowsCatalog, MainRowAndLeaseResolution) {
+  const auto prl = find_lock("ext:python-redis-lock");
+  const auto pottery = find_lock("ext:pottery-redlock");
+  ASSERT_TRUE(prl && pottery);
+  EXPECT_TRUE(prl->main_row);
+  EXPECT_FALSE(pottery->main_row);
+  EXPECT_EQ(prl->capabilities.ttl_resolution_ms, 1000);
+  EXPECT_EQ(pottery->capabilities.ttl_resolution_ms, 1);
+  EXPECT_TRUE(pottery->capabilities.multi_node);
+}
+
+// A catalog whose peers folder has no build/venv beside it: asking for a venv row is a usage error
+// naming the missing interpreter, one line, and nothing runs; --libraries all leaves both out and runs.
+TEST_F(PythonRows, WithoutTheVenvTheyReadNotInstalledByName) {
+  const std::string peers = (fs::path(dir_) / "harness/adapters").string();  // ../../build/venv: dir_/build/venv
+  fs::create_directories(peers);
+  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  fs::create_directories(fs::path(dir_) / "build/venv");
+  std::ofstream(fs::path(dir_) / "build/venv/NOT_INSTALLED") << "pip install --require-hashes failed (a test's line)\n";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:python-redis-lock --out '" + dir_ + "/x'");
+  const auto skipped = testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
+                                            "/m'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:python-redis-lock"), std::string::npos) << skipped.err;
+  EXPECT_NE(skipped.err.find("ext:pottery-redlock"), std::string::npos) << skipped.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/m/cells/ext:python-redis-lock__expire-gap.json")) << "a row that is not installed ran";
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--lock ext:python-redis-lock: not installed: " + dir_ +
+                             "/build/venv/bin/python3 is missing (pip install --require-hashes failed (a test's line))"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
+}
+
+// A venv whose pip install failed keeps its interpreter, not the libraries: NOT_INSTALLED still refuses its rows.
+TEST_F(PythonRows, AVenvWhoseInstallFailedReadsIncomplete) {
+  const std::string peers = (fs::path(dir_) / "harness/adapters").string();
+  fs::create_directories(peers);
+  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  fs::create_directories(fs::path(dir_) / "build/venv/bin");
+  fs::create_symlink("/bin/true", fs::path(dir_) / "build/venv/bin/python3");
+  std::ofstream(fs::path(dir_) / "build/venv/NOT_INSTALLED") << "pip install --require-hashes failed (a test's line)\n";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:pottery-redlock --out '" + dir_ + "/x'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--lock ext:pottery-redlock: not installed: " + dir_ +
+                             "/build/venv is incomplete (pip install --require-hashes failed (a test's line))"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/x/cells")) << "a row that is not installed ran";
+}
+
+// One fault cell of the main job's Python venv row: SIGSTOP freezes the renewal thread with the
+// holder (redis_lock/__init__.py:278-284), the 1 s lease lapses, a second holder enters.
+TEST_F(PythonRows, PythonRedisLockHolderPauseIsAMeViolation) {
+  if (!installed()) GTEST_SKIP() << "build/venv is missing: run harness/adapters/kits/python/install";
+  const auto run = testing::run_locklab("matrix --quick --lock ext:python-redis-lock --fault holder-pause --jobs 2 "
+                                        "--out '" + dir_ + "/m'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto loaded = load_matrix(dir_ + "/m");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->cells.size(), 1u);
+  EXPECT_EQ(loaded->cells[0].observed, CellClass::me_violation) << run.out;
+  EXPECT_TRUE(loaded->cells[0].matches());
+}
+
+}  // namespace
+}  // namespace locklab::harness
