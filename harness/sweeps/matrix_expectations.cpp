@@ -522,6 +522,8 @@ constexpr std::array kGenerationVariantCells = {
     Row{"reentrant-watchdog+redisson", "clock-jump", C::me_violation, "Redis expires the hash at once, publishing nothing; the watchdog renews only an existing hash, and a polling waiter takes it"},
     Row{"reentrant-watchdog+redisson", "net-cut", C::me_violation, "renewals cannot reach the server; the holder is not told"},
     Row{"reentrant-watchdog+redisson", "unavailable-release", C::liveness, "the refused release publishes nothing: the hash stays until its lease ends and waiters sleep out its PTTL"},
+};
+
 // The Python venv rows (docs/peers.md, "The Python rows"): python-redis-lock 4.0.1 (redis_lock/__init__.py)
 // and pottery 3.0.1 (pottery/redlock.py), on redis-py 8.2.0, read before the first run.
 constexpr std::array kPythonPeerCells = {
