@@ -240,8 +240,16 @@ class FailoverFault final : public HeldContenderFault {
     if (!acted()) return {false, why_not_acted()};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
     const std::string read = "failed over: " + reading_text(evidence, reading_, "server(s) after the failover");
-    if (reading_.holder < 0) return {false, read + "; no client was told it holds the lock" + usable_after(evidence)};
     if (cluster_ && !reading_.lost()) return {false, read + ": the promoted master had the key" + usable_after(evidence)};
+    // The race had its chance and the lock refused it: its key was on the master only, every
+    // acquire meanwhile was refused (Redisson's WAIT for a replica), and the failover lost the key.
+    // No holder to lose it under: what the run measured (the refusals as a stall) is the class.
+    if (reading_.holder < 0)
+      return {refused_ > 0, read + (refused_ > 0 ? "; the lock refused all " + std::to_string(refused_) +
+                                                       " acquires while its key was on the master only: nobody was told "
+                                                       "they hold an unreplicated lock"
+                                                 : "; no client was told it holds the lock") +
+                                usable_after(evidence)};
     Bite bite = with_key_loss(holder_met(evidence, reading_.holder, reading_.ns, read), reading_);
     if (cluster_) bite.what += usable_after(evidence);
     return bite;
@@ -261,6 +269,7 @@ class FailoverFault final : public HeldContenderFault {
   bool guarded_;
   milliseconds ttl_;
   bool cluster_ = false;
+  std::int64_t refused_ = 0;  // on a cluster, the acquires refused before the failover without a holder
   bool resumed_ = false;
   bool failed_over_ = false;
   bool finished_ = false;
@@ -298,6 +307,7 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
   if (before.empty() || !before.front()) return;
   failed_over_ = true;
   cluster_ = true;
+  refused_ = failed_attempts(context, -1);
   const auto held = r.held_bytes();
   finish();  // no holder to park: a client that gets in on the new master while it settles goes on
   began_ns_ = monotonic_ns();
