@@ -294,8 +294,8 @@ TEST(MatrixWrongOwner, TheHeadlineTableMarksWrongOwnerReleases) {
   result.faults = {deleted.fault};
   result.cells = {deleted, clean};
   const std::string table = matrix_table(result);
-  EXPECT_NE(table.find("| setnx-expire | me-violation · wo 3 |"), std::string::npos) << table;
-  EXPECT_NE(table.find("| lua-safe-delete | me-violation |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| setnx-expire | C++, locklab | me-violation · wo 3 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| lua-safe-delete | C++, locklab | me-violation |"), std::string::npos) << table;
   EXPECT_NE(matrix_markdown(result).find("\"wo N\" after a class"), std::string::npos) << "the legend names the mark";
 }
 
@@ -748,6 +748,31 @@ TEST_F(MatrixRun, RslockReleaseRaceAndClockSkewRunAndHold) {
   ASSERT_TRUE(result) << result.error().message;
   expect_as_expected(*result, dir_);
   for (const auto& cell : result->cells) EXPECT_EQ(cell.observed, CellClass::safe) << cell.fault;
+}
+
+// redlock-rs gives up at the first node that refuses a connection (redlock.rs:145): under a node
+// minority it never acquires. Its probe got the lock before the fault, and the lock servers'
+// witness saw no event on the key, so its unknown answers took nothing: liveness, the lock was
+// unavailable, with the reason; not error (a broken lock: tests/user_adapter_test.cpp).
+TEST_F(MatrixRun, RedlockRsRefusingEveryAcquireUnderANodeMinorityIsLiveness) {
+  const auto lock = find_lock("ext:redlock-rs");
+  ASSERT_TRUE(lock) << lock.error().message;
+  if (const std::string missing = missing_prerequisite(*lock); !missing.empty()) GTEST_SKIP() << missing;
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  options.locks = {"ext:redlock-rs"};
+  options.faults = {"node-minority"};
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->cells.size(), 1u);
+  const Cell& cell = result->cells.front();
+  EXPECT_EQ(cell.observed, CellClass::liveness) << cell.error << cell.observed_reason;
+  EXPECT_NE(cell.observed_reason.find("every acquire refused while the fault acted"), std::string::npos)
+      << cell.observed_reason;
+  EXPECT_TRUE(cell.run["adapters"]["ext:redlock-rs"].value("probe_acquired", false));
+  EXPECT_EQ(cell.run["witness"].value("events", -1), 0);
 }
 
 // The Rust rows' expected cells (kRustPeerCells) are in docs/peers.md, "The Rust rows", word for word.

@@ -100,6 +100,24 @@ TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSa
       << declared.dump();
 }
 
+// A lock that refuses every acquire, before any fault as under one: under node-minority nothing
+// is acquired, and that reads `liveness` (unavailable under the fault) only for a lock whose probe
+// got the lock before the run; this one never did: `error`, a broken lock (sweeps/matrix.cpp).
+TEST(UserAdapterMatrix, ALockThatNeverAcquiresIsErrorNotLivenessUnderAFault) {
+  ScratchDir out("locklab-user-matrix-refuser");
+  std::ofstream(out.path("refuser.json"))
+      << R"({"peers": [{"name": "refuser", "adapter": ["/usr/bin/python3", ")" << kAdapters
+      << R"(/refuses_every_acquire.py"], "key": "{key}", "capabilities": {"expires": true, )"
+      << R"("owner_checked_release": true, "multi_node": true}}]})";
+  const auto run = run_locklab("matrix --quick --catalog " + out.path("refuser.json") + " --lock ext:refuser --fault "
+                               "node-minority --out " + out.path("m"));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;  // a cell that could not be measured
+  const json cell = read_json(out.path("m/cells/ext:refuser__node-minority.json"));
+  EXPECT_EQ(cell.value("observed", ""), "error") << cell.dump();
+  EXPECT_FALSE(cell["run"]["adapters"]["ext:refuser"].value("probe_acquired", true)) << cell.dump();
+  EXPECT_TRUE(cell["run"]["safety"].value("every_acquire_refused", false)) << cell.dump();
+}
+
 TEST(UserAdapterMatrix, AnAdapterDeclaresItsReleaseWindowInItsInitOk) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   ScratchDir out("locklab-user-matrix-init-ok");

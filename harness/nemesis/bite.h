@@ -43,6 +43,10 @@ struct Bite {
   bool bit = false;
   std::string what;  // what was observed, with times (ms since the barrier), or why it did not bite
   std::optional<KeyLoss> key_lost;  // set where the fault read the holder's key gone (node-restart, failover)
+  // Bit by the lock's refusal: the race had its chance (a cluster failover with the key on the
+  // master only) and every acquire was refused, so nobody held. Such a cell is never `safe`: the
+  // refusals were the lock's unavailability (sweeps/matrix.cpp reads liveness).
+  bool refused_not_held = false;
 };
 
 // A span of monotonic ns during which a client was trying to acquire.

@@ -107,6 +107,7 @@ nlohmann::json FaultSet::record() const {
       const Bite& bite = bites_[static_cast<std::size_t>(&fault - faults_.data())];
       record["bit"] = bite.bit;
       record["bite"] = bite.what;
+      if (bite.refused_not_held) record["refused_not_held"] = true;
     }
     records.push_back(std::move(record));
   }

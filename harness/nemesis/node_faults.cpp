@@ -244,12 +244,15 @@ class FailoverFault final : public HeldContenderFault {
     // The race had its chance and the lock refused it: its key was on the master only, every
     // acquire meanwhile was refused (Redisson's WAIT for a replica), and the failover lost the key.
     // No holder to lose it under: what the run measured (the refusals as a stall) is the class.
-    if (reading_.holder < 0)
-      return {refused_ > 0, read + (refused_ > 0 ? "; the lock refused all " + std::to_string(refused_) +
-                                                       " acquires while its key was on the master only: nobody was told "
-                                                       "they hold an unreplicated lock"
-                                                 : "; no client was told it holds the lock") +
-                                usable_after(evidence)};
+    if (reading_.holder < 0) {
+      Bite refused{refused_ > 0, read + (refused_ > 0 ? "; every acquire failed (" + std::to_string(refused_) +
+                                                            " refused or left unanswered) while its key was on the "
+                                                            "master only: nobody was told they hold an unreplicated lock"
+                                                      : "; no client was told it holds the lock") +
+                                     usable_after(evidence)};
+      refused.refused_not_held = refused.bit;
+      return refused;
+    }
     Bite bite = with_key_loss(holder_met(evidence, reading_.holder, reading_.ns, read), reading_);
     if (cluster_) bite.what += usable_after(evidence);
     return bite;
@@ -302,7 +305,8 @@ void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder
 // came back failed, the master fails over anyway -- what follows (who gets in
 // on the new master, and when) is the lock's usability after the failover.
 void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
-  if (failed_attempts(context, -1) == 0) return;
+  // Nobody ever acquired: a client between its acquire and the gate is a holder not parked yet.
+  if (failed_attempts(context, -1) == 0 || acquisitions_by_others(context, -1) > 0) return;
   const KeyDumps before = dump_holder_key(context, -1);  // the key on its master (routed by slot), or none yet
   if (before.empty() || !before.front()) return;
   failed_over_ = true;
@@ -313,7 +317,7 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
   began_ns_ = monotonic_ns();
   auto promoted = r.fail_over();
   if (!promoted) return note(context, "failover failed: " + promoted.error().message);
-  note_acted(context, "no client holds the lock (" + std::to_string(failed_attempts(context, -1)) +
+  note_acted(context, "no client holds the lock (" + std::to_string(refused_) +
                           " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE with " +
                           std::to_string(held) + " replication bytes held, clients redirected to " + promoted->to_string());
   reading_ = compare_key(context, -1, before);

@@ -619,17 +619,46 @@ std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& 
 
 }  // namespace
 
+// A fault that bit by the lock's refusal (Bite::refused_not_held): nobody held, so never `safe`.
+static bool refused_not_held(const json& run) {
+  const auto faults = run.find("faults");
+  return faults != run.end() && faults->is_array() &&
+         std::any_of(faults->begin(), faults->end(),
+                     [](const json& f) { return f.is_object() && f.value("refused_not_held", false); });
+}
+
+// Every adapter of the run got the lock once before its clients ran (the probe): a lock that
+// cannot acquire at all is broken, not made unavailable by a fault.
+static bool adapters_acquired_before(const json& run) {
+  const auto adapters = run.find("adapters");
+  if (adapters == run.end() || !adapters->is_object()) return true;  // a generation: no adapter to be broken
+  return std::all_of(adapters->begin(), adapters->end(), [](const json& adapter) {
+    return adapter.is_object() && adapter.value("probe_acquired", false);
+  });
+}
+
+// No refused attempt may have taken the lock: an `unknown` one may have, unless the lock servers'
+// witness watched the lock's key and saw no event on it at all.
+static bool refusals_took_nothing(const json& run) {
+  if (number_at(run, "/totals/unknown") == 0) return true;
+  const auto witness = run.find("witness");
+  return witness != run.end() && witness->is_object() && witness->value("watched", false) &&
+         witness->value("events", -1) == 0;
+}
+
 // Every acquire refused, the run's one error (Verdict::every_acquire_refused), while each of its
 // faults acted and bit: the lock was unavailable under the fault (redlock-rs gives up at the first
-// refused node under a node minority), not a run that failed to measure.
+// refused node under a node minority), not a run that failed to measure. Only for a lock that
+// acquired before the fault, whose refusals took nothing (the servers say so).
 static bool refused_under_its_fault(const json& run) {
   const auto safety = run.find("safety");
   if (safety == run.end() || !safety->is_object() || !safety->value("every_acquire_refused", false)) return false;
   const auto faults = run.find("faults");
   if (faults == run.end() || !faults->is_array() || faults->empty()) return false;
-  return std::all_of(faults->begin(), faults->end(), [](const json& fault) {
-    return fault.is_object() && fault.value("acted", false) && fault.value("bit", false);
-  });
+  return adapters_acquired_before(run) && refusals_took_nothing(run) &&
+         std::all_of(faults->begin(), faults->end(), [](const json& fault) {
+           return fault.is_object() && fault.value("acted", false) && fault.value("bit", false);
+         });
 }
 
 CellClass classify(const json& run) {
@@ -650,6 +679,7 @@ CellClass classify(const json& run) {
   // Half a lease: a crash right after acquiring leaves the rest of the lease,
   // a little less than one ttl, and that is the unavailability to report.
   if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
+  if (refused_not_held(run)) return CellClass::liveness;  // the race ran, and the lock refused everyone
   return CellClass::safe;
 }
 
@@ -657,6 +687,8 @@ std::string observed_reason(const json& run) {
   std::string why;
   if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
   for (const auto& death : adapter_deaths(run)) why += (why.empty() ? "" : "; ") + death;
+  if (refused_not_held(run) && why.empty())
+    why = "every acquire failed while the fault's race had its chance: nobody held (the lock was unavailable)";
   if (run.value("verdict", "error") == "error" && refused_under_its_fault(run))
     why += (why.empty() ? "" : "; ") + std::string("every acquire refused while the fault acted: the lock was unavailable (") +
            text_at(run, "/verdict_reasons/0") + ")";

@@ -60,13 +60,20 @@ Result<std::size_t> servers_holding(const std::vector<redis::ConnectionOptions>&
 // them for a multi-node lock) until the probe releases it. A key that is not
 // there would make `until=expired` end at once, "the key expired". An acquire
 // that does not get the lock (another host's probe has it) checks nothing.
-Status check_key_held(AdapterLock& adapter, const LockDescription& lock, const LockConfig& own, const std::string& key) {
-  if (key.empty() || adapter.try_acquire(own.ttl) != Acquire::acquired) return Done{};
+// Whether that acquire got the lock is on record (`probe_acquired`): a lock that
+// refuses every acquire under a fault is unavailable only if it could acquire
+// before it (sweeps/matrix.cpp), else it is broken.
+Result<bool> check_key_held(AdapterLock& adapter, const LockDescription& lock, const LockConfig& own, const std::string& key) {
+  if (adapter.try_acquire(own.ttl) != Acquire::acquired) return false;
+  if (key.empty()) {
+    (void)adapter.release();
+    return true;
+  }
   auto holding = servers_holding(own.servers, key);
   (void)adapter.release();
   if (!holding) return Error{ErrorKind::io, "adapter " + lock.label + ": " + holding.error().message};
   const std::size_t needed = own.servers.size() / 2 + 1;
-  if (*holding >= needed) return Done{};
+  if (*holding >= needed) return true;
   return Error{ErrorKind::protocol, "adapter " + lock.label + ": holds the lock, but its key '" + key + "' is on " +
                                         std::to_string(*holding) + " of " + std::to_string(own.servers.size()) +
                                         " lock servers (" + (lock.from_catalog ? "its catalog entry's key" : "its init_ok's key") +
@@ -92,7 +99,8 @@ nlohmann::json probe_json(const LockDescription& lock, const AdapterProbe& probe
           {"capabilities", claimed},
           {"noop_us", {{"p50", probe.noop_us.p50}, {"p90", probe.noop_us.p90}, {"p99", probe.noop_us.p99},
                        {"max", probe.noop_us.max}, {"count", probe.noop_us.count}}},
-          {"start_ms", std::round(probe.start_ms * 10) / 10}};
+          {"start_ms", std::round(probe.start_ms * 10) / 10},
+          {"probe_acquired", probe.acquired}};
 }
 
 // An adapter the catalog does not ship is described by its init_ok; its
@@ -132,7 +140,9 @@ Result<AdapterProbe> probe_adapter(const LockDescription& lock, const LockConfig
   }
   probe.noop_us = quantiles(round_trips);
   const std::string key = !lock.key_pattern.empty() ? locked_key(lock, config.key) : probe.identity.key;
-  if (auto held = check_key_held(**adapter, lock, own, key); !held) return held.error();
+  auto held = check_key_held(**adapter, lock, own, key);
+  if (!held) return held.error();
+  probe.acquired = *held;
   return probe;
 }
 

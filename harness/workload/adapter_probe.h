@@ -28,6 +28,7 @@ struct AdapterProbe {
   std::set<std::string> claimed;  // the capability words init_ok said are true
   Quantiles noop_us;              // the noop round trips, µs
   double start_ms = 0;            // from spawning the adapter to its init_ok (a runtime's start cost)
+  bool acquired = false;          // its one acquire (before the run's clients) got the lock
   std::string run_key;            // the key init named (identity.key is what the adapter locks for it)
 };
 
