@@ -22,7 +22,7 @@ use redlock::{Lock, RedLock};
 
 static SERVERS: OnceLock<(Vec<String>, String)> = OnceLock::new();
 // A Lock borrows its RedLock: one manager a retry count, kept for the process.
-static MANAGERS: Mutex<Option<HashMap<u32, &'static RedLock>>> = Mutex::new(None);
+static MANAGERS: Mutex<Option<HashMap<(u32, u32), &'static RedLock>>> = Mutex::new(None);
 
 fn initialize(m: &Request) -> Result<String, String> {
     let uris: Vec<String> = m.servers.iter().map(|s| s.uri()).collect();
@@ -32,7 +32,7 @@ fn initialize(m: &Request) -> Result<String, String> {
 
 fn manager(tries: u32, retry_ms: u32) -> &'static RedLock {
     let mut managers = MANAGERS.lock().unwrap_or_else(|e| e.into_inner());
-    *managers.get_or_insert_with(HashMap::new).entry(tries).or_insert_with(|| {
+    *managers.get_or_insert_with(HashMap::new).entry((tries, retry_ms)).or_insert_with(|| {
         let mut manager = RedLock::new(SERVERS.get().expect("init first").0.clone());
         manager.set_retry(tries, retry_ms);
         Box::leak(Box::new(manager))
