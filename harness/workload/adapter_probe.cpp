@@ -64,11 +64,10 @@ Result<std::size_t> servers_holding(const std::vector<redis::ConnectionOptions>&
 // refuses every acquire under a fault is unavailable only if it could acquire
 // before it (sweeps/matrix.cpp), else it is broken.
 Result<bool> check_key_held(AdapterLock& adapter, const LockDescription& lock, const LockConfig& own, const std::string& key) {
-  if (adapter.try_acquire(own.ttl) != Acquire::acquired) return false;
-  if (key.empty()) {
-    (void)adapter.release();
-    return true;
-  }
+  // An adapter that names no key is not asked to acquire: a probe's acquire is a real one, with
+  // the library's side effects (a test adapter kills the first client that acquires); unasked,
+  // it has not shown it can acquire (probe_acquired false: a run that acquired nothing is error).
+  if (key.empty() || adapter.try_acquire(own.ttl) != Acquire::acquired) return false;
   auto holding = servers_holding(own.servers, key);
   (void)adapter.release();
   if (!holding) return Error{ErrorKind::io, "adapter " + lock.label + ": " + holding.error().message};
