@@ -38,6 +38,21 @@ TEST(SentinelDiscovery, FindsTheMasterAndFollowsTheFailover) {
   EXPECT_EQ(rediscovered->to_string(), promoted->to_string());
 }
 
+// A split vote leaves the sentinels waiting 2 x failover-timeout (two minutes
+// here) before they elect again: kill_master then tells one sentinel to fail
+// over alone. Sentinels that never see the master down stand in for a split
+// vote: no election runs at all within the window.
+TEST(SentinelDiscovery, KillMasterForcesAFailoverWhenNoElectionPromotes) {
+  harness::SentinelSettings settings;
+  settings.down_after = 60'000ms;
+  settings.election_window = 500ms;
+  auto topology = harness::SentinelTopology::start(settings);
+  ASSERT_TRUE(topology) << topology.error().message;
+  auto promoted = (*topology)->kill_master();
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  EXPECT_EQ(promoted->to_string(), (*topology)->replication().replica().endpoint().to_string());
+}
+
 TEST(SentinelDiscovery, RediscoveryIsForLostConnectionsAndReadonlyReplies) {
   EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::io, "Connection refused"}));
   EXPECT_TRUE(redis::needs_rediscovery(Error{ErrorKind::closed, "Server closed the connection"}));

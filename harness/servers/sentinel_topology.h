@@ -36,6 +36,10 @@ struct SentinelSettings {
   // point ours past the proxy. One replica is promoted well within it anyway.
   std::chrono::milliseconds failover_timeout{60'000};
   std::chrono::milliseconds ready_timeout{15'000};
+  // How long kill_master waits for the sentinels' own election. A split vote
+  // waits out the election (10 s) and then 2 x failover-timeout before the
+  // next one, so past this window one sentinel is told to fail over alone.
+  std::chrono::milliseconds election_window{12'000};
 };
 
 class SentinelTopology {
@@ -54,12 +58,15 @@ class SentinelTopology {
   Result<redis::Endpoint> current_master() const;
 
   // SIGKILL the master (it never comes back), drop whatever replication bytes
-  // the proxy held, and wait until the sentinels name another master.
-  Result<redis::Endpoint> kill_master(std::chrono::milliseconds timeout = std::chrono::milliseconds{15'000});
+  // the proxy held, and wait until the sentinels name another master. If
+  // their election has not promoted one within settings' election_window,
+  // one sentinel is told SENTINEL FAILOVER.
+  Result<redis::Endpoint> kill_master(std::chrono::milliseconds timeout = std::chrono::milliseconds{30'000});
 
  private:
   SentinelTopology() = default;
   Status wait_until_ready();
+  std::string force_failover() const;
 
   SentinelSettings settings_;
   std::unique_ptr<ProxiedReplication> replication_;
