@@ -13,8 +13,19 @@ for bad in "--students 0" "--students 65" "--students a" "--bound 0" "--nonsense
   [ "$rc" -eq 2 ] || { echo "FAIL: class-capacity $bad exited $rc, not 2"; exit 1; }
 done
 echo "ok usage errors exit 2"
+# The plan comes from teaching.md's typing slots: one that no lab runs as one block is refused.
+tmp=$(mktemp "${TMPDIR:-/tmp}/class-capacity-plan-XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+printf '%s\n' '- **Students type:**' '  ```sh' '  build/default/harness/locklab run --lock no-such-lab-block' '  ```' >"$tmp"
+err=$("$script" --build "$build" --teaching "$tmp" --students 1 2>&1 >/dev/null)
+rc=$?
+[ "$rc" -eq 1 ] || { echo "FAIL: a slot no lab runs exited $rc, not 1"; exit 1; }
+echo "$err" | grep -q 'no lab runs as one runnable block' || { echo "FAIL: unclear error: $err"; exit 1; }
+echo "ok a slot that no lab runs is refused"
 out=$("$script" --build "$build" --students 2 --bound 400 --budget 500) || { echo "FAIL: exit $?"; exit 1; }
 echo "$out"
+said=$(sed -n 's/.*each typing the \([0-9]*\) commands.*/\1/p' "$source/docs/labs/teaching.md")
+echo "$out" | grep -q "^class-capacity: .* $said commands a student" || { echo "FAIL: teaching.md says $said commands"; exit 1; }
 echo "$out" | grep -q '^N=2 *held' || { echo "FAIL: two students did not hold"; exit 1; }
 echo "$out" | grep -q '^capacity: 2 students' || { echo "FAIL: no capacity line for N=2"; exit 1; }
 echo "ok two students held"
