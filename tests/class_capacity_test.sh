@@ -22,7 +22,11 @@ rc=$?
 [ "$rc" -eq 1 ] || { echo "FAIL: a slot no lab runs exited $rc, not 1"; exit 1; }
 echo "$err" | grep -q 'no lab runs as one runnable block' || { echo "FAIL: unclear error: $err"; exit 1; }
 echo "ok a slot that no lab runs is refused"
-out=$("$script" --build "$build" --students 2 --bound 400 --budget 500) || { echo "FAIL: exit $?"; exit 1; }
+json=$(mktemp -u "${TMPDIR:-/tmp}/class-capacity-XXXXXX.json")
+trap 'rm -f "$tmp" "$json"' EXIT
+out=$("$script" --build "$build" --students 2 --bound 400 --budget 500 --json "$json") || { echo "FAIL: exit $?"; exit 1; }
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["capacity"] == 2 and d["rounds"][0]["held"], d' "$json" \
+  || { echo "FAIL: --json does not say capacity 2"; exit 1; }
 echo "$out"
 said=$(sed -n 's/.*each typing the \([0-9]*\) commands.*/\1/p' "$source/docs/labs/teaching.md")
 echo "$out" | grep -q "^class-capacity: .* $said commands a student" || { echo "FAIL: teaching.md says $said commands"; exit 1; }
