@@ -6,8 +6,10 @@ retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(
 Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
 long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The Go,
 Java and Python kits answer a call past its bound with blocked_ms (acquire unknown, release error), as the
-JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. The
-JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
+JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. Every kit but
+the JavaScript one (whose adapters apply withinWait's rule themselves) shows the grace rule (docs/adapters.md,
+the protocol's "acquire"): a win in the 1 s after wait_ms is given back and answered timed_out, a win of
+wait_ms 0 kept. The JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
 not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node.
 The Go kit (harness/adapters/kits/go) runs a toy built here, against the kit's folder: it keeps the hold, so a
 release without one is `already_expired` without asking the library; its wait context is not spent by a
