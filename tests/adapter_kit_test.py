@@ -6,8 +6,10 @@ retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(
 Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
 long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The Go,
 Java and Python kits answer a call past its bound with blocked_ms (acquire unknown, release error), as the
-JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. The
-JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
+JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. Every kit but
+the JavaScript one (whose adapters apply withinWait's rule themselves) shows the grace rule (docs/adapters.md,
+the protocol's "acquire"): a win in the 1 s after wait_ms is given back and answered timed_out, a win of
+wait_ms 0 kept. The JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
 not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node.
 The Go kit (harness/adapters/kits/go) runs a toy built here, against the kit's folder: it keeps the hold, so a
 release without one is `already_expired` without asking the library; its wait context is not spent by a
@@ -56,6 +58,30 @@ class Toy:
         open(sys.argv[2], "w").write("closed")
 
 kit.serve(Toy())
+'''
+
+PY_LATE_ADAPTER = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import threading
+import time
+import locklab_kit as kit
+
+class Late:
+    library, version, capabilities = "toy", "0", {"expires": True}
+    def init(self, m):
+        self.thread = threading.get_ident()
+    def acquire(self, m):  # a library call that wins after sleep_s, whatever the wait
+        time.sleep(m["sleep_s"])
+        self.slept = m["sleep_s"]
+        return "acquired"
+    def late_acquire(self, won):
+        with open(sys.argv[2], "a") as f:
+            f.write("%s:%s\n" % (self.slept, threading.get_ident() == self.thread))
+    def release(self, m):
+        return "released"
+
+kit.serve(Late())
 '''
 
 JS_ADAPTER = r'''
@@ -110,12 +136,20 @@ func main() {
 				time.Sleep(1200 * time.Millisecond)
 				return 23, kit.Say("acquired")
 			}
+			if m.TTLMs == 29 { // a win 600 ms in, whatever the wait: in the grace after wait_ms 300
+				time.Sleep(600 * time.Millisecond)
+				return 29, kit.Say("acquired")
+			}
 			if m.TTLMs == 19 { // a hold whose release does not answer
 				return 19, kit.Say("acquired")
 			}
 			return 0, kit.Reply{Outcome: "timed_out", Error: fmt.Sprintf("retry %d", m.Retry().Milliseconds())}
 		},
 		Release: func(_ context.Context, hold int) kit.Reply {
+			if hold == 29 {
+				os.WriteFile(os.Args[1]+".given29", []byte("given back"), 0o644)
+				return kit.Say("released")
+			}
 			if hold == 23 {
 				os.WriteFile(os.Args[1]+".given", []byte("given back"), 0o644)
 				return kit.Say("released")
@@ -147,7 +181,14 @@ public class Toy implements Adapter {
   public Object acquire(JsonObject m) throws Exception {
     if (m.has("boom")) throw new RuntimeException("lost reply");
     if (m.has("slow")) Thread.sleep(5000);  // a library that does not answer: unknown at wait_ms + GRACE_MS
+    if (m.has("late")) {  // a win 600 ms in, whatever the wait
+      Thread.sleep(600);
+      return "acquired";
+    }
     return Outcome.of("timed_out", "retry " + Kit.retryMs(m));
+  }
+  public void lateAcquire(Object result) {
+    try (FileWriter out = new FileWriter(closed + ".given", true)) { out.write(result + "\n"); } catch (Exception e) { }
   }
   public Object release(JsonObject m) throws Exception {
     if (m.has("slow")) Thread.sleep(5000);  // error with blocked_ms at ANSWER_MS
@@ -291,28 +332,30 @@ class PythonKit(KitTest, unittest.TestCase):
                                       "error": "release blocked past 1500 ms (the library still waiting)"}, replies)
         self.assertEqual(replies[2], {"id": 3, "type": "noop_ok"})
 
-    def test_within_wait_bounds_an_acquire_as_the_javascript_kit(self):
-        # A call that answers in time is its value; one that wins in the 1 s grace is given back and
-        # reads False; one still silent then is `unknown` with blocked_ms, and its later win is given back too.
-        code = ("import sys, time, json; sys.path.insert(0, sys.argv[1]); import locklab_kit as kit\n"
-                "given = []\n"
-                "def slow(s):\n    return lambda: (time.sleep(s), True)[1]\n"
-                "out = [kit.within_wait({'wait_ms': 300}, slow(0.01), given.append),\n"
-                "       kit.within_wait({'wait_ms': 300}, slow(0.6), given.append),\n"
-                "       kit.within_wait({'wait_ms': 0}, slow(0.2), given.append),\n"
-                "       kit.within_wait({'wait_ms': 100}, slow(1.6), given.append)]\n"
-                "deadline = time.monotonic() + 10\n"  # polled: the two late wins go back when they come
-                "while len(given) < 2 and time.monotonic() < deadline:\n    time.sleep(0.01)\n"
-                "print(json.dumps({'out': out, 'given': given}))")
-        done = subprocess.run([sys.executable, "-c", code, os.path.join(KITS, "python")], capture_output=True,
-                              text=True, timeout=20)
+    def test_an_adapter_with_late_acquire_has_its_acquire_bounded_as_every_kit(self):
+        # The grace rule (docs/adapters.md, "A wait is a wait"): a win within wait_ms is acquired; a win in the
+        # 1 s grace after it is given back (late_acquire) and answered timed_out; wait_ms 0 is one attempt, its
+        # win kept whenever it comes within the grace; a call still silent then is `unknown` with blocked_ms,
+        # and its later win is given back too, before the next request. Every call runs on the kit's one thread.
+        given = os.path.join(self.tmp, "given")
+        requests = [{"id": 1, "type": "init", "key": "k"},
+                    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_s": 0.01},
+                    {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_s": 0.6},
+                    {"id": 4, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "sleep_s": 0.2},
+                    {"id": 5, "type": "acquire", "ttl_ms": 500, "wait_ms": 100, "sleep_s": 1.6},
+                    {"id": 6, "type": "release"}]  # queued behind the blocked call and its give-back
+        done = subprocess.run([sys.executable, "-c", PY_LATE_ADAPTER, os.path.join(KITS, "python"), given],
+                              capture_output=True, text=True, timeout=30,
+                              input="".join(json.dumps(r) + "\n" for r in requests))
         self.assertEqual(done.returncode, 0, done.stderr)
-        got = json.loads(done.stdout)
-        self.assertEqual(got["out"][:3], [True, False, True], got)
-        self.assertEqual(got["out"][3]["outcome"], "unknown", got)
-        self.assertGreaterEqual(got["out"][3]["blocked_ms"], 1000, got)
-        self.assertRegex(got["out"][3]["error"], r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
-        self.assertEqual(got["given"], [True, True], "the grace's win and the blocked call's late win go back")
+        replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+        self.assertEqual([replies[i]["outcome"] for i in (2, 3, 4, 5, 6)],
+                         ["acquired", "timed_out", "acquired", "unknown", "released"], replies)
+        self.assertEqual(replies[3]["error"], "won after wait_ms: given back")
+        self.assertGreaterEqual(replies[5]["blocked_ms"], 1000, replies)
+        self.assertRegex(replies[5]["error"], r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
+        with open(given) as f:  # the grace's win and the blocked call's late win, each on the kit's thread
+            self.assertEqual(f.read().split(), ["0.6:True", "1.6:True"])
 
 
 @unittest.skipUnless(shutil.which("node"), "node is missing")
@@ -375,6 +418,19 @@ class GoKit(KitTest, unittest.TestCase):
         blocked(self, self.argv(closed), [{"id": 2, "type": "acquire", "ttl_ms": 23, "wait_ms": 0}])
         with open(closed + ".given") as f:
             self.assertEqual(f.read(), "given back")
+
+    def test_a_win_in_the_grace_is_given_back(self):
+        # The grace rule (docs/adapters.md, "A wait is a wait"), as the JavaScript and Python kits: a win
+        # 300 ms past wait_ms 300 is given back and answered timed_out; at wait_ms 0 (one attempt) it is kept.
+        closed = os.path.join(self.tmp, "closed")
+        replies = blocked(self, self.argv(closed), [{"id": 2, "type": "acquire", "ttl_ms": 29, "wait_ms": 300}])
+        self.assertEqual((replies[2]["outcome"], replies[2]["error"]), ("timed_out", "won after wait_ms: given back"))
+        with open(closed + ".given29") as f:
+            self.assertEqual(f.read(), "given back")
+        os.remove(closed + ".given29")
+        replies = blocked(self, self.argv(closed), [{"id": 2, "type": "acquire", "ttl_ms": 29, "wait_ms": 0}])
+        self.assertEqual(replies[2]["outcome"], "acquired", replies)
+        self.assertFalse(os.path.exists(closed + ".given29"), "a win of wait_ms 0 was given back")
 
     def test_a_stop_does_not_spend_the_wait_context(self):
         # WaitContext(400 ms), stopped at 100 ms for 1 s: the stop counts as two 50 ms steps, so
@@ -443,6 +499,18 @@ class JavaKit(KitTest, unittest.TestCase):
         self.assertGreaterEqual(replies[2]["blocked_ms"], 1000, replies)  # past wait_ms 200 + GRACE_MS 1 s
         self.assertRegex(replies[2]["error"], r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
         self.assertEqual((replies[3]["outcome"], replies[3]["blocked_ms"]), ("error", 1500), replies)
+
+    def test_a_win_in_the_grace_is_given_back(self):
+        # The grace rule, as every kit: a win 300 ms past wait_ms 300 goes to lateAcquire and is answered
+        # timed_out; at wait_ms 0 (one attempt) it is kept.
+        closed = os.path.join(self.tmp, "closed")
+        replies = blocked(self, self.argv(closed), [
+            {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "late": True},
+            {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "late": True}])
+        self.assertEqual((replies[2]["outcome"], replies[2]["error"]), ("timed_out", "won after wait_ms: given back"))
+        self.assertEqual(replies[3]["outcome"], "acquired", replies)
+        with open(closed + ".given") as f:
+            self.assertEqual(f.read(), "acquired\n", "only the win in the grace goes back")
 
     def test_a_stop_does_not_spend_the_acquire_bound(self):
         # acquire with wait_ms 0 is bounded at GRACE_MS (1 s) of awake time; the JVM stopped at

@@ -12,72 +12,46 @@
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
-#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "fixtures/locklab_binary.h"
-#include "sweeps/matrix.h"
-#include "sweeps/matrix_expectations.h"
-#include "report/matrix_cells.h"
-#include "workload/lock_catalog.h"
+#include "fixtures/row_cells.h"
 
 namespace locklab::harness {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RowsTest;
 
-const char* const kJavaRows[] = {"ext:redisson", "ext:redisson+failfast", "ext:redisson-3.18.1",
-                                  "ext:redisson-3.18.1+trylock", "ext:spring-redis-lock-registry",
-                                  // Redisson's other locks (docs/peers.md, "Redisson's other locks")
-                                  "ext:redisson-fair", "ext:redisson-3.18.1-fair", "ext:redisson-fenced",
-                                  "ext:redisson-spin", "ext:redisson-3.18.1-spin", "ext:redisson-redlock",
-                                  "ext:redisson-3.18.1-redlock"};
+const std::vector<std::string> kJavaRows = {"ext:redisson", "ext:redisson+failfast", "ext:redisson-3.18.1",
+                                            "ext:redisson-3.18.1+trylock", "ext:spring-redis-lock-registry",
+                                            // Redisson's other locks (docs/peers.md, "Redisson's other locks")
+                                            "ext:redisson-fair", "ext:redisson-3.18.1-fair", "ext:redisson-fenced",
+                                            "ext:redisson-spin", "ext:redisson-3.18.1-spin", "ext:redisson-redlock",
+                                            "ext:redisson-3.18.1-redlock"};
 
-class JavaRows : public ::testing::Test {
+class JavaRows : public RowsTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "locklab-java-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed cell is kept for reading
-  }
+  JavaRows() : RowsTest("locklab-java") {}
   static bool built(const std::string& name) {
     return fs::exists(fs::path(peers_dir()) / "kits/java/target" / name / (name + ".jar"));
   }
-  std::string dir_;
 };
 
 // Every cell of every Java row is written down, in code and in docs/peers.md with the same class and reason.
 TEST(JavaRowsExpectations, PeerDocsListEveryJavaCellWithTheSameClass) {
-  const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
-  std::ifstream in(doc_path);
-  ASSERT_TRUE(in) << doc_path;
-  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  for (const std::string row : kJavaRows) {
-    ASSERT_TRUE(find_lock(row)) << row << " is not in harness/adapters/catalog.json";
-    for (const auto& column : fault_columns()) {
-      const auto expectation = expected_cell(row, column.name);
-      ASSERT_TRUE(expectation) << row << " x " << column.name << " has no expectation";
-      const std::string line =
-          "| " + row + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
-      EXPECT_NE(doc.find(line), std::string::npos) << "docs/peers.md lacks the row: " << line;
-    }
-  }
+  testing::expect_cells_in_peer_docs(kJavaRows);
 }
 
 // Without kits/java/target (no JDK, no Maven, or a failed install), asking for a Java row is a
 // usage error naming what is missing, and nothing runs; `--libraries all` leaves them out and runs.
 TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
   const std::string peers = (fs::path(dir_) / "peers").string();
-  fs::create_directories(peers);
-  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  catalog_alone(peers);
   ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
-  const auto refused = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --out '" + dir_ + "/x'");
-  const auto skipped = testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
+  const auto refused = locklab::testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --out '" + dir_ + "/x'");
+  const auto skipped = locklab::testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
                                             "/m'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
   // The full matrix's rows leave them out with one line, and the matrix goes on.
@@ -106,7 +80,7 @@ TEST_F(JavaRows, WithoutTheirBuildTheyReadNotInstalledByName) {
 // `getLock` (issue 27: one row per language); seed 000's 3.18.1 and the variants are rows of
 // `--libraries all` only (a variant is never a main row).
 TEST(JavaRowsCatalog, OnlyTheNewestRedissonIsARowOfTheMainJob) {
-  for (const std::string row : kJavaRows) {
+  for (const std::string& row : kJavaRows) {
     const auto found = find_lock(row);
     ASSERT_TRUE(found) << row;
     EXPECT_EQ(found->main_row, row == "ext:redisson") << row;
@@ -117,14 +91,7 @@ TEST(JavaRowsCatalog, OnlyTheNewestRedissonIsARowOfTheMainJob) {
 // lapses, a second holder enters (RedissonBaseLock.java:122-159 in 3.18.1).
 TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
   if (!built("redisson-3.18.1")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
-  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --fault holder-pause --jobs 2 --out '" +
-                                        dir_ + "/m'");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  const auto loaded = load_matrix(dir_ + "/m");
-  ASSERT_TRUE(loaded) << loaded.error().message;
-  ASSERT_EQ(loaded->cells.size(), 1u);
-  EXPECT_EQ(loaded->cells[0].observed, CellClass::me_violation) << run.out;
-  EXPECT_TRUE(loaded->cells[0].matches());
+  testing::expect_one_cell("ext:redisson-3.18.1", "holder-pause", CellClass::me_violation, dir_ + "/m");
 }
 
 // Seed 000's own topology (issue 27 item 3): the failover column of a getLock row runs on a
@@ -138,7 +105,7 @@ TEST_F(JavaRows, Redisson3181FailoverOnTheClusterRefusesAnUnreplicatedLock) {
   const auto lock = find_lock("ext:redisson-3.18.1");
   ASSERT_TRUE(lock);
   EXPECT_EQ(lock->failover_topology, "cluster");
-  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --fault failover --jobs 1 --out '" +
+  const auto run = locklab::testing::run_locklab("matrix --quick --lock ext:redisson-3.18.1 --fault failover --jobs 1 --out '" +
                                         dir_ + "/m'");
   const auto loaded = load_matrix(dir_ + "/m");
   ASSERT_TRUE(loaded) << loaded.error().message << run.err;
@@ -163,14 +130,7 @@ TEST_F(JavaRows, Redisson3181FailoverOnTheClusterRefusesAnUnreplicatedLock) {
 // the compare-and-delete then deletes nothing (RedisLockRegistry.java:915-922) and unlock() throws (:669-679).
 TEST_F(JavaRows, SpringLockRegistryReleaseRaceIsSafe) {
   if (!built("spring-integration-redis-7.1.2")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
-  const auto run = testing::run_locklab("matrix --quick --lock ext:spring-redis-lock-registry --fault release-race --jobs 2 --out '" +
-                                        dir_ + "/m'");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  const auto loaded = load_matrix(dir_ + "/m");
-  ASSERT_TRUE(loaded) << loaded.error().message;
-  ASSERT_EQ(loaded->cells.size(), 1u);
-  EXPECT_EQ(loaded->cells[0].observed, CellClass::safe) << run.out;
-  EXPECT_TRUE(loaded->cells[0].matches());
+  testing::expect_one_cell("ext:spring-redis-lock-registry", "release-race", CellClass::safe, dir_ + "/m");
 }
 
 // Redisson's fenced lock, its token carried to the resource (catalog `token_at_resource`): SIGSTOP
@@ -179,7 +139,7 @@ TEST_F(JavaRows, SpringLockRegistryReleaseRaceIsSafe) {
 // one: safe, as generation 7's cell. Without the token it would read me-violation, as getLock's.
 TEST_F(JavaRows, RedissonFencedHolderPauseIsFencedOff) {
   if (!built("redisson-fenced-4.7.0")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
-  const auto run = testing::run_locklab("matrix --quick --lock ext:redisson-fenced --fault holder-pause --jobs 2 --out '" +
+  const auto run = locklab::testing::run_locklab("matrix --quick --lock ext:redisson-fenced --fault holder-pause --jobs 2 --out '" +
                                         dir_ + "/m'");
   const auto loaded = load_matrix(dir_ + "/m");
   ASSERT_TRUE(loaded) << loaded.error().message;

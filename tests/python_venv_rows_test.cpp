@@ -12,53 +12,28 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
-#include "fixtures/locklab_binary.h"
-#include "report/matrix_cells.h"
-#include "sweeps/matrix.h"
-#include "sweeps/matrix_expectations.h"
-#include "workload/lock_catalog.h"
+#include "fixtures/row_cells.h"
 
 namespace locklab::harness {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RowsTest;
 
-const char* const kPythonRows[] = {"ext:python-redis-lock", "ext:pottery-redlock"};
+const std::vector<std::string> kPythonRows = {"ext:python-redis-lock", "ext:pottery-redlock"};
 
-class PythonRows : public ::testing::Test {
+class PythonRows : public RowsTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "locklab-python-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed cell is kept for reading
-  }
+  PythonRows() : RowsTest("locklab-python") {}
   // The venv's interpreter, as the catalog names it (relative to harness/adapters/).
   static bool installed() { return ::access((peers_dir() + "/../../build/venv/bin/python3").c_str(), X_OK) == 0; }
-  std::string dir_;
 };
 
 // Every cell of both rows is written down, in code and in docs/peers.md with the same class and reason.
 TEST(PythonRowsExpectations, PeerDocsListEveryPythonCellWithTheSameClass) {
-  const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
-  std::ifstream in(doc_path);
-  ASSERT_TRUE(in) << doc_path;
-  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  for (const std::string row : kPythonRows) {
-    ASSERT_TRUE(find_lock(row)) << row << " is not in harness/adapters/catalog.json";
-    for (const auto& column : fault_columns()) {
-      const auto expectation = expected_cell(row, column.name);
-      ASSERT_TRUE(expectation) << row << " x " << column.name << " has no expectation";
-      const std::string line =
-          "| " + row + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
-      EXPECT_NE(doc.find(line), std::string::npos) << "docs/peers.md lacks the row: " << line;
-    }
-  }
+  testing::expect_cells_in_peer_docs(kPythonRows);
 }
 
 // python-redis-lock is the main job's Python venv row (issue 27: one row per language); pottery is
@@ -79,13 +54,12 @@ TEST(PythonRowsCatalog, MainRowAndLeaseResolution) {
 // naming the missing interpreter, one line, and nothing runs; --libraries all leaves both out and runs.
 TEST_F(PythonRows, WithoutTheVenvTheyReadNotInstalledByName) {
   const std::string peers = (fs::path(dir_) / "harness/adapters").string();  // ../../build/venv: dir_/build/venv
-  fs::create_directories(peers);
-  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  catalog_alone(peers);
   fs::create_directories(fs::path(dir_) / "build/venv");
   std::ofstream(fs::path(dir_) / "build/venv/NOT_INSTALLED") << "pip install --require-hashes failed (a test's line)\n";
   ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
-  const auto refused = testing::run_locklab("matrix --quick --lock ext:python-redis-lock --out '" + dir_ + "/x'");
-  const auto skipped = testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
+  const auto refused = locklab::testing::run_locklab("matrix --quick --lock ext:python-redis-lock --out '" + dir_ + "/x'");
+  const auto skipped = locklab::testing::run_locklab("matrix --quick --libraries all --fault expire-gap --jobs 2 --out '" + dir_ +
                                             "/m'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
@@ -104,13 +78,12 @@ TEST_F(PythonRows, WithoutTheVenvTheyReadNotInstalledByName) {
 // A venv whose pip install failed keeps its interpreter, not the libraries: NOT_INSTALLED still refuses its rows.
 TEST_F(PythonRows, AVenvWhoseInstallFailedReadsIncomplete) {
   const std::string peers = (fs::path(dir_) / "harness/adapters").string();
-  fs::create_directories(peers);
-  fs::copy_file(fs::path(peers_dir()) / "catalog.json", fs::path(peers) / "catalog.json");
+  catalog_alone(peers);
   fs::create_directories(fs::path(dir_) / "build/venv/bin");
   fs::create_symlink("/bin/true", fs::path(dir_) / "build/venv/bin/python3");
   std::ofstream(fs::path(dir_) / "build/venv/NOT_INSTALLED") << "pip install --require-hashes failed (a test's line)\n";
   ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
-  const auto refused = testing::run_locklab("matrix --quick --lock ext:pottery-redlock --out '" + dir_ + "/x'");
+  const auto refused = locklab::testing::run_locklab("matrix --quick --lock ext:pottery-redlock --out '" + dir_ + "/x'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("--lock ext:pottery-redlock: not installed: " + dir_ +
@@ -124,14 +97,7 @@ TEST_F(PythonRows, AVenvWhoseInstallFailedReadsIncomplete) {
 // holder (redis_lock/__init__.py:278-284), the 1 s lease lapses, a second holder enters.
 TEST_F(PythonRows, PythonRedisLockHolderPauseIsAMeViolation) {
   if (!installed()) GTEST_SKIP() << "build/venv is missing: run harness/adapters/kits/python/install";
-  const auto run = testing::run_locklab("matrix --quick --lock ext:python-redis-lock --fault holder-pause --jobs 2 "
-                                        "--out '" + dir_ + "/m'");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  const auto loaded = load_matrix(dir_ + "/m");
-  ASSERT_TRUE(loaded) << loaded.error().message;
-  ASSERT_EQ(loaded->cells.size(), 1u);
-  EXPECT_EQ(loaded->cells[0].observed, CellClass::me_violation) << run.out;
-  EXPECT_TRUE(loaded->cells[0].matches());
+  testing::expect_one_cell("ext:python-redis-lock", "holder-pause", CellClass::me_violation, dir_ + "/m");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ What the library's source decides (redis_lock/__init__.py of 4.0.1; docs/peers.m
   (int(expire), :147): the row's lease is the ttl rounded up to a second (catalog: ttl_resolution_ms).
 - a waiter sleeps in BLPOP on "lock-signal:" + name, which only a release pushes (:25, :237), and its
   timeout (int seconds, :221) bounds each BLPOP, not the acquire: the kit bounds the acquire
-  (kit.within_wait: the wait, then 1 s of grace, then `unknown` with blocked_ms), and a late win is given back.
+  (the kit, as the adapter has late_acquire: the wait, then 1 s of grace, then `unknown` with blocked_ms),
+  and a win after the wait is given back.
 - auto_renewal: a daemon thread extends the key to `expire` every expire*2/3 s (:168, :278-284); an
   extension that fails raises in that thread, which ends, telling nobody (no `lost`).
 - release stops the renewal thread, then one compare-and-delete script (:20-30, :347-352); its
@@ -33,7 +34,7 @@ class PythonRedisLock:
     library, version = "python-redis-lock", redis_lock.__version__
     capabilities = {"expires": True, "owner_checked_release": True, "reentrant": False, "fencing": False,
                     "multi_node": False, "notifies_waiters": True, "auto_extends": True}
-    server, key, lock = None, None, None
+    server, key, lock, previous = None, None, None, None
 
     def init(self, m):
         self.server, self.key = redis.Redis(host=m["servers"][0]["host"], port=m["servers"][0]["port"]), m["key"]
@@ -41,13 +42,16 @@ class PythonRedisLock:
 
     def acquire(self, m):  # a failed attempt keeps the hold we have; a RedisError is `unknown` (the kit)
         attempt = redis_lock.Lock(self.server, self.key, expire=whole_seconds(kit.ttl_s(m)), auto_renewal=True)
-        call = ((lambda: attempt.acquire(blocking=False)) if m["wait_ms"] == 0 else
-                (lambda: attempt.acquire(timeout=whole_seconds(kit.wait_s(m)))))
-        won = kit.within_wait(m, call, lambda late: late and attempt.release())  # a late win: given back
-        if isinstance(won, dict):  # blocked past the wait's bound
-            return won
-        self.lock = attempt if won else self.lock
-        return "acquired" if won else "timed_out"
+        won = attempt.acquire(blocking=False) if m["wait_ms"] == 0 else attempt.acquire(timeout=whole_seconds(kit.wait_s(m)))
+        if not won:
+            return "timed_out"
+        self.previous, self.lock = self.lock, attempt
+        return "acquired"
+
+    def late_acquire(self, won):  # a win after wait_ms (the kit answered timed_out or unknown): given back
+        if won == "acquired":
+            attempt, self.lock = self.lock, self.previous
+            attempt.release()
 
     def release(self, m):  # a RedisError is `error` (the kit), as for extend
         return self.ended(lambda held: held.release(), "released")

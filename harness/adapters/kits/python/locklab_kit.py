@@ -8,13 +8,14 @@ An adapter describes itself and its library's calls as an object, and hands it t
         def acquire(self, m): ...         # an outcome word, or {"outcome": word, "error": text, ...}
         def release(self, m): ...
         def extend(self, m): ...          # optional: without it, extend answers `error`
+        def late_acquire(self, value): ...  # optional: gives back a win that came after wait_ms (the kit bounds acquire)
         def close(self): ...              # optional: at the end of stdin
 
 serve() reads one JSON request a line, answers in order with the request's id, and answers
 noop and init_ok itself. A handler that raises answers "when in doubt" (docs/adapters.md,
 "When in doubt, unknown"): acquire `unknown`, release and extend `error`. release and extend
 are answered within ANSWER_MS, else `error` (as the JavaScript kit does); acquire is bounded
-by the adapter, which knows its library's wait. Every handler (init, acquire, release, extend,
+here when the adapter has late_acquire, else by the adapter. Every handler (init, acquire, release, extend,
 close) runs on one thread of the kit's, in order, so a library that keeps its state per thread
 (redis-py's Lock keeps its token in a threading.local) finds it; a call still running when its
 bound passed holds up the requests after it until it returns. A line that is not
@@ -22,8 +23,10 @@ a JSON object is answered with an error line, and the adapter goes on. When stdi
 adapter answers what it has read, runs close(), and exits, holding or not.
 
 Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
-RETRY_MS); Deadline and bounded(), a bound a SIGSTOP does not spend; within_wait(), an acquire
-bounded by the harness's wait as the JavaScript kit's withinWait (a library whose wait is no bound). An acquire that polls waits
+RETRY_MS); Deadline, a bound a SIGSTOP does not spend. An adapter with late_acquire(value) has its
+acquire bounded by the kit, by the harness's wait as every kit bounds it (_bounded_acquire: a win
+after wait_ms is given to late_acquire and answered timed_out); an adapter without one bounds its
+own (redis-py's blocking_timeout). An acquire that polls waits
 between attempts with its Deadline's sleep(), never time.sleep() (see Deadline).
 Only the standard library: an adapter brings its own lock library.
 """
@@ -35,10 +38,10 @@ import time
 
 RETRY_MS = 5  # the pause between attempts when the acquire request carries no retry_ms (older harnesses)
 AWAKE_STEP_S = 0.05  # a Deadline's step: a step that took longer than two counts as two (the process was stopped)
-GRACE_MS = 1000  # within_wait(): an acquire still silent wait_ms + this later blocks past its bound (as the JS kit)
+GRACE_MS = 1000  # _bounded_acquire(): an acquire still silent wait_ms + this later blocks past its bound (as every kit)
 ANSWER_MS = 1500  # release and extend answer within this, under AdapterLock's 2000 ms margin (as the JS kit)
 CLOSE_MS = 500  # close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
-LATE = object()  # what bounded() returns when the call did not finish within its bound
+LATE = object()  # what _Worker.call() returns when the call did not finish within its bound
 
 REPLY = {"acquire": "acquire_ok", "release": "release_ok", "extend": "extend_ok"}
 IN_DOUBT = {"acquire": "unknown", "release": "error", "extend": "error"}
@@ -106,76 +109,6 @@ class Deadline:
         return True
 
 
-def bounded(call, ms, on_late=lambda value: None):
-    """call()'s value, or LATE once `ms` (a Deadline) passed; its exception is raised here. A value
-    that comes after LATE goes to on_late: the adapter gives back a lock it no longer wants."""
-    done, box, lock = threading.Event(), {}, threading.Lock()
-
-    def run():
-        try:
-            value = call()
-            with lock:
-                box["value"] = value
-                late = box.get("late", False)
-            if late:
-                on_late(value)
-        except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
-            box["error"] = error
-        done.set()
-
-    threading.Thread(target=run, daemon=True).start()  # daemon: a stuck call does not hold up the exit
-    if not Deadline(ms).wait(done):
-        with lock:
-            box["late"] = "value" not in box
-        if box["late"]:
-            return LATE
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def within_wait(m, call, give_back):
-    """An acquire's library call bounded by the harness's wait, as the JavaScript kit's withinWait
-    (docs/adapters.md, "Bounds, and a call that blocks"): call()'s value if it comes within wait_ms
-    (wait_ms 0: one attempt, its value whenever it comes within GRACE_MS); at wait_ms, GRACE_MS more
-    for an attempt on its way, and a win in that grace goes to give_back and reads False (the
-    caller's wait was over). Still silent then: the reply {"outcome": "unknown", "blocked_ms": N,
-    ...}, which the harness judges liveness, and a win after it goes to give_back too. call()'s
-    exception is raised here. Both bounds are Deadlines: a SIGSTOP does not spend them."""
-    done, box, lock = threading.Event(), {}, threading.Lock()
-
-    def run():
-        try:
-            value = call()
-            with lock:
-                box["value"] = value
-                late = box.get("late", False)
-            if late:
-                give_back(value)
-        except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
-            box["error"] = error
-        done.set()
-
-    began = time.monotonic()
-    threading.Thread(target=run, daemon=True).start()  # daemon: a stuck call does not hold up the exit
-    on_time = m["wait_ms"] > 0 and Deadline(m["wait_ms"]).wait(done)
-    if not on_time:
-        Deadline(GRACE_MS).wait(done)
-    with lock:
-        box["late"] = "value" not in box and "error" not in box
-    if box["late"]:
-        ms = max(round((time.monotonic() - began) * 1000) - m["wait_ms"], GRACE_MS)
-        return {"outcome": "unknown", "blocked_ms": ms,
-                "error": "acquire blocked %d ms past its wait bound (the library still waiting)" % ms}
-    done.wait()  # set right after the value or the error
-    if "error" in box:
-        raise box["error"]
-    if on_time or m["wait_ms"] == 0 or not box["value"]:
-        return box["value"]
-    give_back(box["value"])  # won in the grace: the caller's wait was over
-    return False
-
-
 class _Worker:
     """The one thread every handler runs on, in order (see the top)."""
 
@@ -185,24 +118,79 @@ class _Worker:
 
     def _run(self):
         while True:
-            call, done, box = self._jobs.get()
+            call, done, box, on_late = self._jobs.get()
             try:
-                box["value"] = call()
+                value = call()
+                with box["lock"]:
+                    box["value"] = value
+                    late = box.get("late", False)
+                if late:  # on this thread, before the next request: the library's hold lives here
+                    on_late(value)
             except BaseException as error:  # noqa: B902 - re-raised in the caller's thread
                 box["error"] = error
             done.set()
 
-    def call(self, call, ms=None):
-        """call()'s value, run on the worker; LATE once `ms` (a Deadline) passed, if given."""
-        done, box = threading.Event(), {}
-        self._jobs.put((call, done, box))
-        if ms is None:
-            done.wait()
-        elif not Deadline(ms).wait(done):
-            return LATE
+    def start(self, call, on_late=lambda value: None):
+        """Queues call(); returns (done, box): box gets its value or error, and a value that comes
+        once the caller gave up on it (late()) goes to on_late, on the worker."""
+        done, box = threading.Event(), {"lock": threading.Lock()}
+        self._jobs.put((call, done, box, on_late))
+        return done, box
+
+    @staticmethod
+    def late(box):
+        """Gives up on the call: True unless it had already returned (its value is then the caller's)."""
+        with box["lock"]:
+            box["late"] = "value" not in box and "error" not in box
+            return box["late"]
+
+    @staticmethod
+    def result(box):
         if "error" in box:
             raise box["error"]
         return box["value"]
+
+    def call(self, call, ms=None):
+        """call()'s value, run on the worker; LATE once `ms` (a Deadline) passed, if given."""
+        done, box = self.start(call)
+        if ms is None:
+            done.wait()
+        elif not Deadline(ms).wait(done) and self.late(box):
+            return LATE
+        done.wait()  # set right after the value or the error
+        return self.result(box)
+
+
+def _bounded_acquire(adapter, m, worker):
+    """The acquire of an adapter with late_acquire(value), bounded by the harness's wait as every kit
+    bounds it (docs/adapters.md, "A wait is a wait"): the value if it comes within wait_ms (wait_ms 0:
+    one attempt, its value whenever it comes within GRACE_MS); at wait_ms, GRACE_MS more for an attempt
+    on its way, and a win in that grace is given back (late_acquire) and answered timed_out: the
+    caller's wait was over. Still silent then: `unknown` with blocked_ms, which the harness judges
+    liveness, and a win after it goes to late_acquire too. Both run on the worker (redis-py's Lock
+    keeps its token per thread), and both bounds are Deadlines: a SIGSTOP does not spend them."""
+    began = time.monotonic()
+    done, box = worker.start(lambda: adapter.acquire(m), adapter.late_acquire)
+    on_time = m["wait_ms"] > 0 and Deadline(m["wait_ms"]).wait(done)
+    if not on_time and not Deadline(GRACE_MS).wait(done) and worker.late(box):
+        ms = max(round((time.monotonic() - began) * 1000) - m["wait_ms"], GRACE_MS)
+        return {"outcome": "unknown", "blocked_ms": ms,
+                "error": "acquire blocked %d ms past its wait bound (the library still waiting)" % ms}
+    done.wait()  # set right after the value or the error
+    value = worker.result(box)
+    if on_time or m["wait_ms"] == 0 or _word(value) != "acquired":
+        return value
+    # won in the grace: the caller's wait was over. The give-back gets CLOSE_MS before the answer (the harness
+    # waits wait_ms + 2 s); one still running then finishes on the worker before the next request.
+    try:
+        worker.call(lambda: adapter.late_acquire(value), CLOSE_MS)
+    except Exception:  # noqa: BLE001 - a give-back that failed: the hold ends with its lease, and the answer stands
+        pass
+    return {"outcome": "timed_out", "error": "won after wait_ms: given back"}
+
+
+def _word(result):
+    return result if isinstance(result, str) else result.get("outcome")
 
 
 def _answer(adapter, m, worker):
@@ -219,8 +207,11 @@ def _answer(adapter, m, worker):
     if handler is None:
         return {"type": REPLY[kind], "outcome": "error", "error": "%s has no %s" % (adapter.library, kind)}
     try:
-        # release and extend: bounded here; acquire: by the adapter, which knows whether its library's wait is bounded.
-        result = worker.call(lambda: handler(m), None if kind == "acquire" else ANSWER_MS)
+        if kind == "acquire":  # bounded here when the adapter can give a late win back, else by the adapter
+            bound = getattr(adapter, "late_acquire", None)
+            result = _bounded_acquire(adapter, m, worker) if bound else worker.call(lambda: handler(m))
+        else:
+            result = worker.call(lambda: handler(m), ANSWER_MS)
         if result is LATE:
             # as the JS kit: the library's call goes on past its bound, which the harness judges liveness
             result = {"outcome": "error", "blocked_ms": ANSWER_MS,

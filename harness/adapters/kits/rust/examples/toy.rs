@@ -12,6 +12,11 @@ fn acquire(m: Request) -> Fut<(Option<u64>, Reply)> {
             13 => panic!("lost reply"),
             17 => tokio::time::sleep(Duration::from_secs(3)).await, // ignores its wait: unknown at wait_ms + GRACE
             19 => return (Some(19), say("acquired")),              // a hold whose release does not answer
+            29 => {
+                // a win 600 ms in, whatever the wait: in the grace after wait_ms 300, given back
+                awake_sleep(Duration::from_millis(600)).await;
+                return (Some(29), say("acquired"));
+            }
             23 => {
                 // a win after wait_ms + GRACE: answered unknown, then given back. Counted in awake
                 // time as the kit's bounds are, so that a loaded machine, whose late steps stretch
@@ -26,7 +31,7 @@ fn acquire(m: Request) -> Fut<(Option<u64>, Reply)> {
 }
 
 fn release(hold: u64) -> Fut<Reply> {
-    let given = std::env::args().nth(1).unwrap_or_default() + ".given";
+    let given = std::env::args().nth(1).unwrap_or_default() + if hold == 29 { ".given29" } else { ".given" };
     Box::pin(async move {
         if hold == 19 {
             tokio::time::sleep(Duration::from_secs(3)).await; // the kit answers error with blocked_ms
