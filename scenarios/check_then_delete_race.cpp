@@ -24,13 +24,13 @@ int main(int argc, char** argv) {
 
   auto first = story.actor("index1", [&] {
     const double asked = story.narrator().now_ms();
-    if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
+    if (index1->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "index1");
     story.narrator().enter();
     say_release_begins(story, "index1", asked, config.ttl);
     story.narrator().leave();
     story.release(*index1);
   });
-  if (!gate.wait_arrival()) story.die("index1 never reached " + story.window());
+  if (!gate.wait_arrival()) story.die("{} never reached {}", "index1", story.window());
   // Claimed: index1's delete (GET's DEL, or the script) reaches the server after the lease ran out.
   story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
             story.lock_name() == "lua-safe-delete"
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
             story.window());
   story.wait_for("index1's key expired", probe.key_absent(config.key));
 
-  if (!story.tries_once("index2", *index2)) story.die("index2 could not take the expired lock");
+  if (!story.tries_once("index2", *index2)) story.die("{} could not take the expired lock", "index2");
 
   gate.open();
   first->join();

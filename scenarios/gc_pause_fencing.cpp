@@ -43,14 +43,14 @@ int main(int argc, char** argv) {
 
   bool late_write_landed = false;
   auto one = story.actor("client1", [&] {
-    if (client1->try_acquire(0ms) != Acquire::acquired) story.die("client 1 could not acquire a free lock");
+    if (client1->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "client 1");
     story.narrator().enter();
     const auto token = client1->fencing_token();
-    const auto read = story.must(resource1.read(token), "client 1 reads");
+    const auto read = story.must(resource1.read(token), "client {} reads", 1);
     story.say("read {} with {}; a GC pause begins", read.value, token_text(token));
     pause.hook()(story.window());  // the pause: parked until the director lets it go
     story.say("wakes up, still believing it holds the lock; writes {}", read.value + 1);
-    late_write_landed = story.must(resource1.write(read.value + 1, token), "client 1 writes");
+    late_write_landed = story.must(resource1.write(read.value + 1, token), "client {} writes", 1);
     story.say(late_write_landed ? "the write landed" : "the resource refused the write: its token is stale");
     story.narrator().leave();
   });
@@ -58,11 +58,11 @@ int main(int argc, char** argv) {
   story.wait_for("client 1's lease expired", probe.key_absent(config.key));
 
   auto two = story.actor("client2", [&] {
-    if (client2->try_acquire(0ms) != Acquire::acquired) story.die("client 2 could not take the expired lock");
+    if (client2->try_acquire(0ms) != Acquire::acquired) story.die("{} could not take the expired lock", "client 2");
     story.narrator().enter();
     const auto token = client2->fencing_token();
-    const auto read = story.must(resource2.read(token), "client 2 reads");
-    if (!story.must(resource2.write(read.value + 1, token), "client 2 writes"))
+    const auto read = story.must(resource2.read(token), "client {} reads", 2);
+    if (!story.must(resource2.write(read.value + 1, token), "client {} writes", 2))
       story.die("the resource refused the current holder");
     story.say("read {}, wrote {} with {}", read.value, read.value + 1, token_text(token));
     story.narrator().leave();

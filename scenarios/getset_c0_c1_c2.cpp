@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   auto c2_lock = story.make_lock(c2_config);
 
   auto c0 = story.actor("C0", [&] {
-    if (c0_lock->try_acquire(0ms) != Acquire::acquired) story.die("C0 could not acquire a free lock");
+    if (c0_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "C0");
     story.narrator().enter();
     story.say("hangs in its critical section past the timestamp it wrote (it never releases)");
   });
@@ -63,13 +63,13 @@ int main(int argc, char** argv) {
     c1_won = c1_lock->try_acquire(0ms) == Acquire::acquired;
     if (c1_won) story.narrator().enter();
   });
-  if (!c1_gate.wait_arrival()) story.die("C1 never reached " + story.window());
+  if (!c1_gate.wait_arrival()) story.die("{} never reached {}", "C1", story.window());
   story.say("C1 read C0's expired stamp and is parked before its GETSET");
   // C2 computes its own stamp at least a millisecond later: the overwrite is visible.
   const long long c1_start = wall_ms();
   story.wait_for("the wall clock moved on a millisecond", [&] { return wall_ms() > c1_start + 1; });
   auto c2 = story.actor("C2", [&] { c2_won = c2_lock->try_acquire(0ms) == Acquire::acquired; });
-  if (!c2_gate.wait_arrival()) story.die("C2 never reached " + story.window());
+  if (!c2_gate.wait_arrival()) story.die("{} never reached {}", "C2", story.window());
   story.say("C2 read the same expired stamp and is parked before its GETSET: both judged C0's lock expired");
 
   c1_gate.open();

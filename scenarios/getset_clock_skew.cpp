@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   auto b_lock = story.make_lock(b_config);
 
   auto a = story.actor("A", [&] {
-    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
+    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "A");
     story.narrator().enter();
     story.say("works; its lock is good for another {} s by A's clock", kLease.count());
   });

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
 
   std::atomic<bool> holder_in{false}, let_go{false};
   auto h = story.actor("H", [&] {
-    if (holder->try_acquire(0ms) != Acquire::acquired) story.die("H could not acquire a free lock");
+    if (holder->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "H");
     story.narrator().enter();
     holder_in = true;
     wait_until([&] { return let_go.load(); }, 20s);
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     Waiter* w = waiter.get();
     running.push_back(story.actor(w->name, [&, w] {
       w->started_ms = story.narrator().now_ms();
-      if (w->lock->try_acquire(10s) != Acquire::acquired) story.die(w->name + " never got the lock");
+      if (w->lock->try_acquire(10s) != Acquire::acquired) story.die("{} never got the lock", w->name);
       w->acquired_ms = story.narrator().now_ms();
       w->round_trips = story.narrator().round_trips(w->name);
       {

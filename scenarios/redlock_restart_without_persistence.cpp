@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   masters[4]->crash();
   story.say("nodes N4 and N5 are down while A acquires");
   if (!tries_once(story, "A", holder)) story.die("A did not get N1, N2 and N3");
-  story.must(masters[3]->restart(), "restart N4");
-  story.must(masters[4]->restart(), "restart N5");
+  story.must(masters[3]->restart(), "restarting {}", "N4");
+  story.must(masters[4]->restart(), "restarting {}", "N5");
   story.say("N4 and N5 are back (empty: they never saw A's key)");
 
   n3.crash();
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       story.narrator().leave();
     })->join();
   }
-  story.must(n3.restart(), "restart N3");
+  story.must(n3.restart(), "restarting {}", "N3");
   story.say(delayed ? "N3 restarts after the TTL, empty" : "N3 restarts at once, empty");
 
   const bool z_holds = z_tries("after N3's restart");

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   bool nested_entered = false;
   Release inner = Release::error, outer = Release::error;
   auto caller = story.actor("testLock", [&] {
-    if (lock->try_acquire(0ms) != Acquire::acquired) story.die("testLock could not acquire a free lock");
+    if (lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "testLock");
     story.narrator().enter();
     story.say(story.lock_name() == "reentrant-watchdog"
                   ? "calls testSubLock(), which takes the same lock with the same owner field (uuid-1:<thread>)"
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   const bool gone = story.observe([&] { return probe.exists(config.key); }) == false;
 
   if (nested_entered && (inner != Release::still_held || outer != Release::released || !gone))
-    story.die(std::string("entered twice but released ") + to_string(inner) + ", then " + to_string(outer));
+    story.die("entered twice but released {}, then {}", to_string(inner), to_string(outer));
   return story.finish(!nested_entered,
                       nested_entered ? text("entered twice, released twice: still_held, then released")
                                      : text("the nested call gave up on its own lock; without a bound it would wait "

@@ -37,12 +37,12 @@ int main(int argc, char** argv) {
   auto b_lock = story.make_lock(b_config);
 
   auto a = story.actor("A", [&] {
-    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
+    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "A");
     story.narrator().enter();
     story.narrator().leave();  // its work is done; its release comes next
     // Dies at the story's step point, before anything is sent: the Actor narrates the crash.
     (void)a_lock->release();
-    story.die("A's release went through: it never reached " + story.window());
+    story.die("A's release went through: it never reached {}", story.window());
   });
   a->join();
   story.say_claiming({claim::before(claim::last("A", {{"kind", "leave"}}), claim::death("A")),

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   auto b_lock = story.make_lock(b_config);
 
   auto a = story.actor("A", [&] {
-    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("A could not acquire a free lock");
-    if (!story.window().empty()) story.die("A acquired without reaching " + story.window());
+    if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "A");
+    if (!story.window().empty()) story.die("A acquired without reaching {}", story.window());
     story.say_claiming({claim::before(claim::last("A", {{"effect", "acquired"}}), claim::death("A"))},
                        "acquired with one command: value and TTL are set together, A dies only now");
     throw SimulatedCrash("after-acquire");

@@ -40,11 +40,11 @@ int main(int argc, char** argv) {
   Release index1_release = Release::error;
 
   auto first = story.actor("index1", [&] {
-    if (index1->try_acquire(0ms) != Acquire::acquired) story.die("index1 could not acquire a free lock");
+    if (index1->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "index1");
     story.narrator().enter();
     story.say("its business logic takes longer than its lease");
     index1_in = true;
-    if (!wait_until([&] { return index3_in.load(); }, kPatience)) story.die("index3 never got in");
+    if (!wait_until([&] { return index3_in.load(); }, kPatience)) story.die("{} never got in", "index3");
     story.say_claiming({claim::after_lease(claim::this_step(), claim::last("index1", {{"effect", "acquired"}}))},
                        "finishes its work, long after its lease ran out");
     story.narrator().leave();
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
 
   std::atomic<bool> index1_done{false};  // index1 released and the director said what it did
   auto second = story.actor("index2", [&] {
-    if (index2->try_acquire(kPatience) != Acquire::acquired) story.die("index2 never got in");
+    if (index2->try_acquire(kPatience) != Acquire::acquired) story.die("{} never got in", "index2");
     story.narrator().enter();
     story.say_claiming({claim::after_lease(claim::last("index2", {{"effect", "acquired"}}),
                                            claim::last("index1", {{"effect", "acquired"}})),
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   });
   story.wait_for("index2 is inside", [&] { return index2_in.load(); });
   auto third = story.actor("index3", [&] {
-    if (index3->try_acquire(kPatience) != Acquire::acquired) story.die("index3 never got in");
+    if (index3->try_acquire(kPatience) != Acquire::acquired) story.die("{} never got in", "index3");
     story.narrator().enter();
     story.say_claiming({claim::after_lease(claim::last("index3", {{"effect", "acquired"}}),
                                            claim::last("index2", {{"effect", "acquired"}})),
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   const auto after = story.observe([&] { return probe.pttl(config.key); });
   // index1's release found a key that was not its own (index3's, which outlives it): did it delete it?
   if (index1_release != Release::released && index1_release != Release::not_owner)
-    story.die(std::string("index1's release found no lock of index3's to delete: ") + to_string(index1_release));
+    story.die("index1's release found no lock of index3's to delete: {}", to_string(index1_release));
   const bool deleted = index1_release == Release::released && after == -2;
   story.say(deleted ? "index3 still works, but its lock is gone: a fourth client could enter now"
                     : "index3's lock is still there");

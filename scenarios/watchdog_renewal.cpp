@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     story.narrator().leave();
     story.release(*lock_b, "releases => {}");
   });
-  if (!wait_until([&] { return b_tried.load(); }, 10s) || !b_holds) story.die("B could not take the expired lock");
+  if (!wait_until([&] { return b_tried.load(); }, 10s) || !b_holds) story.die("{} could not take the expired lock", "B");
   story.say("A is still inside its critical section: two holders");
 
   if (frozen) {

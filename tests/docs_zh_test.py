@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The Chinese labs' test (ctest `docs.labs_zh`, label docs): docs/labs/zh/ is
-the English labs, answer sheets and README in Chinese, kept in step by their
-commands (issue 19 §6).
+the English labs, answer sheets, README and teacher's kit in Chinese, kept in
+step by their outline and their commands (issue 19 §6, issue 28 item 4).
 
-- Every English page (docs/labs/README.md, NN-*.md, answers/NN-*.md) has a
+- Every English page (docs/labs/README.md, teaching.md, NN-*.md, answers/NN-*.md) has a
   twin at the same path under docs/labs/zh/, and every zh page has an English
   original.
 - A page's ```sh blocks (runnable, runnable-later and shown alike) hold the
   same commands, in the same order and block by block of the same kind, as its
   twin's. A command is compared as shell words (`#` comments dropped, so a
   comment may be translated; a line ending in `\\` continues).
+- A page's outline is its twin's, section by section: the same headings (by
+  level, their words translated) in the same order, and the same number of
+  ```sh blocks under each (a block moved to another section is drift even
+  when the commands still line up).
 - The one difference allowed: each scenario command (build/default/scenarios/…)
   of a zh page carries `--lang zh`, which its English twin does not; no other
   command carries `--lang` (`locklab` has none).
@@ -32,8 +36,8 @@ SCENARIO = "build/default/scenarios/"
 
 
 def pages(labs):
-    """The pages of one language: README.md, NN-*.md, answers/NN-*.md (relative paths)."""
-    found = ["README.md"] if os.path.exists(os.path.join(labs, "README.md")) else []
+    """The pages of one language: README.md, teaching.md, NN-*.md, answers/NN-*.md (relative paths)."""
+    found = [n for n in ("README.md", "teaching.md") if os.path.exists(os.path.join(labs, n))]
     for folder in ("", "answers"):
         where = os.path.join(labs, folder)
         if os.path.isdir(where):
@@ -72,6 +76,49 @@ def sh_blocks(path):
     if inside is not None:
         raise ValueError("%s: a fence is never closed" % path)
     return blocks
+
+
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def outline(path):
+    """[(line number, level, heading text, sh blocks under it)] of a page; the text before
+    its first heading is section 0 (line 0, level 0). Headings inside fences are code."""
+    sections, inside = [[0, 0, "(before the first heading)", 0]], None
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            match = FENCE.match(line)
+            if inside is None:
+                if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+                    inside = match.group(1)
+                    words = match.group(2).replace("{", " ").replace("}", " ").split()
+                    if words and words[0] == "sh":
+                        sections[-1][3] += 1
+                    continue
+                heading = HEADING.match(line)
+                if heading:
+                    sections.append([number, len(heading.group(1)), heading.group(2), 0])
+            elif match and match.group(1)[0] == inside[0] and len(match.group(1)) >= len(inside) \
+                    and not match.group(2).strip():
+                inside = None
+    return sections
+
+
+def compare_outline(en_path, zh_path, rel):
+    """The problems of a zh page's headings and blocks per section against its English twin's."""
+    en, zh = outline(en_path), outline(zh_path)
+    problems = []
+    for (en_at, en_level, en_text, en_blocks), (zh_at, zh_level, zh_text, zh_blocks) in zip(en, zh):
+        where = "zh/%s:%d %r (English line %d %r)" % (rel, zh_at, zh_text, en_at, en_text)
+        if en_level != zh_level:
+            problems.append("%s: a level-%d heading, the English one is level %d" % (where, zh_level, en_level))
+            break  # the rest is out of step: one line says where it starts
+        if en_blocks != zh_blocks:
+            problems.append("%s: %d sh blocks in this section, the English one has %d" % (where, zh_blocks, en_blocks))
+    if len(en) != len(zh):
+        problems.append("zh/%s: %d headings, the English page has %d" % (rel, len(zh) - 1, len(en) - 1))
+    return problems
 
 
 def commands(lines):
@@ -163,12 +210,15 @@ def check(labs):
     problems += ["zh/%s has no English original %s" % (rel, rel) for rel in chinese if rel not in english]
     paired = [rel for rel in english if rel in chinese]
     for rel in paired:
+        problems += compare_outline(os.path.join(labs, rel), os.path.join(zh_labs, rel), rel)
         problems += compare_page(os.path.join(labs, rel), os.path.join(zh_labs, rel), rel)
     return problems, len(paired)
 
 
 EN_LAB = """# Lab 01
 Answers: [answers/01-x.md](answers/01-x.md).
+
+## Run
 
 ```sh runnable
 build/default/scenarios/counter_demo --lock no-lock
@@ -180,6 +230,8 @@ build/default/harness/locklab run --lock no-lock --clients 4   # four clients
 return 0
 ```
 
+## More
+
 ```sh
 build/default/scenarios/counter_demo --serve 8080 \\
     --instances 3
@@ -188,12 +240,16 @@ build/default/scenarios/counter_demo --serve 8080 \\
 ZH_LAB = """# 实验 01
 答案：[answers/01-x.md](answers/01-x.md)。
 
+## 运行
+
 ```sh runnable
 build/default/scenarios/counter_demo --lock no-lock --lang zh
 build/default/harness/locklab run --lock no-lock --clients 4   # 四个客户端
 ```
 
 正文里的 ```` ```sh ```` 不是代码块。
+
+## 更多
 
 ```sh
 build/default/scenarios/counter_demo --serve 8080 --instances 3 --lang zh
@@ -211,6 +267,10 @@ DRIFTS = [
     ("a command missing", ZH_LAB.replace("build/default/harness/locklab run --lock no-lock --clients 4   # 四个客户端\n", ""),
      False, "1 commands, the English block has 2"),
     ("a block's kind differs", ZH_LAB.replace("```sh runnable", "```sh"), False, "a shown block, the English one is runnable"),
+    ("a section missing", ZH_LAB.replace("## 更多\n", ""), False, "2 headings, the English page has 3"),
+    ("a heading's level differs", ZH_LAB.replace("## 更多", "### 更多"), False, "a level-3 heading, the English one is level 2"),
+    ("a block in another section", ZH_LAB.replace("## 运行\n", "").replace("答案：", "## 运行\n\n## 先看\n答案："), False,
+     "0 sh blocks in this section, the English one has 1"),
     ("a zh page missing", None, False, "has no Chinese twin"),
     ("a zh page without English", ZH_LAB, True, "has no English original"),
 ]
@@ -265,7 +325,7 @@ def main():
         print("docs zh: " + line, file=sys.stderr)
     if problems:
         return 1
-    print("docs zh: %d Chinese pages have their English pages' commands" % paired)
+    print("docs zh: %d Chinese pages have their English pages' outline and commands" % paired)
     return 0
 
 

@@ -127,5 +127,35 @@ TEST_F(InChinese, ALocksErrorIsTranslatedWithItsNumbers) {
   EXPECT_EQ(translated_error(shortfall), shortfall);
 }
 
+// --lang is read before the parser runs, so that its errors are told in it (scenario.cpp, counter_demo).
+TEST(MessageLanguage, ArgvNamesTheLanguageBeforeAnyParser) {
+  const auto in = [](std::vector<std::string> words) {
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    return language_in_args(static_cast<int>(argv.size()), argv.data());
+  };
+  EXPECT_EQ(in({"story", "--lock", "bogus", "--lang", "zh"}), Language::zh);
+  EXPECT_EQ(in({"story", "--lang=zh", "--bogus"}), Language::zh);
+  EXPECT_EQ(in({"story", "--lang", "zh", "--lang", "en"}), Language::en);  // the last one, as the parser takes it
+  EXPECT_EQ(in({"story", "--lang", "fr"}), Language::en);                  // not a language: the parser says so
+  EXPECT_EQ(in({"story", "--lang"}), Language::en);
+  EXPECT_EQ(in({"story", "--json", "--lang"}), Language::en);
+  EXPECT_EQ(in({"story"}), Language::en);
+}
+
+// The errors below the kit that a story reports when it cannot go on: a target, a write, a
+// redis-server start; an error inside another is translated too (its group is an error itself).
+TEST_F(InChinese, TheErrorsBelowTheKitAreTranslated) {
+  EXPECT_EQ(translated_error("--json: directory /x/y does not exist"), "--json：目录 /x/y 不存在");
+  EXPECT_EQ(translated_error("cannot write /x/a.html (rename): Permission denied"),
+            "无法写入 /x/a.html（rename）：Permission denied");
+  EXPECT_EQ(translated_error("cannot write /x/a.html: No space left on device"),
+            "无法写入 /x/a.html：No space left on device");
+  EXPECT_EQ(translated_error("cannot start redis-server: redis-server not found (install it: scripts/setup)"),
+            "无法启动 redis-server：找不到 redis-server（安装它：scripts/setup）");
+  EXPECT_EQ(translated_error("redis-server on port 7001 did not answer PING within 5000 ms"),
+            "端口 7001 上的 redis-server 在 5000 ms 内没有回应 PING");
+}
+
 }  // namespace
 }  // namespace locklab::harness

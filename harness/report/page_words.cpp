@@ -100,22 +100,37 @@ const std::unordered_map<std::string_view, std::string_view>& chinese() {
   return table;
 }
 
-std::string filled(std::string_view pattern, const std::vector<std::string>& args) {
-  std::string out(pattern);
-  for (std::size_t i = 0; i < args.size() && i < 10; ++i) {
-    const std::string mark{'{', static_cast<char>('0' + i), '}'};
-    for (std::size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + args[i].size()))
-      out.replace(at, mark.size(), args[i]);
+}  // namespace
+
+std::string fill(std::string_view pattern, const std::vector<std::string>& args) {
+  std::string out;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{') {
+      const std::size_t close = pattern.find('}', i);
+      const std::string_view inside =
+          close == std::string_view::npos ? std::string_view{} : pattern.substr(i + 1, close - i - 1);
+      std::size_t index = next;
+      const bool numbered = inside.size() == 1 && inside[0] >= '0' && inside[0] <= '9';
+      if (close != std::string_view::npos && (inside.empty() || numbered)) {
+        if (numbered) index = static_cast<std::size_t>(inside[0] - '0');
+        if (index < args.size()) {
+          out += args[index];
+          if (!numbered) ++next;
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += pattern[i];
   }
   return out;
 }
 
-}  // namespace
-
 std::string page_word(const std::string& lang, std::string_view english, const std::vector<std::string>& args) {
-  if (lang != "zh") return filled(english, args);
+  if (lang != "zh") return fill(english, args);
   const auto found = chinese().find(english);
-  return filled(found == chinese().end() ? english : found->second, args);
+  return fill(found == chinese().end() ? english : found->second, args);
 }
 
 nlohmann::json page_words(const std::string& lang) {

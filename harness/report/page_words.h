@@ -14,8 +14,15 @@
 
 namespace locklab::harness {
 
+// Fills `pattern`'s {} (the next argument) and {N} (argument N, 0..9) with
+// `args`; a placeholder without an argument is left as it is, and a value is
+// never read again (a value holding "{1}" stays as it is). The one filler of
+// both catalogs: these pages' words and the narration's (scenario/messages.h),
+// which is above this component.
+std::string fill(std::string_view pattern, const std::vector<std::string>& args);
+
 // `english` in `lang` ("zh": its Chinese; anything else: `english`), its {0}..{9}
-// filled with `args` in order.
+// filled with `args` (fill()).
 std::string page_word(const std::string& lang, std::string_view english, const std::vector<std::string>& args = {});
 
 // {english: chinese} of every word, for a page's script (story_page.js's T());

@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "report/page_words.h"
+
 namespace locklab::harness {
 
 enum class Language { en, zh };
@@ -31,6 +33,10 @@ Language language();
 // "en" or "zh"; nullopt for anything else.
 std::optional<Language> language_named(std::string_view name);
 const char* language_code(Language language);
+// The language argv asks for (--lang zh or --lang=zh; the last one given), read
+// before any parser runs: a usage error the parser finds is told in it. en when
+// argv names none, or names one that is not a language (the parser says so).
+Language language_in_args(int argc, char** argv);
 
 struct Message {
   std::string_view en;  // the key: the English template
@@ -49,9 +55,8 @@ std::string_view translated(std::string_view english);
 // An error no pattern matches is printed as it is.
 std::string translated_error(const std::string& english);
 
-// Fills `pattern`'s {} (the next argument) and {N} (argument N) with `args`;
-// a placeholder without an argument is left as it is.
-std::string fill(std::string_view pattern, const std::vector<std::string>& args);
+// fill(pattern, args), which fills {} and {N}, is report/page_words.h's: one
+// filler for the narration's catalog and the pages' words (report is below this kit).
 
 namespace message_detail {
 inline std::string as_text(const std::string& value) { return value; }

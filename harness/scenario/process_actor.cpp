@@ -12,6 +12,7 @@
 #include <exception>
 
 #include "support/conditions.h"
+#include "scenario/messages.h"
 #include "scenario/step_gate.h"
 
 namespace locklab::harness {
@@ -37,7 +38,7 @@ void write_all(int fd, const std::string& bytes) {
     } catch (const SimulatedCrash& crash) {
       narrator.crashed(crash.point);
     } catch (const std::exception& e) {
-      narrator.say(std::string("failed: ") + e.what());
+      narrator.say(text("failed: {}", e.what()));
       status = 1;
     }
   }

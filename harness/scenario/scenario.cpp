@@ -50,12 +50,23 @@ void add_view_options(CLI::App& app, ParsedArgs& parsed) {
   app.get_option("--quiet")->excludes(step)->excludes("--pace");
 }
 
+// A usage error: "NAME: MESSAGE" on stderr, already in the narration's language, and exit 2.
+[[noreturn]] void usage_error(const ScenarioSpec& spec, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), message.c_str());
+  std::exit(2);
+}
+
 void check_target(const ScenarioSpec& spec, const std::string& flag, const std::string& path) {
   if (path.empty()) return;
-  if (auto problem = output_target_problem(flag, path)) {
-    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), problem->c_str());
-    std::exit(2);
-  }
+  if (auto problem = output_target_problem(flag, path)) usage_error(spec, translated_error(*problem));
+}
+
+// CLI11's own message (an unknown option, a missing value) is English and comes
+// from the parser; under --lang zh it is quoted inside a Chinese line, so the
+// student still reads what went wrong and where to look.
+std::string parse_error_text(const CLI::ParseError& error) {
+  if (language() != Language::zh) return error.what();
+  return text("the command line is not right ({}); --help lists every option", error.what());
 }
 
 std::string lock_names(const ScenarioSpec& spec) {
@@ -65,6 +76,8 @@ std::string lock_names(const ScenarioSpec& spec) {
 }
 
 ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
+  // Known before the parser runs, so that its errors are told in it too.
+  set_language(language_in_args(argc, argv));
   CLI::App app(spec.story + " (" + spec.source + ")", spec.name);
   app.footer("Exit status: 0 when the story ends as the lesson expects for the chosen lock, 1 when it does not\n"
              "(or could not be told), 2 for a usage error.");
@@ -91,18 +104,14 @@ ParsedArgs parse_args(const ScenarioSpec& spec, int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     std::exit(0);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
-    std::exit(2);
+    usage_error(spec, parse_error_text(e));
   }
   check_target(spec, "--json", parsed.json_path);
   check_target(spec, "--html", parsed.html_path);
   for (const auto& candidate : spec.locks)
     if (candidate.name == lock) parsed.lock = candidate;
-  if (parsed.lock.name.empty()) {
-    std::fprintf(stderr, "%s: --lock %s: this story is told with %s\n", spec.name.c_str(), lock.c_str(),
-                 lock_names(spec).c_str());
-    std::exit(2);
-  }
+  if (parsed.lock.name.empty())
+    usage_error(spec, text("--lock {0}: this story is told with {1}", lock, lock_names(spec)));
   parsed.language = *language_named(lang);
   for (std::size_t i = 0; i < spec.flags.size(); ++i) {
     if (!given[i]) continue;
@@ -158,8 +167,8 @@ bool Scenario::flag(std::string_view name) const {
 }
 
 SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::string key) {
-  auto server = must(RedisServer::start(), "redis-server");
-  auto probe = must(RedisProbe::connect(server->connection_options()), "probe");
+  auto server = must(RedisServer::start(), "starting redis-server");
+  auto probe = must(RedisProbe::connect(server->connection_options()), "connecting the observer's probe");
   LockConfig config;
   config.key = std::move(key);
   config.ttl = ttl;
@@ -167,12 +176,12 @@ SingleServerStage Scenario::single_server(std::chrono::milliseconds ttl, std::st
   // Watched from the start: a forked ProcessActor's locks are made in the child, out of the record's sight.
   narrator_->watch_key(config.key, ttl, {server->endpoint().to_string()});
   // The server's own order of events on the key, before any client touches it (server_log()).
-  feed_ = must(KeyspaceFeed::start(server->connection_options(), {config.key}), "keyspace feed");
+  feed_ = must(KeyspaceFeed::start(server->connection_options(), {config.key}), "starting the keyspace feed");
   return {std::move(server), std::move(probe), std::move(config)};
 }
 
 MastersStage Scenario::masters(std::size_t count, std::chrono::milliseconds ttl, std::string key) {
-  auto masters = must(start_masters(count), std::to_string(count) + " masters");
+  auto masters = must(start_masters(count), "starting {} masters", count);
   LockConfig config;
   config.key = std::move(key);
   config.ttl = ttl;
@@ -198,7 +207,7 @@ std::unique_ptr<DistributedLock> Scenario::make_lock(const std::string& name, co
   std::vector<std::string> servers;
   for (const auto& server : config.servers) servers.push_back(server.endpoint.to_string());
   narrator_->watch_key(config.key, config.ttl, servers);
-  return must(locklab::make_lock(name, config), "lock " + name);
+  return must(locklab::make_lock(name, config), "making the lock {}", name);
 }
 
 const nlohmann::json& Scenario::server_log() {
@@ -230,7 +239,7 @@ bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::fun
 
 void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
   const double from = narrator_->now_ms();
-  if (!wait_until(condition, timeout)) die("waited " + std::to_string(timeout.count()) + " ms, but never: " + what);
+  if (!wait_until(condition, timeout)) die("waited {} ms, but never: {}", timeout.count(), translated(what));
   say("(waited {} ms until {})", fixed(narrator_->now_ms() - from, 1), translated(what));
 }
 
@@ -278,12 +287,14 @@ int Scenario::finish(bool race_happened, const std::string& detail) {
 // The page first: the document appears last, so its presence means both are complete.
 void Scenario::write_outputs(const nlohmann::json& document) {
   if (!html_path_.empty())
-    if (auto written = write_file_atomically(html_path_, story_page(document)); !written) die(written.error().message);
+    if (auto written = write_file_atomically(html_path_, story_page(document)); !written)
+      die("{}", translated_error(written.error().message));
   if (!json_path_.empty())
-    if (auto written = write_json_atomically(json_path_, document); !written) die(written.error().message);
+    if (auto written = write_json_atomically(json_path_, document); !written)
+      die("{}", translated_error(written.error().message));
 }
 
-void Scenario::die(const std::string& why) {
+void Scenario::die_told(const std::string& why) {
   narrator_->flush_playback();  // the steps so far, at once: the reason comes after them
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s\n", spec_.name.c_str(), why.c_str());

@@ -117,10 +117,12 @@ class Scenario {
   // The story as told with this lock and these flags (the header's second line), in the narration's language.
   std::string told_story() const;
 
-  // The story's means: a failure here is no lesson, it exits 1 with one line.
-  template <class T>
-  T must(Result<T> result, std::string_view what) {
-    if (!result) die(std::string(what) + ": " + result.error().message);
+  // The story's means: a failure here is no lesson, it exits 1 with one line,
+  // "WHAT: ERROR" in the narration's language (`what` a catalog key, its {} filled
+  // with `args`; the error through translated_error()).
+  template <class T, class... Args>
+  T must(Result<T> result, std::string_view what, const Args&... args) {
+    if (!result) die("{}: {}", text(what, args...), translated_error(result.error().message));
     return std::move(result).value();
   }
   // Starts the story's redis-server and its probe (a failure exits 1, as must()).
@@ -175,9 +177,18 @@ class Scenario {
   // screen, returns the exit code: 0 when the race happened exactly when expected.
   int finish(bool race_happened, const std::string& detail);
 
-  [[noreturn]] void die(const std::string& why);
+  // The story could not be told: the steps so far, then "NAME: WHY" on stderr,
+  // exit 1. `why` is a catalog key (messages.cpp), its {} filled with `args`, so
+  // a --lang zh student reads it in Chinese (tests/story_errors_test.py finds a
+  // key the catalog lacks).
+  template <class... Args>
+  [[noreturn]] void die(std::string_view why, const Args&... args) {
+    die_told(text(why, args...));
+  }
 
  private:
+  [[noreturn]] void die_told(const std::string& why);
+
   void print_header(bool stepped) const;
 
   ScenarioSpec spec_;

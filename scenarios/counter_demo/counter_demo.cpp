@@ -7,8 +7,9 @@
 //
 // Exit codes: 0 every row came out as the lesson says (or --serve stopped cleanly),
 // 1 a row did not / runtime failure, 2 usage. --lang zh prints the table in
-// Chinese (the story kit's message catalog, harness/scenario/messages.cpp);
-// --serve's operational lines stay English.
+// Chinese (the story kit's message catalog, harness/scenario/messages.cpp), and
+// so are its usage errors and the table's runtime failures; --serve's
+// operational lines (a port, pids, an ab command line) stay English.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -30,7 +31,12 @@ using namespace locklab::scenarios;
 
 constexpr int kOk = 0, kRuntime = 1, kUsage = 2;
 
+// `message` is already in the narration's language (text(), translated_error()).
 int complain(int code, const std::string& message) { return harness::complain("counter_demo", code, message); }
+
+int complain_about(const Error& error) {
+  return complain(error.kind == ErrorKind::usage ? kUsage : kRuntime, harness::translated_error(error.message));
+}
 
 struct Flags {
   DemoLoad load;
@@ -104,7 +110,7 @@ bool any_multi_node(const std::vector<DemoRow>& rows) {
 int print_table(const Flags& flags) {
   const auto rows = demo_rows(flags.lock);
   auto servers = provide_servers(flags, any_multi_node(rows));
-  if (!servers) return complain(servers.error().kind == ErrorKind::usage ? kUsage : kRuntime, servers.error().message);
+  if (!servers) return complain_about(servers.error());
   const CounterSetup base = base_setup(flags, *servers);
 
   using harness::text;
@@ -137,7 +143,7 @@ int serve_http(const Flags& flags) {
   const std::string lock = flags.lock.empty() ? "no-lock" : flags.lock;
   const Generation* generation = find_generation(lock);
   auto servers = provide_servers(flags, generation != nullptr && generation->capabilities.multi_node);
-  if (!servers) return complain(servers.error().kind == ErrorKind::usage ? kUsage : kRuntime, servers.error().message);
+  if (!servers) return complain_about(servers.error());
   ServeOptions options;
   options.setup = setup_for(base_setup(flags, *servers), *servers, lock);
   options.setup.lock.key = "counter-demo:lock:" + lock;
@@ -180,16 +186,20 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 32))->needs(serve_option);
   app.add_option("--lang", flags.lang, "The table's language: en, or zh (Chinese)")
       ->capture_default_str()->check(CLI::IsMember({"en", "zh"}));
+  // Known before the parser runs, so that its errors are told in it too (as a story's, scenario.cpp).
+  harness::set_language(harness::language_in_args(argc, argv));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    return complain(kUsage, e.what());
+    if (harness::language() != harness::Language::zh) return complain(kUsage, e.what());
+    return complain(kUsage, harness::text("the command line is not right ({}); --help lists every option", e.what()));
   }
-  if (flags.node_timeout_ms >= flags.ttl_ms) return complain(kUsage, "--node-timeout-ms must be below --ttl-ms");
+  if (flags.node_timeout_ms >= flags.ttl_ms)
+    return complain(kUsage, harness::text("--node-timeout-ms must be below --ttl-ms"));
   harness::set_language(*harness::language_named(flags.lang));
   if (!flags.lock.empty() && find_generation(flags.lock) == nullptr)
-    return complain(kUsage, "unknown lock '" + flags.lock + "' (known: " + lock_names() + ")");
+    return complain(kUsage, harness::text("unknown lock '{}' (known: {})", flags.lock, lock_names()));
   try {
     return flags.serve_port >= 0 ? serve_http(flags) : print_table(flags);
   } catch (const std::exception& e) {  // a bug, not an expected outcome: still one line
