@@ -7,11 +7,19 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 
+#include "history/history.h"
+#include "nemesis/bite.h"
+#include "nemesis/fault_spec.h"
+#include "nemesis/nemesis.h"
+#include "nemesis/node_faults.h"
 #include "trials/cluster_trial.h"
 #include "support/conditions.h"
 #include "redis/cluster.h"
@@ -123,6 +131,145 @@ TEST(ClusterFailover, WaitGuardRefusesTheLockTheReplicaNeverGot) {
   EXPECT_EQ(outcome->second_acquire, "acquired") << outcome->second_error;
   EXPECT_EQ(outcome->double_grants, 0);
   EXPECT_EQ(outcome->verdict.verdict, "safe");
+}
+
+// ---- the failover fault's reading of the key (issue 27: the promoted master "had the key") ----
+
+// A refused acquire (Redisson 3.18.1: the lock script ran, WAIT counted no
+// replica) left the lock's hash on the master only; the fault fails the master
+// over without a holder. Meanwhile a client writes the hash on the promoted
+// replica the moment it is master: the same field and count, so the same DUMP
+// (Redisson's field is the client's id and thread, the same on a re-take).
+class FailoverReading : public ::testing::Test {
+ protected:
+  static constexpr const char* kKey = "locklab:failover";  // the topology's key: its master is the proxied one
+  static constexpr const char* kField = "client-0-uuid:1";
+
+  void SetUp() override {
+    auto started = harness::ClusterFailoverTopology::start();
+    ASSERT_TRUE(started) << started.error().message;
+    topology_ = std::move(started).value();
+    std::string why;
+    auto history = harness::SharedHistory::create(3, 64, &why);
+    ASSERT_TRUE(history) << why;
+    history_.emplace(std::move(*history));
+    context_.endpoints = {topology_->seed()};
+    context_.key = kKey;
+    context_.ttl = 2000ms;
+    context_.history = &*history_;
+    context_.cluster_failover = topology_.get();
+    context_.started = std::chrono::steady_clock::now();
+    go_ns_ = harness::monotonic_ns();
+    harness::FaultEnv env;
+    env.clients = 3;
+    env.ttl_ms = 2000;
+    env.lock = "redisson-like";
+    env.capabilities.uses_redis = true;
+    auto spec = harness::parse_fault_spec("failover:after=acquire");
+    ASSERT_TRUE(spec) << spec.error().message;
+    auto fault = harness::make_failover_fault(*spec, env);
+    ASSERT_TRUE(fault) << fault.error().message;
+    fault_ = std::move(fault).value();
+    fault_->before_run(context_);  // holds the replication link
+  }
+
+  // The refused acquire: the hash on the master, an error in the history.
+  std::string orphan_on_master() {
+    redis::ClusterConnection client(topology_->seed());
+    auto set = client.command({"HSET", kKey, kField, "1"});
+    EXPECT_TRUE(set && set->is_integer()) << (set ? set->describe() : set.error().message);
+    auto dump = client.command({"DUMP", kKey});
+    EXPECT_TRUE(dump && dump->is_string()) << (dump ? dump->describe() : dump.error().message);
+    history_->slot(0).errors.fetch_add(1);
+    return dump && dump->is_string() ? std::string(dump->text()) : std::string();
+  }
+
+  // Writes on the replica as soon as it takes writes (a replica answers MOVED until promoted).
+  std::thread take_on_promotion(redis::Args command) {
+    return std::thread([this, command] {
+      auto replica = redis::Connection::connect(topology_->replica().connection_options());
+      if (!replica) return;
+      taken_ = harness::wait_until(
+          [&] {
+            auto reply = replica->command(command);
+            return reply && !reply->is_error();
+          },
+          30s, 1ms);
+    });
+  }
+
+  harness::Bite fail_over_and_judge() {
+    fault_->tick(context_);  // no holder, an acquire failed, the key on the master: it fails over
+    fault_->after_run(context_);
+    harness::BiteEvidence evidence;
+    evidence.waits.resize(3);
+    evidence.go_ns = go_ns_;
+    evidence.end_ns = harness::monotonic_ns();
+    evidence.ttl = 2000ms;
+    return fault_->bite(evidence);
+  }
+
+  std::string promoted_dump() {
+    redis::ClusterConnection client(topology_->seed());
+    auto dump = client.command({"DUMP", kKey});
+    return dump && dump->is_string() ? std::string(dump->text()) : "(" + (dump ? dump->describe() : dump.error().message) + ")";
+  }
+
+  std::unique_ptr<harness::ClusterFailoverTopology> topology_;
+  std::optional<harness::SharedHistory> history_;
+  harness::NemesisContext context_;
+  std::unique_ptr<harness::Fault> fault_;
+  std::int64_t go_ns_ = 0;
+  std::atomic<bool> taken_{false};
+};
+
+// The replica never had the hash (replication held): the failover lost it, and
+// every acquire was refused: the bite, though the promoted master holds the
+// very value again by the time anyone reads it after the failover.
+TEST_F(FailoverReading, KeyRetakenAfterThePromotionIsLostNotKept) {
+  const std::string before = orphan_on_master();
+  ASSERT_FALSE(before.empty());
+  std::thread retake = take_on_promotion({"HSET", kKey, kField, "1"});
+  const harness::Bite bite = fail_over_and_judge();
+  retake.join();
+  ASSERT_TRUE(taken_) << "the re-take never reached the promoted replica";
+  EXPECT_EQ(promoted_dump(), before) << "the promoted master holds the very value: a reading after the failover "
+                                        "would say it had the key";
+  EXPECT_TRUE(bite.bit) << bite.what;
+  EXPECT_TRUE(bite.refused_not_held) << bite.what;
+  EXPECT_NE(bite.what.find("on the replica as it was promoted (read with replication held): not that value"),
+            std::string::npos)
+      << bite.what;
+}
+
+// The replica had the hash (replication resumed until it did): the failover
+// kept it, whatever a client wrote on the promoted master afterwards (another
+// field: a reading after the failover would say lost). Not exercised.
+TEST_F(FailoverReading, KeyTheReplicaHadIsKeptThoughOverwrittenAfterThePromotion) {
+  ASSERT_TRUE(topology_->resume_replication());
+  const std::string before = orphan_on_master();
+  ASSERT_FALSE(before.empty());
+  auto replica = redis::Connection::connect(topology_->replica().connection_options());
+  ASSERT_TRUE(replica) << replica.error().message;
+  ASSERT_TRUE(replica->command({"READONLY"}));
+  ASSERT_TRUE(harness::wait_until(
+      [&] {
+        auto field = replica->command({"HGET", kKey, kField});
+        return field && field->is_string();
+      },
+      10s))
+      << "the replica receives the hash once replication resumed";
+  std::thread overwrite = take_on_promotion({"HSET", kKey, kField, "7"});
+  const harness::Bite bite = fail_over_and_judge();
+  overwrite.join();
+  ASSERT_TRUE(taken_) << "the overwrite never reached the promoted replica";
+  EXPECT_NE(promoted_dump(), before) << "another value on the promoted master: a reading after the failover would say lost";
+  EXPECT_FALSE(bite.bit) << bite.what;
+  EXPECT_FALSE(bite.refused_not_held) << bite.what;
+  EXPECT_NE(bite.what.find("on the replica as it was promoted (read with replication held): that very value"),
+            std::string::npos)
+      << bite.what;
+  EXPECT_NE(bite.what.find("the promoted master had the key"), std::string::npos) << bite.what;
 }
 
 // `locklab failover --cluster` end to end: its output and exit codes.

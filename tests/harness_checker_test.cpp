@@ -460,6 +460,13 @@ TEST(Checker, LeaseLostThatSomeoneEnteredOrThatTheFenceCoversIsNotExposed) {
   with_token.has_token = 1;
   with_token.token = 1;
   EXPECT_EQ(check_safety(fenced_input({with_token})).leases_lost.inside, 0);
+  // ... and the next token drawn was larger, or lower (an empty restart): the resource refuses the stale one.
+  for (const std::uint64_t next : {2u, 0u}) {
+    CsRecord later = section(0, 200, 300);
+    later.has_token = 1;
+    later.token = next;
+    EXPECT_EQ(check_safety(fenced_input({with_token, later})).leases_lost.inside, 0) << next;
+  }
   // Not lost: nothing to report.
   EXPECT_FALSE(check_safety(fenced_input({section(0, 0, 100)})).exposed);
   // A run that is not safe is not "exposed": its verdict says more.
@@ -473,6 +480,24 @@ TEST(Checker, LeaseLostThatSomeoneEnteredOrThatTheFenceCoversIsNotExposed) {
   deadlocked.keys_left = {1, 1};
   EXPECT_EQ(judge(deadlocked).verdict, "deadlock");
   EXPECT_FALSE(judge(deadlocked).exposed);
+}
+
+// ext:redisson-fenced x failover (issue 27): the failover lost the hash and the
+// token counter's INCR under the holder, so the next token drawn is the holder's
+// own again: a waiter entering meanwhile would have held that token beside it,
+// which the resource cannot tell apart. Nobody did (the waiters blocked): safe
+// by luck, exposed -- the fence covers nothing here.
+TEST(Checker, FencedLeaseLostWhoseTokenIsDrawnAgainIsExposed) {
+  CsRecord lost = lost_lease(2, 0, 1100, 1110);
+  lost.has_token = 1;
+  lost.token = 3;
+  CsRecord again = section(2, 1150, 1250);
+  again.has_token = 1;
+  again.token = 3;
+  const Safety safety = check_safety(fenced_input({lost, again}));
+  EXPECT_EQ(safety.leases_lost.inside, 1);
+  EXPECT_EQ(safety.leases_lost.nobody_entered, 1);
+  EXPECT_TRUE(judge(safety).exposed);
 }
 
 TEST(Metrics, NearestRankPercentiles) {

@@ -172,11 +172,26 @@ std::vector<CsRecord> violating_sections(const std::vector<CsRecord>& by_enter) 
   return classify_overlaps(by_enter).violating;
 }
 
+namespace {
+// A fenced section's lost lease is the resource's to judge: it refuses a stale
+// token. Unless the next token drawn after it was its own again: the token
+// counter went back with the lost key (a failover that lost the INCRs), so a
+// client entering meanwhile would have drawn the very same token, and the
+// resource cannot part two holders with one token (a lower token it refuses).
+bool fence_covers(const std::vector<CsRecord>& by_enter, std::size_t x) {
+  const CsRecord& mine = by_enter[x];
+  if (mine.has_token == 0) return false;
+  for (std::size_t y = x + 1; y < by_enter.size(); ++y)
+    if (by_enter[y].has_token != 0) return by_enter[y].token != mine.token;
+  return true;
+}
+}  // namespace
+
 LeasesLost leases_lost_inside(const std::vector<CsRecord>& by_enter) {
   LeasesLost lost;
   for (std::size_t x = 0; x < by_enter.size(); ++x) {
     const CsRecord& mine = by_enter[x];
-    if (mine.lease_lost == 0 || mine.has_token != 0) continue;
+    if (mine.lease_lost == 0 || fence_covers(by_enter, x)) continue;
     ++lost.inside;
     const std::int64_t until = std::max(mine.exit_ns, mine.released_ns);
     bool entered = false;

@@ -166,12 +166,17 @@ struct Replicated {
   std::function<void()> resume;
   std::function<std::uint64_t()> held_bytes;
   std::function<Result<redis::Endpoint>()> fail_over;
+  std::function<RedisServer&()> replica;  // the server fail_over() promotes (read before it does)
 };
 
 std::optional<Replicated> replicated(const NemesisContext& context) {
   if (ClusterFailoverTopology* c = context.cluster_failover; c != nullptr)
-    return Replicated{true, [c] { return c->hold_replication(); }, [c] { (void)c->resume_replication(); },
-                      [c] { return c->held_bytes(); }, [c] { return c->fail_over(); }};
+    return Replicated{true,
+                      [c] { return c->hold_replication(); },
+                      [c] { (void)c->resume_replication(); },
+                      [c] { return c->held_bytes(); },
+                      [c] { return c->fail_over(); },
+                      [c]() -> RedisServer& { return c->replica(); }};
   Topology* t = context.topology;
   if (t == nullptr || t->replication() == nullptr) return std::nullopt;
   return Replicated{false,
@@ -179,8 +184,83 @@ std::optional<Replicated> replicated(const NemesisContext& context) {
                       t->replication()->hold_replication();
                       return Done{};
                     },
-                    [t] { t->replication()->resume_replication(); }, [t] { return t->replication()->held_bytes(); },
-                    [t] { return t->fail_over(); }};
+                    [t] { t->replication()->resume_replication(); },
+                    [t] { return t->replication()->held_bytes(); },
+                    [t] { return t->fail_over(); },
+                    [t]() -> RedisServer& { return t->replication()->replica(); }};
+}
+
+// The key on the replica itself, by DUMP (READONLY first on a cluster
+// replica, which would redirect to its master): nullopt when unreadable;
+// an empty optional inside when the replica has no such key.
+std::optional<std::optional<std::string>> dump_on_replica(RedisServer& replica, const std::string& key, bool cluster) {
+  auto connection = redis::Connection::connect(replica.connection_options());
+  if (!connection) return std::nullopt;
+  if (cluster)
+    if (auto readonly = connection->command({"READONLY"}); !readonly || readonly->is_error()) return std::nullopt;
+  auto reply = connection->command({"DUMP", key});
+  if (!reply || reply->is_error()) return std::nullopt;
+  if (reply->is_nil()) return std::optional<std::string>{};
+  if (!reply->is_string()) return std::nullopt;
+  return std::optional<std::string>{std::string(reply->text())};
+}
+
+// What the failover did to the holder's key. After it, the promoted master
+// may hold the very value again without having kept it: a client (the same
+// Redisson field, the same thread) re-took the lock there before the reading.
+// So the key counts as kept only if the replica had it as it was promoted:
+// read on the replica just before the failover, with replication held from
+// that read to the promotion, so nothing reaches it in between (a key written
+// after the promotion cannot count as kept, and one the replica had cannot
+// count as lost). Only when the replica could not be frozen or read does the
+// promoted master's value after the failover decide, as for node-crash.
+struct FailoverReading {
+  int holder = -1;
+  std::int64_t ns = 0;             // read after the failover (0: never read)
+  bool on_master = false;          // the holder's key was on the master as the fault acted
+  std::optional<bool> on_replica;  // that very value on the frozen replica; nullopt: not frozen or unreadable
+  bool after_same = false;         // that very value on the promoted master after the failover
+  bool kept() const { return on_replica ? *on_replica : after_same; }
+  bool lost() const { return ns != 0 && on_master && !kept(); }
+  KeyReading as_key_reading() const {  // one server: the master, then the promoted replica
+    return {holder, ns, on_master ? 1u : 0u, on_master && kept() ? 1u : 0u, 1};
+  }
+};
+
+// Freezes the replica (replication held: a guarded run resumed it) and reads
+// the holder's key on it; call just before the failover.
+FailoverReading read_before_failover(const NemesisContext& context, Replicated& r, int holder, const KeyDumps& before,
+                                     std::string& why_not) {
+  FailoverReading reading;
+  reading.holder = holder;
+  reading.on_master = !before.empty() && before.front().has_value();
+  if (auto held = r.hold(); !held) {
+    why_not = "replication could not be held for the replica's reading: " + held.error().message;
+    return reading;
+  }
+  const auto on_replica = dump_on_replica(r.replica(), lock_key_of(context, holder), r.cluster);
+  if (!on_replica) {
+    why_not = "the replica could not be read before the failover";
+    return reading;
+  }
+  reading.on_replica = reading.on_master && *on_replica == before.front();
+  return reading;
+}
+
+void read_after_failover(const NemesisContext& context, FailoverReading& reading, const KeyDumps& before) {
+  const KeyDumps after = dump_holder_key(context, reading.holder);
+  reading.after_same = reading.on_master && !after.empty() && after.front() == before.front();
+  reading.ns = monotonic_ns();
+}
+
+std::string failover_text(const BiteEvidence& e, const FailoverReading& reading) {
+  const auto said = [](bool same) { return same ? std::string("that very value") : std::string("not that value"); };
+  const std::string whose = reading.holder < 0 ? "the lock's" : "client " + std::to_string(reading.holder) + "'s";
+  if (!reading.on_master) return whose + " key: not on the master as the fault acted";
+  return whose + " key: on the master as the fault acted; on the replica as it was promoted (read with replication held): " +
+         (reading.on_replica ? said(*reading.on_replica) : std::string("not read")) +
+         "; on the promoted master after the failover at " + e.at(reading.ns) + ": " + said(reading.after_same) +
+         (reading.on_replica && !*reading.on_replica && reading.after_same ? " (taken again after the promotion)" : "");
 }
 
 class FailoverFault final : public HeldContenderFault {
@@ -232,15 +312,17 @@ class FailoverFault final : public HeldContenderFault {
 
   // The opportunity: the master was failed over, replication held since the
   // run began, while the holder was inside, and another client tried
-  // meanwhile. Whether the promoted master had its key is the lock's doing
-  // (the WAIT guard makes sure it does), read from the servers for the text.
+  // meanwhile. Whether the promoted replica had its key is the lock's doing
+  // (the WAIT guard makes sure it does), read from the servers for the text
+  // (FailoverReading: on the replica as it was promoted, not after).
   // On a cluster the key must be lost too (a failover whose new master had
   // the key is no failover story): else not exercised, never safe.
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
-    const std::string read = "failed over: " + reading_text(evidence, reading_, "server(s) after the failover");
-    if (cluster_ && !reading_.lost()) return {false, read + ": the promoted master had the key" + usable_after(evidence)};
+    const std::string read = "failed over: " + failover_text(evidence, reading_);
+    if (cluster_ && !reading_.lost())
+      return {false, read + ": the promoted master had the key" + usable_after(evidence)};
     // The race had its chance and the lock refused it: its key was on the master only, every
     // acquire meanwhile was refused (Redisson's WAIT for a replica), and the failover lost the key.
     // No holder to lose it under: what the run measured (the refusals as a stall) is the class.
@@ -253,7 +335,7 @@ class FailoverFault final : public HeldContenderFault {
       refused.refused_not_held = refused.bit;
       return refused;
     }
-    Bite bite = with_key_loss(holder_met(evidence, reading_.holder, reading_.ns, read), reading_);
+    Bite bite = with_key_loss(holder_met(evidence, reading_.holder, reading_.ns, read), reading_.as_key_reading());
     if (cluster_) bite.what += usable_after(evidence);
     return bite;
   }
@@ -267,7 +349,10 @@ class FailoverFault final : public HeldContenderFault {
     gate_.release();
   }
 
-  KeyReading reading_;
+  // Reads the replica (frozen) just before the failover, and the promoted master after it.
+  Result<redis::Endpoint> fail_over_reading(NemesisContext& context, Replicated& r, int holder, const KeyDumps& before);
+
+  FailoverReading reading_;
   std::int64_t began_ns_ = 0;  // the failover was asked for (the slot may move before every node agrees)
   bool guarded_;
   milliseconds ttl_;
@@ -285,8 +370,7 @@ void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder
   begin_watch(context, holder);
   const KeyDumps before = dump_holder_key(context, holder);
   hold_contender(context, holder);  // before the failover: a contender can get in while it runs
-  began_ns_ = monotonic_ns();
-  auto promoted = r.fail_over();
+  auto promoted = fail_over_reading(context, r, holder, before);
   if (!promoted) {
     note(context, "failover failed: " + promoted.error().message);
     return finish();
@@ -295,7 +379,17 @@ void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder
                           (r.cluster ? "CLUSTER FAILOVER FORCE on the key's replica" : "master killed") + " with " +
                           std::to_string(held) + " replication bytes held, replica promoted, clients redirected to " +
                           promoted->to_string());
-  reading_ = compare_key(context, holder, before);
+}
+
+Result<redis::Endpoint> FailoverFault::fail_over_reading(NemesisContext& context, Replicated& r, int holder,
+                                                         const KeyDumps& before) {
+  std::string why_not;
+  reading_ = read_before_failover(context, r, holder, before, why_not);
+  if (!why_not.empty()) note(context, why_not + ": the promoted master's value after the failover decides");
+  began_ns_ = monotonic_ns();
+  auto promoted = r.fail_over();
+  if (promoted) read_after_failover(context, reading_, before);
+  return promoted;
 }
 
 // A library that WAITs for its replica (Redisson on a cluster: the lock
@@ -314,13 +408,11 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
   refused_ = failed_attempts(context, -1);
   const auto held = r.held_bytes();
   finish();  // no holder to park: a client that gets in on the new master while it settles goes on
-  began_ns_ = monotonic_ns();
-  auto promoted = r.fail_over();
+  auto promoted = fail_over_reading(context, r, -1, before);
   if (!promoted) return note(context, "failover failed: " + promoted.error().message);
   note_acted(context, "no client holds the lock (" + std::to_string(refused_) +
                           " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE with " +
                           std::to_string(held) + " replication bytes held, clients redirected to " + promoted->to_string());
-  reading_ = compare_key(context, -1, before);
 }
 
 // Whether the lock was usable after the failover: the first section any
