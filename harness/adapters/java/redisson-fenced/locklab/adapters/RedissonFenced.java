@@ -6,15 +6,13 @@ import java.util.concurrent.TimeUnit;
 import locklab.kit.Adapter;
 import locklab.kit.Kit;
 import locklab.kit.Outcome;
-import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 // locklab adapter (docs/adapters.md; docs/peers.md, "Redisson's other locks"): Redisson's RFencedLock,
 // getFencedLock(key) (Redisson 3.2x on; built against 4.7.0: java/redisson-fenced-4.7.0/pom.xml), on the
-// first server, Config's defaults but the address and lockWatchdogTimeout = init's ttl_ms (as the
-// getLock rows: ../redisson/). acquire: tryLockAndGetToken(wait_ms, MILLISECONDS), the bounded form of
+// first server, RedissonSetup's client (../redisson-setup/: Config's defaults but the address and
+// lockWatchdogTimeout = init's ttl_ms, as the getLock rows). acquire: tryLockAndGetToken(wait_ms, MILLISECONDS), the bounded form of
 // the README's lockAndGetToken(): leaseTime -1, the watchdog. Its token (the INCR of
 // redisson_lock_token:{K} in the acquire script, RedissonFencedLock.java:106-118) goes out as
 // `fencing_token`: the harness carries it to the fenced counter, which refuses a stale one.
@@ -39,8 +37,7 @@ public final class RedissonFenced implements Adapter {
 
   @Override
   public String version() {
-    String version = Redisson.class.getPackage().getImplementationVersion();
-    return version == null ? "unknown" : version;
+    return RedissonSetup.version();
   }
 
   @Override
@@ -51,11 +48,7 @@ public final class RedissonFenced implements Adapter {
 
   @Override
   public Map<String, Object> init(JsonObject m) {
-    JsonObject server = m.getAsJsonArray("servers").get(0).getAsJsonObject();
-    Config config = new Config();
-    config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
-    config.useSingleServer().setAddress("redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt());
-    redisson = Redisson.create(config);
+    redisson = RedissonSetup.client(m, 0, false);
     lock = redisson.getFencedLock(m.get("key").getAsString());
     return null;
   }
@@ -95,6 +88,6 @@ public final class RedissonFenced implements Adapter {
 
   @Override
   public void close() {
-    if (redisson != null) redisson.shutdown(0, 200, TimeUnit.MILLISECONDS);
+    RedissonSetup.shutdown(redisson);
   }
 }

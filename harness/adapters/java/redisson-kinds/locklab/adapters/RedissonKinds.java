@@ -1,24 +1,19 @@
 package locklab.adapters;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 import locklab.kit.Adapter;
 import locklab.kit.Kit;
 import locklab.kit.Outcome;
-import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 // locklab adapter (docs/adapters.md; docs/peers.md, "Redisson's other locks"): Redisson's other RLocks,
-// the kind named by argv[0], each as the README calls it, with Config's defaults (the address and
-// lockWatchdogTimeout = init's ttl_ms alone, as the getLock rows: ../redisson/):
+// the kind named by argv[0], each as the README calls it, on RedissonSetup's clients (../redisson-setup/:
+// Config's defaults, the address and lockWatchdogTimeout = init's ttl_ms alone, as the getLock rows):
 // - "fair": getFairLock(key) on the first server;
 // - "spin": getSpinLock(key) on the first server (polls with its exponential back-off, no pub/sub);
 // - "redlock": getRedLock(lock1..lockN), one Redisson client (useSingleServer()) and getLock(key) per
@@ -51,8 +46,7 @@ public final class RedissonKinds implements Adapter {
 
   @Override
   public String version() {
-    String version = Redisson.class.getPackage().getImplementationVersion();
-    return version == null ? "unknown" : version;
+    return RedissonSetup.version();
   }
 
   @Override
@@ -61,21 +55,12 @@ public final class RedissonKinds implements Adapter {
                   "multi_node", kind.equals("redlock"), "notifies_waiters", !kind.equals("spin"), "auto_extends", true);
   }
 
-  // One client per server the kind uses, created at once (five Redisson.create() one after another,
-  // each opening its 24 idle connections, outlasted the kit's 12 s init bound with six JVMs starting
-  // on a loaded 2-core machine); its lock on each.
+  // One client per server the kind uses (RedissonSetup.clients: created at once); its lock on each.
   @Override
   public Map<String, Object> init(JsonObject m) {
-    JsonArray servers = m.getAsJsonArray("servers");
     String key = m.get("key").getAsString();
     List<RLock> locks = new ArrayList<>();
-    clients.addAll(IntStream.range(0, kind.equals("redlock") ? servers.size() : 1).parallel().mapToObj(i -> {
-      JsonObject server = servers.get(i).getAsJsonObject();
-      Config config = new Config();
-      config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
-      config.useSingleServer().setAddress("redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt());
-      return Redisson.create(config);
-    }).collect(Collectors.toList()));
+    clients.addAll(RedissonSetup.clients(m, kind.equals("redlock") ? m.getAsJsonArray("servers").size() : 1));
     for (RedissonClient client : clients)
       locks.add(kind.equals("fair") ? client.getFairLock(key) : kind.equals("spin") ? client.getSpinLock(key) : client.getLock(key));
     lock = kind.equals("redlock") ? clients.get(0).getRedLock(locks.toArray(new RLock[0])) : locks.get(0);
@@ -117,6 +102,6 @@ public final class RedissonKinds implements Adapter {
 
   @Override
   public void close() {
-    for (RedissonClient client : clients) client.shutdown(0, 200, TimeUnit.MILLISECONDS);
+    for (RedissonClient client : clients) RedissonSetup.shutdown(client);
   }
 }

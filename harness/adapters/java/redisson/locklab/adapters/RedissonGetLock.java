@@ -6,16 +6,14 @@ import java.util.concurrent.TimeUnit;
 import locklab.kit.Adapter;
 import locklab.kit.Kit;
 import locklab.kit.Outcome;
-import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.ClusterServersConfig;
-import org.redisson.config.Config;
-import org.redisson.config.SingleServerConfig;
 
 // locklab adapter (docs/adapters.md; docs/peers.md, "Redisson"): Redisson's RLock, getLock(key), on
-// the first server (useSingleServer()), or, when init marks it "cluster" (the failover column on
-// seed 000's Redis Cluster), on the cluster it seeds (useClusterServers()). Built once per Redisson version (java/redisson-<version>/pom.xml).
+// the first server, or, when init marks it "cluster" (the failover column on seed 000's Redis Cluster),
+// on the cluster it seeds: the client is RedissonSetup's (../redisson-setup/: Config's defaults, the
+// address and lockWatchdogTimeout = init's ttl_ms alone). Built once per Redisson version
+// (java/redisson-<version>/pom.xml).
 // Modes (argv[0]):
 // - "lock": lock() with its watchdog, bounded: tryLock(wait_ms, MILLISECONDS). Without a lease time
 //   it takes the same path as lock() (leaseTime -1: the watchdog renews every
@@ -25,13 +23,9 @@ import org.redisson.config.SingleServerConfig;
 // - "trylock": tryLock(wait_ms, ttl_ms, MILLISECONDS), the bounded form of Redisson's Lock documentation:
 //   a fixed lease, no watchdog.
 // Redisson's lock belongs to the thread that took it; the kit runs every call on one thread.
-// The client is Config's defaults (issue #26: a departure from them is a variant row), the address
-// and the lease (lockWatchdogTimeout = the run's ttl) alone: timeout 3000 ms, 3 retries 1.5 s apart
-// (a refused release outlasts the kit's 1.5 s answer bound: blocked, liveness), connectTimeout 10 s.
-// argv[1] "--failfast" (the row redisson+failfast; docs/peers.md, "Defaults and variants"): timeout
-// 1000 ms and no retries, connectTimeout 5000 ms (1000 ms and 3000 ms failed inits when six JVMs started
-// at once on a loaded 2-core machine), one idle connection (default 24: each client opens 24 links
-// through the fault proxy at start), so that a dead server's commands fail within the kit's bounds.
+// At Config's defaults, 3 retries 1.5 s apart: a refused release outlasts the kit's 1.5 s answer bound
+// (blocked, liveness). argv[1] "--failfast" (the row redisson+failfast; docs/peers.md, "Defaults and
+// variants"): RedissonSetup's failFast client, whose commands fail within the kit's bounds.
 public final class RedissonGetLock implements Adapter {
   private final boolean withLease;
   private final boolean failFast;
@@ -61,8 +55,7 @@ public final class RedissonGetLock implements Adapter {
 
   @Override
   public String version() {
-    String version = Redisson.class.getPackage().getImplementationVersion();
-    return version == null ? "unknown" : version;
+    return RedissonSetup.version();
   }
 
   @Override
@@ -73,20 +66,7 @@ public final class RedissonGetLock implements Adapter {
 
   @Override
   public Map<String, Object> init(JsonObject m) {
-    JsonObject server = m.getAsJsonArray("servers").get(0).getAsJsonObject();
-    String address = "redis://" + server.get("host").getAsString() + ":" + server.get("port").getAsInt();
-    Config config = new Config();
-    config.setLockWatchdogTimeout(Kit.longField(m, "ttl_ms"));
-    if (server.has("cluster") && server.get("cluster").getAsBoolean()) {
-      // A Redis Cluster's seed (the failover column of seed 000's topology): useClusterServers() as the
-      // seed shows it, Config's defaults otherwise; Redisson finds the masters and replicas from the seed.
-      ClusterServersConfig cluster = config.useClusterServers().addNodeAddress(address);
-      if (failFast) cluster.setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000);
-    } else {
-      SingleServerConfig single = config.useSingleServer().setAddress(address);
-      if (failFast) single.setTimeout(1000).setRetryAttempts(0).setConnectTimeout(5000).setConnectionMinimumIdleSize(1);
-    }
-    redisson = Redisson.create(config);
+    redisson = RedissonSetup.client(m, 0, failFast);
     lock = redisson.getLock(m.get("key").getAsString());
     return null;
   }
@@ -128,6 +108,6 @@ public final class RedissonGetLock implements Adapter {
 
   @Override
   public void close() {
-    if (redisson != null) redisson.shutdown(0, 200, TimeUnit.MILLISECONDS);
+    RedissonSetup.shutdown(redisson);
   }
 }
