@@ -227,7 +227,7 @@ Cell cell_of(CellClass observed, bool is_exposed, CellClass expected, bool expec
   cell.exposed = is_exposed;
   cell.expected = expected;
   cell.expected_exposed = expected_exposed;
-  cell.also_expected = or_else;
+  if (or_else) cell.also_expected = {*or_else};
   return cell;
 }
 
@@ -571,7 +571,7 @@ TEST(MatrixLikeness, TwoAcceptableClassesAreAlike) {
     cell.expected = cell.observed;
     if (cell.fault == "failover" && cell.lock != "ext:other") {
       cell.expected = C::liveness;
-      cell.also_expected = C::safe;
+      cell.also_expected = {C::safe};
     }
   }
   const auto all = nearest_generations(result);

@@ -134,6 +134,19 @@ TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
   EXPECT_EQ(outcome->verdict.verdict, "violation");
 }
 
+// A failover slower than A's lease (here: sentinels that never see the master
+// down, so kill_master's forced fallback promotes, after A's 300 ms lease)
+// would let B in by the TTL alone: the trial is an error, not a double grant.
+TEST(SentinelFailover, AFailoverSlowerThanTheLeaseIsAnErrorNotAViolation) {
+  harness::FailoverTrial trial;
+  trial.ttl = 300ms;
+  trial.sentinel.down_after = 60'000ms;
+  trial.sentinel.election_window = 500ms;
+  auto outcome = harness::run_failover_trial(trial);
+  ASSERT_FALSE(outcome) << "verdict " << outcome->verdict.verdict;
+  EXPECT_NE(outcome.error().message.find("past A's 300 ms lease"), std::string::npos) << outcome.error().message;
+}
+
 TEST(SentinelFailover, WaitGuardRefusesTheLockTheReplicaNeverGot) {
   harness::FailoverTrial trial;
   trial.wait_replicas = 1;

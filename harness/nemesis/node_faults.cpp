@@ -212,15 +212,17 @@ std::optional<std::optional<std::string>> dump_on_replica(RedisServer& replica, 
 // read on the replica just before the failover, with replication held from
 // that read to the promotion, so nothing reaches it in between (a key written
 // after the promotion cannot count as kept, and one the replica had cannot
-// count as lost). Only when the replica could not be frozen or read does the
-// promoted master's value after the failover decide, as for node-crash.
+// count as lost). When the replica could not be frozen or read, nothing can
+// say whether the key was lost (the value after the failover cannot, above):
+// the fault did not bite, and the cell is an error, never safe.
 struct FailoverReading {
   int holder = -1;
   std::int64_t ns = 0;             // read after the failover (0: never read)
   bool on_master = false;          // the holder's key was on the master as the fault acted
   std::optional<bool> on_replica;  // that very value on the frozen replica; nullopt: not frozen or unreadable
   bool after_same = false;         // that very value on the promoted master after the failover
-  bool kept() const { return on_replica ? *on_replica : after_same; }
+  bool read() const { return !on_master || on_replica.has_value(); }
+  bool kept() const { return on_replica.value_or(false); }
   bool lost() const { return ns != 0 && on_master && !kept(); }
   KeyReading as_key_reading() const {  // one server: the master, then the promoted replica
     return {holder, ns, on_master ? 1u : 0u, on_master && kept() ? 1u : 0u, 1};
@@ -321,6 +323,9 @@ class FailoverFault final : public HeldContenderFault {
     if (!acted()) return {false, why_not_acted()};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
     const std::string read = "failed over: " + failover_text(evidence, reading_);
+    if (!reading_.read())
+      return {false, read + ": the replica could not be read as it was promoted, so whether the failover lost the "
+                            "key is unknown"};
     if (cluster_ && !reading_.lost())
       return {false, read + ": the promoted master had the key" + usable_after(evidence)};
     // The race had its chance and the lock refused it: its key was on the master only, every
@@ -385,7 +390,7 @@ Result<redis::Endpoint> FailoverFault::fail_over_reading(NemesisContext& context
                                                          const KeyDumps& before) {
   std::string why_not;
   reading_ = read_before_failover(context, r, holder, before, why_not);
-  if (!why_not.empty()) note(context, why_not + ": the promoted master's value after the failover decides");
+  if (!why_not.empty()) note(context, why_not + ": whether the failover lost the key cannot be told (not bitten)");
   began_ns_ = monotonic_ns();
   auto promoted = r.fail_over();
   if (promoted) read_after_failover(context, reading_, before);

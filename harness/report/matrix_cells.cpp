@@ -1,5 +1,7 @@
 #include "report/matrix_cells.h"
 
+#include <algorithm>
+
 namespace locklab::harness {
 
 using nlohmann::json;
@@ -72,14 +74,14 @@ bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::sa
 
 bool Cell::matches() const {
   if (unwritten) return true;
-  const bool class_matches = observed == expected || (also_expected && observed == *also_expected);
+  const bool class_matches = observed == expected || std::ranges::find(also_expected, observed) != also_expected.end();
   return class_matches && (!verdict_was_safe(observed) || expected_exposed_either || exposed == expected_exposed);
 }
 
 std::string Cell::expected_text() const {
   if (unwritten) return "none written (a lock of your own)";
   std::string text = class_name(expected);
-  if (also_expected) text += std::string(" or ") + class_name(*also_expected);
+  for (CellClass also : also_expected) text += std::string(" or ") + class_name(also);
   if (expected_exposed_either) text += ", exposed or not";
   else if (expected_exposed) text += ", exposed";
   return text;

@@ -43,7 +43,7 @@ struct Cell {
   std::vector<std::string> specs;
   CellClass observed = CellClass::error;
   CellClass expected = CellClass::error;
-  std::optional<CellClass> also_expected;  // a second acceptable class (matrix_expectations.h)
+  std::vector<CellClass> also_expected;  // other acceptable classes (matrix_expectations.h)
   bool exposed = false;           // exposed(run): safe by luck
   bool expected_exposed = false;  // the expectation says a safe ending is exposed
   bool expected_exposed_either = false;  // ... or that either mark is expected

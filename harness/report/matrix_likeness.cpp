@@ -45,7 +45,7 @@ std::vector<std::string> generation_rows(const MatrixResult& result) {
 }
 
 bool accepts(const Cell& cell, CellClass observed) {
-  return cell.expected == observed || (cell.also_expected && *cell.also_expected == observed);
+  return cell.expected == observed || std::ranges::find(cell.also_expected, observed) != cell.also_expected.end();
 }
 
 // The same class, or classes each cell accepts (matrix_likeness.h). Both cells measured.

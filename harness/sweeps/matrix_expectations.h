@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sweeps/matrix.h"
 
@@ -18,8 +19,8 @@ struct Expectation {
   CellClass expected = CellClass::safe;
   std::string reason;  // one line: why this cell ends this way
   // A cell whose class depends on an interleaving the fault does not fix
-  // (docs/faults.md names each one and why): this class matches too.
-  std::optional<CellClass> or_else = std::nullopt;
+  // (docs/faults.md names each one and why): these classes match too.
+  std::vector<CellClass> or_else;
   // A safe ending is expected exposed: a lease lapses under a holder and the
   // schedule lets nobody in (matrix.h, exposed()). Either way round, a safe
   // cell whose mark differs does not match.

@@ -98,7 +98,8 @@ Cell with_user_expectation(Cell cell, const UserExpectations& expectations) {
   if (expectation == nullptr) return cell;
   cell.unwritten = false;
   cell.expected = expectation->expected;
-  cell.also_expected = expectation->or_else;
+  cell.also_expected.clear();
+  if (expectation->or_else) cell.also_expected.push_back(*expectation->or_else);
   cell.expected_exposed_either = true;
   cell.expected_reason = std::string(kExpectReason) + expectations.file + kExpectReasonEnd;
   return cell;

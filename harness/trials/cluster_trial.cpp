@@ -40,6 +40,7 @@ Result<FailoverOutcome> run_cluster_failover_trial(const ClusterFailoverTrial& t
   steps.acquire = [&](const SharedHistory& history, int client, std::chrono::milliseconds wait) {
     return acquire_in_cluster(trial, cluster, history, client, wait);
   };
+  steps.lease = trial.ttl;
   return run_trial(steps);
 }
 

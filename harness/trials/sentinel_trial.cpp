@@ -47,6 +47,7 @@ Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial) {
   steps.acquire = [&](const SharedHistory& history, int client, std::chrono::milliseconds wait) {
     return acquire_via_sentinel(trial, topology, history, client, wait);
   };
+  steps.lease = trial.ttl;
   return run_trial(steps);
 }
 

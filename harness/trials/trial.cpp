@@ -60,6 +60,25 @@ void judge_trial(const TrialClient& first, const TrialClient& second, const Shar
   outcome.verdict = judge(safety);
 }
 
+namespace {
+
+// B's one attempt may wait this long.
+constexpr std::chrono::milliseconds kWaitOfB{1000};
+
+// B must try while A's lease still runs: else B gets in by the TTL alone
+// (a failover slower than the lease, as Sentinel's forced fallback after a
+// split vote can be), and a second grant would prove nothing.
+Status within_lease(std::chrono::milliseconds lease, std::chrono::steady_clock::duration by_b) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(by_b);
+  if (lease.count() == 0 || ms < lease) return Done{};
+  return Error{ErrorKind::timeout, "the failover took too long: B's attempt would end " + std::to_string(ms.count()) +
+                                       " ms after A acquired, past A's " + std::to_string(lease.count()) +
+                                       " ms lease, so B could get in by the TTL alone and the trial would show "
+                                       "nothing (run it again)"};
+}
+
+}  // namespace
+
 Result<FailoverOutcome> run_trial(const TrialSteps& steps) {
   std::string why;
   auto history = SharedHistory::create(2, 4, &why);
@@ -74,6 +93,7 @@ Result<FailoverOutcome> run_trial(const TrialSteps& steps) {
   if (auto held = steps.hold_replication(); !held) return held.error();
   auto first = steps.acquire(*history, 0, 0ms);
   if (!first) return first.error();
+  const auto a_acquired = std::chrono::steady_clock::now();
   // A's reply can reach A before the proxy has read the stream the master
   // wrote with it: poll for the held bytes (none come if A wrote nothing).
   wait_until([&] { return steps.held_bytes() > 0; }, 2000ms);
@@ -86,7 +106,9 @@ Result<FailoverOutcome> run_trial(const TrialSteps& steps) {
   if (steps.after_failover)
     if (auto settled = steps.after_failover(); !settled) return settled.error();
 
-  auto second = steps.acquire(*history, 1, 1000ms);
+  if (auto in_time = within_lease(steps.lease, std::chrono::steady_clock::now() - a_acquired + kWaitOfB); !in_time)
+    return in_time.error();
+  auto second = steps.acquire(*history, 1, kWaitOfB);
   if (!second) return second.error();
   leave(*second, *history);
   leave(*first, *history);  // A's release goes to the old master, dead or demoted: an error or not its lock

@@ -65,6 +65,10 @@ struct TrialSteps {
   std::function<Status()> after_failover;               // optional: what must settle before B tries
   // One client's single attempt (A: 0, B: 1), made where the topology says.
   std::function<Result<TrialClient>(const SharedHistory& history, int client, std::chrono::milliseconds wait)> acquire;
+  // A's lease. A failover that takes longer (Sentinel's forced fallback after
+  // a split vote) lets B in by the TTL alone: the trial then proves nothing
+  // and is an error, not a double grant. Zero: not checked.
+  std::chrono::milliseconds lease{0};
 };
 
 // The story both trials tell: A acquires while replication is held (which

@@ -26,8 +26,7 @@ import (
 const (
 	// RetryDefault is the pause between attempts when the acquire request carries no retry_ms.
 	RetryDefault = 5 * time.Millisecond
-	// Grace: a win in it, after wait_ms, is given back (timed_out); a library still silent
-	// wait_ms + Grace later is stuck: the acquire is `unknown`.
+	// Grace: a library still silent wait_ms + Grace later is stuck: the acquire is `unknown`.
 	Grace = 1000 * time.Millisecond
 	// AnswerWithin bounds release and extend, under AdapterLock's 2000 ms margin.
 	AnswerWithin = 1500 * time.Millisecond
@@ -96,8 +95,8 @@ type Adapter[H any] struct {
 	// Init connects; it returns the Redis key the library holds for init's key.
 	Init func(m Request) (key string, err error)
 	// Acquire gets ctx, done after wait_ms of awake time (never, for wait_ms 0):
-	// the wait is the harness's. The kit gives back a hold that comes after wait_ms
-	// (timed_out), and answers `unknown` at wait_ms + Grace.
+	// the wait is the harness's. The kit answers `unknown` at wait_ms + Grace and
+	// gives back a hold that comes later.
 	Acquire func(ctx context.Context, m Request) (H, Reply)
 	// Release and Extend get ctx, done at AnswerWithin, and the hold of the last acquire.
 	Release func(ctx context.Context, hold H) Reply

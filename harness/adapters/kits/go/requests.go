@@ -7,11 +7,8 @@ import (
 )
 
 // acquire: the library waits on ctx (wait_ms, awake); the kit's own bound is
-// wait_ms + Grace, as every kit's (docs/adapters.md, "A wait is a wait"). A win
-// in the grace after wait_ms is given back and answered timed_out: the caller's
-// wait was over (wait_ms 0 is one attempt: its win counts whenever it comes within
-// Grace). Still silent at wait_ms + Grace: `unknown`, and a hold that comes later
-// is given back. An acquire that fails leaves the hold it had untouched.
+// wait_ms + Grace, after which the acquire is `unknown` and a hold that comes
+// later is given back. An acquire that fails leaves the hold it had untouched.
 func (s *server[H]) acquire(m Request) Reply {
 	ctx, cancel := context.Context(context.Background()), context.CancelFunc(func() {})
 	if m.WaitMs > 0 {
@@ -21,51 +18,27 @@ func (s *server[H]) acquire(m Request) Reply {
 	}
 	began := time.Now()
 	done := call("unknown", func() (H, Reply) { return s.a.Acquire(ctx, m) })
-	got, onTime := settled[H]{}, false
-	if m.WaitMs > 0 {
-		got, onTime = within(m.Wait(), done)
-	}
-	ok := onTime
-	if !onTime {
-		got, ok = within(Grace, done)
-	}
+	got, ok := within(m.Wait()+Grace, done)
 	cancel()
 	if !ok {
-		s.giveBack(done) // the harness is told `unknown`: a hold that comes later goes back
+		s.giveBacks.Add(1)
+		go func() { // a late win: the harness was told `unknown`, so the lock goes back
+			defer s.giveBacks.Done()
+			if late := <-done; late.reply.Outcome == "acquired" {
+				release, stop := context.WithTimeout(context.Background(), AnswerWithin)
+				defer stop()
+				s.a.Release(release, late.hold)
+			}
+		}()
 		// as the JS kit: the call went on past its wait bound, which the harness judges liveness
 		ms := max(time.Since(began)-m.Wait(), Grace).Milliseconds()
 		return Reply{Outcome: "unknown", BlockedMs: ms,
 			Error: fmt.Sprintf("acquire blocked %d ms past its wait bound (the library still waiting)", ms)}
 	}
-	if got.reply.Outcome == "acquired" && !onTime && m.WaitMs > 0 {
-		late := make(chan settled[H], 1)
-		late <- got
-		// Replies come last: the give-back gets CloseWithin before the answer (the harness waits
-		// wait_ms + 2 s); one still running then is waited for at the end of stdin.
-		within(CloseWithin, s.giveBack(late))
-		return Reply{Outcome: "timed_out", Error: "won after wait_ms: given back"}
-	}
 	if got.reply.Outcome == "acquired" {
 		s.hold, s.holding = got.hold, true
 	}
 	return got.reply
-}
-
-// giveBack releases, through the library, the hold that comes on done if the acquire won
-// (nobody wants it); the returned channel closes once that is over.
-func (s *server[H]) giveBack(done <-chan settled[H]) <-chan struct{} {
-	over := make(chan struct{})
-	s.giveBacks.Add(1)
-	go func() {
-		defer s.giveBacks.Done()
-		defer close(over)
-		if late := <-done; late.reply.Outcome == "acquired" {
-			release, stop := context.WithTimeout(context.Background(), AnswerWithin)
-			defer stop()
-			s.a.Release(release, late.hold)
-		}
-	}()
-	return over
 }
 
 // bounded runs f with a context done at AnswerWithin (awake), answering `error` when it is still running then.

@@ -13,7 +13,7 @@ fn acquire(m: Request) -> Fut<(Option<u64>, Reply)> {
             17 => tokio::time::sleep(Duration::from_secs(3)).await, // ignores its wait: unknown at wait_ms + GRACE
             19 => return (Some(19), say("acquired")),              // a hold whose release does not answer
             29 => {
-                // a win 600 ms in, whatever the wait: in the grace after wait_ms 300, given back
+                // a win 600 ms in, whatever the wait: in the grace after wait_ms 300, kept
                 awake_sleep(Duration::from_millis(600)).await;
                 return (Some(29), say("acquired"));
             }

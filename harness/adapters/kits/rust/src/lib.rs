@@ -25,8 +25,7 @@ pub use serve::serve;
 
 /// The pause between attempts when the acquire request carries no retry_ms.
 pub const RETRY_DEFAULT: Duration = Duration::from_millis(5);
-/// A win in it, after wait_ms, is given back (timed_out); a library still silent
-/// wait_ms + GRACE later is stuck: the acquire is `unknown`.
+/// A library still silent wait_ms + GRACE later is stuck: the acquire is `unknown`.
 pub const GRACE: Duration = Duration::from_millis(1000);
 /// Bounds release and extend, under AdapterLock's 2000 ms margin.
 pub const ANSWER_WITHIN: Duration = Duration::from_millis(1500);
@@ -107,8 +106,8 @@ pub struct Adapter<H> {
     pub capabilities: Vec<(&'static str, bool)>,
     /// Connects; returns the Redis key the library holds for init's key.
     pub init: Box<dyn FnMut(&Request) -> Result<String, String>>,
-    /// The wait is the adapter's to keep (awake_sleep, within); the kit gives back a
-    /// hold that comes after wait_ms (timed_out) and answers `unknown` at wait_ms + GRACE.
+    /// The wait is the adapter's to keep (awake_sleep, within); the kit answers
+    /// `unknown` at wait_ms + GRACE and gives back a hold that comes later.
     pub acquire: Arc<dyn Fn(Request) -> Fut<(Option<H>, Reply)> + Send + Sync>,
     /// Release and extend are bounded by ANSWER_WITHIN.
     pub release: Arc<dyn Fn(H) -> Fut<Reply> + Send + Sync>,

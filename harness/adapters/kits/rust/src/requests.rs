@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use crate::{fail, within, Adapter, Reply, Request, ANSWER_WITHIN, CLOSE_WITHIN, GRACE};
+use crate::{fail, within, Adapter, Reply, Request, ANSWER_WITHIN, GRACE};
 
 /// What the loop keeps between requests: the last acquire's hold, and the late
 /// wins still being given back (the end of stdin waits for them).
@@ -14,27 +14,17 @@ pub(crate) struct State<H> {
     pub give_backs: Vec<JoinHandle<()>>,
 }
 
-/// The library's acquire runs on its own task, bounded as every kit bounds it
-/// (docs/adapters.md, "A wait is a wait"): a win in the GRACE after wait_ms is
-/// released through the library and answered timed_out, the caller's wait being
-/// over (wait_ms 0 is one attempt: its win counts whenever it comes within GRACE);
-/// still silent at wait_ms + GRACE, the answer is `unknown` and a hold that comes
-/// later is released. An acquire that fails leaves the hold it had untouched.
+/// The library's acquire runs on its own task; at wait_ms + GRACE the answer is
+/// `unknown` and a hold that comes later is released through the library. An
+/// acquire that fails leaves the hold it had untouched.
 pub(crate) async fn acquire<H: Send + 'static>(a: &Adapter<H>, s: &mut State<H>, m: Request) -> Reply {
     let began = Instant::now();
     let mut task = tokio::spawn((a.acquire)(m.clone()));
-    let on_time = if m.wait_ms > 0 { within(m.wait(), &mut task).await } else { None };
-    let in_time = on_time.is_some();
-    let got = match on_time {
-        Some(got) => Some(got),
-        None => within(GRACE, &mut task).await,
-    };
-    match got {
+    match within(m.wait() + GRACE, &mut task).await {
         Some(Ok((hold, reply))) => {
             if reply.outcome == "acquired" {
                 match hold {
-                    Some(hold) if in_time || m.wait_ms == 0 => s.hold = Some(hold),
-                    Some(hold) => return given_back(a, s, hold).await,
+                    Some(hold) => s.hold = Some(hold),
                     None => return fail("unknown", "the adapter answered acquired without a hold"),
                 }
             }
@@ -60,20 +50,6 @@ pub(crate) async fn acquire<H: Send + 'static>(a: &Adapter<H>, s: &mut State<H>,
             }
         }
     }
-}
-
-/// A win in the grace: released through the library, then answered timed_out. Replies come
-/// last, so the release gets CLOSE_WITHIN before the answer (the harness waits wait_ms + 2 s);
-/// one still running then is waited for at the end of stdin.
-async fn given_back<H: Send + 'static>(a: &Adapter<H>, s: &mut State<H>, hold: H) -> Reply {
-    let release = (a.release)(hold);
-    let mut task = tokio::spawn(async move {
-        within(ANSWER_WITHIN, release).await;
-    });
-    if within(CLOSE_WITHIN, &mut task).await.is_none() {
-        s.give_backs.push(task);
-    }
-    fail("timed_out", "won after wait_ms: given back")
 }
 
 /// Runs `call` on its own task, answering `error` when it is still running at ANSWER_WITHIN.

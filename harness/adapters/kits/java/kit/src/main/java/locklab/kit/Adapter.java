@@ -18,8 +18,8 @@ public interface Adapter {
   // Connects; may return extra init_ok fields ({"key": ...}), or null.
   Map<String, Object> init(JsonObject m) throws Exception;
 
-  // Bounds its own wait: a win past wait_ms goes to lateAcquire() (answered timed_out), and the
-  // kit gives up at wait_ms + GRACE_MS (unknown), handing a later result to lateAcquire() too.
+  // Bounds its own wait: the kit gives up at wait_ms + GRACE_MS (unknown) and hands a
+  // late result to lateAcquire().
   Object acquire(JsonObject m) throws Exception;
 
   Object release(JsonObject m) throws Exception;
@@ -28,8 +28,8 @@ public interface Adapter {
     return Outcome.error(library() + " has no extend");
   }
 
-  // An acquire that returned `result` past wait_ms (answered timed_out, or `unknown` past the
-  // grace): give back a lock nobody asked for any more. Runs on the worker thread, right after it.
+  // An acquire answered `unknown` (too late) that then returned `result`: give back a lock
+  // nobody asked for any more. Runs on the worker thread, right after the late call.
   default void lateAcquire(Object result) {}
 
   // At the end of stdin, bounded by Kit.CLOSE_MS: stop the library's threads.

@@ -168,11 +168,7 @@ public final class Kit {
     Worker.Result result;
     long began = System.nanoTime();
     if (type.equals("acquire")) {
-      long wait = longField(m, "wait_ms");
-      result = worker.run(() -> adapter.acquire(m), wait + GRACE_MS, adapter::lateAcquire);
-      if (!result.late && result.thrown == null && wait > 0 && result.awakeMs > wait && won(result.value)) {
-        return givenBack(adapter, worker, result.value);
-      }
+      result = worker.run(() -> adapter.acquire(m), longField(m, "wait_ms") + GRACE_MS, adapter::lateAcquire);
     } else if (type.equals("release")) {
       result = worker.run(() -> adapter.release(m), ANSWER_MS, late -> {});
     } else {
@@ -181,22 +177,6 @@ public final class Kit {
     if (result.late) return blocked(type, m, (System.nanoTime() - began) / 1_000_000);
     if (result.thrown != null) return Outcome.of(IN_DOUBT.get(type), text(result.thrown));
     return result.value;
-  }
-
-  // The grace rule of every kit (docs/adapters.md, "A wait is a wait"): a win in the GRACE_MS after
-  // wait_ms goes back (lateAcquire, on the worker) and is answered timed_out, the caller's wait being
-  // over; wait_ms 0 is one attempt, its win kept. Replies come last: the give-back gets CLOSE_MS before
-  // the answer (the harness waits wait_ms + 2 s); one still running then finishes on the worker first.
-  private static Outcome givenBack(Adapter adapter, Worker worker, Object value) {
-    worker.run(() -> {
-      adapter.lateAcquire(value);
-      return null;
-    }, CLOSE_MS, late -> {});
-    return Outcome.of("timed_out", "won after wait_ms: given back");
-  }
-
-  private static boolean won(Object value) {
-    return "acquired".equals(value) || (value instanceof Outcome && "acquired".equals(((Outcome) value).word));
   }
 
   // A call still running past its bound, as the JS kit says it: acquire past wait_ms + GRACE_MS, release and

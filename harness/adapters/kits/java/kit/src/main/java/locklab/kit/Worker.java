@@ -18,7 +18,6 @@ final class Worker {
     boolean finished;
     Object value;
     Throwable thrown;
-    long awakeMs;  // the awake ms run() waited: an acquire's win past wait_ms is given back (Kit)
   }
 
   private final ExecutorService thread = Executors.newSingleThreadExecutor(runnable -> {
@@ -61,7 +60,6 @@ final class Worker {
     synchronized (result) {
       result.late = !result.finished;
     }
-    result.awakeMs = ms - deadline.leftNs() / 1_000_000;
     return result;
   }
 
