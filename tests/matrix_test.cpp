@@ -639,7 +639,11 @@ void expect_as_expected(const MatrixResult& result, const std::string& dir) {
 const std::vector<std::pair<std::string, std::vector<std::string>>> kPeerColumnsInCi = {
     {"ext:redis-py", {"holder-pause", "release-race"}},                // generation 4's row: a lapse, a safe release
     {"ext:node-redlock", {"node-minority", "node-restart"}},           // generation 6: a quorum survives, an empty one does not
-    {"ext:sesamecare-redlock", {"holder-pause", "node-restart"}},      // its extension timer stops with the holder
+    // its extension timer stops with the holder. Not node-restart: its contender's first quorum after
+    // the restart came later than the parked holder's 1 s patience once under ctest -j2 (liveness, not
+    // me-violation; issue 27's open part, docs/faults.md "The main job's time"); scripts/time-main-job
+    // runs that cell 5 times.
+    {"ext:sesamecare-redlock", {"holder-pause"}},
     {"ext:redis-semaphore", {"slow-holder"}},                          // its refresh keeps a slow holder safe
     {"ext:redis-lock", {"release-race"}},                              // generation 3's race: the late blind DEL
     {"ext:node-redis-warlock", {"unavailable-release"}},               // the error its script runner swallows, reported
