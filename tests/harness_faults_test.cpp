@@ -155,6 +155,29 @@ TEST(FaultSet, TheFaultsThatReadTheLockKeySaySo) {
   }
 }
 
+// patience=MS on the faults that park a holder: out of range, or on node-crash
+// when=start (no holder is parked), it is refused with the reason.
+TEST(FaultSet, ThePatienceOfAParkedHolderIsBoundedAndNeedsAHolder) {
+  RunOptions options;
+  options.lock = "lua-safe-delete";
+  options.clients = 2;
+  for (const std::string spec : {"failover:patience=2000", "node-crash:restart=now:patience=2000",
+                                 "clock-jump:patience=50"}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    EXPECT_TRUE(faults) << spec << ": " << faults.error().message;
+  }
+  for (const auto& [spec, why] : std::vector<std::pair<std::string, std::string>>{
+           {"clock-jump:patience=10", "patience must be between 50"},
+           {"failover:patience=x", "patience"},
+           {"node-crash:when=start:patience=900", "patience need when=holder"}}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    ASSERT_FALSE(faults) << spec;
+    EXPECT_NE(faults.error().message.find(why), std::string::npos) << spec << ": " << faults.error().message;
+  }
+}
+
 // Each client's lock key (a fleet's members may lock different keys), and every known key once.
 TEST(NemesisContext, EachClientsLockKeyAndEveryKeyOnce) {
   NemesisContext context;

@@ -216,6 +216,27 @@ TEST(ClockJumpFault, TheContenderGoesOnAsSoonAsTheHolderLeftEvenIfItReenteredAtO
   EXPECT_LT(went_on - parked, 400) << story(document);
 }
 
+// restart=now reads the servers while the killed one is down, then restarts
+// it: a reading after the restart raced the clients, and a library that
+// retries its holder's script on the reconnected node refilled the key there
+// (the fault read "kept" though the crash had lost it).
+TEST(NodeCrashFault, AnImmediateRestartComesOnlyAfterTheServersWereRead) {
+  auto options = run_options("lua-safe-delete", {"node-crash:nodes=1:restart=now:when=holder"});
+  options.ttl_ms = 2000;
+  options.hold_ms = 100;
+  options.wait_ms = 30;
+  options.duration_s = 1.5;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  const double restarted = applied_at(document, "restarted at once, empty (no persistence), after the reading");
+  ASSERT_GE(restarted, 0) << story(document);
+  const std::string bite = document["faults"][0].value("bite", "");
+  const auto at = bite.find("after the crash at ");
+  ASSERT_NE(at, std::string::npos) << bite;
+  EXPECT_NE(bite.find("still there on 0 server(s)"), std::string::npos) << bite;
+  EXPECT_LE(std::stod(bite.substr(at + std::string("after the crash at ").size())), restarted) << story(document);
+}
+
 TEST(NodeCrashFault, RedlockSurvivesTwoNodesDown) {
   const auto document = run(run_options("redlock", {"node-crash:nodes=2:restart=never"}));
   EXPECT_EQ(document["verdict"], "safe") << story(document);

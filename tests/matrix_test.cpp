@@ -73,6 +73,26 @@ TEST(MatrixPlan, LostKeyColumnsKeepTheHolderInsideLongerThanAReconnect) {
   }
 }
 
+// The parked holder waits half a lease for a contender (under its lease: a
+// longer wait would let the lock's own expiry admit the contender); a lock
+// whose watchdog keeps the lease waits 2 s, and its run lasts long enough for
+// the contenders to keep trying meanwhile (issue 27: a JVM's or a reconnecting
+// client's contender came after the half lease on a loaded machine).
+TEST(MatrixPlan, AWatchdogLockWaitsTwoSecondsForAContenderAndOthersHalfALease) {
+  const auto watchdog = find_lock("reentrant-watchdog");
+  const auto plain = find_lock("lua-safe-delete");
+  ASSERT_TRUE(watchdog && plain);
+  for (const std::string column : {"failover", "node-restart", "clock-jump"}) {
+    const CellPlan kept = plan_cell(*watchdog, *find_column(column), true);
+    ASSERT_EQ(kept.faults.size(), 1u) << column;
+    EXPECT_NE(kept.faults[0].find(":patience=2000"), std::string::npos) << column << ": " << kept.faults[0];
+    EXPECT_GE(kept.options.duration_s, 3.0) << column;
+    const CellPlan lapsing = plan_cell(*plain, *find_column(column), true);
+    ASSERT_EQ(lapsing.faults.size(), 1u) << column;
+    EXPECT_EQ(lapsing.faults[0].find("patience"), std::string::npos) << column << ": " << lapsing.faults[0];
+  }
+}
+
 // Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"
 // runs its failover column, and only that one, on a Redis Cluster, long enough to see whether the
 // lock is usable after the failover; the other rows' failover stays on the single server.

@@ -213,19 +213,20 @@ const std::vector<FaultEntry>& fault_table() {
        "count=K (3) of holder-crash, holder-pause:ms and slow-holder on distinct clients, times past the ttl "
        "drawn from --seed; each draw judged on its own (acted, bit), the schedule recorded",
        make_random},
-      {"failover", {"after"},
+      {"failover", {"after", "patience"},
        "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
        "the replica is promoted; with --cluster, the key's master of a cluster the run starts, only its replication "
-       "link held [after=acquire]",
+       "link held [after=acquire patience=MS (ttl/2): the parked holder's wait for a contender]",
        make_failover_fault},
-      {"node-crash", {"nodes", "restart", "when", "holder-nodes"},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience"},
        "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
-       "[when=start|holder holder-nodes=M]",
+       "[when=start|holder holder-nodes=M patience=MS (ttl/2)]",
        make_node_crash_fault},
       {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
        make_node_pause_fault},
-      {"clock-jump", {"node", "offset", "when", "holder-nodes"},
-       "lock server node=I (0)'s wall clock jumps by offset=MS (30000) while a holder is inside [holder-nodes=M]",
+      {"clock-jump", {"node", "offset", "when", "holder-nodes", "patience"},
+       "lock server node=I (0)'s wall clock jumps by offset=MS (30000) while a holder is inside [holder-nodes=M "
+       "patience=MS (ttl/2)]",
        make_clock_jump_fault},
       {"net", {"mode", "ms", "dir", "client", "target", "at", "point"},
        "mode=cut|delay|hold|drop on one client's links [ms=MS dir=up|down|both client=N|target=holder "

@@ -267,15 +267,15 @@ std::string failover_text(const BiteEvidence& e, const FailoverReading& reading)
 
 class FailoverFault final : public HeldContenderFault {
  public:
-  FailoverFault(FaultSpec spec, bool guarded, milliseconds ttl)
-      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), ttl_(ttl) {}
+  FailoverFault(FaultSpec spec, bool guarded, milliseconds patience)
+      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), patience_(patience) {}
 
   FaultNeeds needs() const override {
     FaultNeeds needs;
     needs.replica_via_proxy = true;
     return needs;
   }
-  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
+  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl) + 2 * patience_; }
 
   void before_run(NemesisContext& context) override {
     auto r = replicated(context);
@@ -290,7 +290,7 @@ class FailoverFault final : public HeldContenderFault {
   void tick(NemesisContext& context) override {
     auto r = replicated(context);
     const int holder = gate_.parked();
-    if (holder >= 0) let_contender_go(context, holder, short_patience(ttl_));
+    if (holder >= 0) let_contender_go(context, holder, patience_);
     if (!r || finished_) return;
     if (guarded_ && !resumed_ && holder < 0 && failed_attempts(context, -1) > 0) {
       r->resume();
@@ -300,7 +300,7 @@ class FailoverFault final : public HeldContenderFault {
     if (!failed_over_ && holder < 0 && r->cluster && !guarded_) return refused_on_cluster(context, *r);
     if (holder < 0) return;
     if (!failed_over_) return fail_over(context, *r, holder);
-    if (watch_over(context, holder, short_patience(ttl_), gate_,
+    if (watch_over(context, holder, patience_, gate_,
                    "another client acquired on the promoted replica while client " + std::to_string(holder) +
                        " still holds: two holders",
                    " of the failover"))
@@ -360,7 +360,7 @@ class FailoverFault final : public HeldContenderFault {
   FailoverReading reading_;
   std::int64_t began_ns_ = 0;  // the failover was asked for (the slot may move before every node agrees)
   bool guarded_;
-  milliseconds ttl_;
+  milliseconds patience_;  // how long the parked holder waits for a contender, and then the contender for it
   bool cluster_ = false;
   std::int64_t refused_ = 0;  // on a cluster, the acquires refused before the failover without a holder
   bool resumed_ = false;
@@ -444,13 +444,22 @@ std::string FailoverFault::usable_after(const BiteEvidence& evidence) const {
 // Before the run, blockers keep the first holder off the nodes from
 // holder-nodes= on; once a holder parked at the gate the fault acts on the
 // servers, the blockers go, and the watch runs until another client acquired
-// or a short patience ran out. At the end of the run the blockers go too.
+// or the patience ran out. At the end of the run the blockers go too.
+struct Parking {
+  std::size_t holder_nodes;  // holder-nodes=: the first holder reaches only nodes [0, M)
+  milliseconds ttl;
+  milliseconds patience;  // patience=: how long the parked holder waits for a contender, then the contender for it
+};
+
 class ParkedHolderFault : public HeldContenderFault {
  public:
-  ParkedHolderFault(FaultSpec spec, std::string_view point, std::size_t holder_nodes, milliseconds ttl)
-      : HeldContenderFault(std::move(spec), std::string(point), -1), ttl_(ttl), blockers_(holder_nodes) {}
+  ParkedHolderFault(FaultSpec spec, std::string_view point, const Parking& parking)
+      : HeldContenderFault(std::move(spec), std::string(point), -1),
+        ttl_(parking.ttl),
+        patience_(parking.patience),
+        blockers_(parking.holder_nodes) {}
 
-  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl); }
+  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl) + 2 * patience_; }
   FaultNeeds needs() const override {
     FaultNeeds needs;
     needs.lock_key = true;  // the blockers and the holder's nodes are its lock's key
@@ -462,6 +471,8 @@ class ParkedHolderFault : public HeldContenderFault {
   virtual bool act(NemesisContext& context, int holder) = 0;
   // Undoes the fault's own doing at the end of the run (the blockers are gone already).
   virtual void undo_action(NemesisContext& context) = 0;
+  // Runs once the servers were read after act() (a restart that must not come before the reading).
+  virtual void after_reading(NemesisContext& /*context*/) {}
 
   void block_and_arm(NemesisContext& context) {
     if (blockers_.any(context.endpoints.size())) {
@@ -474,7 +485,7 @@ class ParkedHolderFault : public HeldContenderFault {
   void tick_parked(NemesisContext& context) {
     const int holder = gate_.parked();
     if (holder < 0) return;
-    let_contender_go(context, holder, short_patience(ttl_));
+    let_contender_go(context, holder, patience_);
     if (gate_.released()) return;
     if (!holder_handled_) {
       holder_handled_ = true;
@@ -484,14 +495,16 @@ class ParkedHolderFault : public HeldContenderFault {
       const bool keep_parked = act(context, holder);
       reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
       blockers_.lift(context);
+      after_reading(context);
       since_ = Clock::now();
       if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
       return;
     }
-    watch_over(context, holder, short_patience(ttl_), gate_, overtaken_note(holder));
+    watch_over(context, holder, patience_, gate_, overtaken_note(holder));
   }
 
   milliseconds ttl_;
+  milliseconds patience_;  // how long the parked holder waits for a contender, and then the contender for it
   KeyReading reading_;  // the holder's key on the servers right after act()
 
  private:
@@ -510,9 +523,8 @@ enum class Restart { never, now, after_ttl };
 
 class NodeCrashFault final : public ParkedHolderFault {
  public:
-  NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start, std::size_t holder_nodes,
-                 milliseconds ttl)
-      : ParkedHolderFault(std::move(spec), kCsEnter, holder_nodes, ttl),
+  NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start, const Parking& parking)
+      : ParkedHolderFault(std::move(spec), kCsEnter, parking),
         count_(nodes),
         restart_(restart),
         at_start_(at_start) {}
@@ -557,6 +569,16 @@ class NodeCrashFault final : public ParkedHolderFault {
     if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
   }
 
+  // restart=now: the servers come back only after the reading. A reading
+  // after the restart raced the clients: a library that retries a holder's
+  // script on a reconnected node (Redisson's RedisExecutor) refills the key
+  // there, and the fault read "kept" though the crash had lost it. A killed
+  // server without persistence has lost what it held; read down, it says so.
+  void after_reading(NemesisContext& context) override {
+    if (restart_ == Restart::now && !crashed_.empty())
+      restart_crashed(context, "restarted at once, empty (no persistence), after the reading");
+  }
+
   // when=holder: a majority of the servers lost the holder's key (down, or
   // back empty) while it was inside; with the nodes left down a while
   // (restart=never|after-ttl) and the holder keeping its majority, a client
@@ -593,7 +615,6 @@ class NodeCrashFault final : public ParkedHolderFault {
     crashed_ns_ = monotonic_ns();
     if (nodes.empty()) return note(context, "no node to kill: nothing done");
     note_acted(context, "SIGKILL node(s) " + which);
-    if (restart_ == Restart::now) restart_crashed(context, "restarted at once, empty (no persistence)");
   }
 
   void restart_crashed(NemesisContext& context, const std::string& how) {
@@ -667,8 +688,8 @@ class NodePauseFault final : public TopologyFault {
 
 class ClockJumpFault final : public ParkedHolderFault {
  public:
-  ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, std::size_t holder_nodes, milliseconds ttl)
-      : ParkedHolderFault(std::move(spec), kCsEnter, holder_nodes, ttl), node_(node), offset_(offset) {}
+  ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, const Parking& parking)
+      : ParkedHolderFault(std::move(spec), kCsEnter, parking), node_(node), offset_(offset) {}
 
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
@@ -739,6 +760,17 @@ Result<std::size_t> holder_nodes_param(const FaultSpec& spec, std::size_t server
   return static_cast<std::size_t>(*m);
 }
 
+// patience=MS: how long a parked holder waits for a contender to get in, and
+// then the contender for the holder (default half a lease). A lock whose
+// watchdog keeps the holder's lease may be given longer, for a contender slow
+// to come back (a JVM's, a client's reconnect backoff); one without must stay
+// under its lease, or its own expiry, not the fault, lets the contender in.
+Result<milliseconds> patience_param(const FaultSpec& spec, milliseconds ttl) {
+  auto ms = param_int(spec, "patience", short_patience(ttl).count(), 50, kMaxFaultMs);
+  if (!ms) return fault_error(spec, "patience must be between 50 and " + std::to_string(kMaxFaultMs) + " ms");
+  return milliseconds{*ms};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -747,8 +779,9 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   if (!options.capabilities.uses_redis || options.capabilities.multi_node)
     return fault_error(spec, "needs a single-server lock (a master with a replica); '" + options.lock + "' is not one");
   if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
-  return std::unique_ptr<Fault>(
-      std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, milliseconds{options.ttl_ms}));
+  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  if (!patience) return patience.error();
+  return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience));
 }
 
 Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -762,16 +795,19 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   if (!when) return when.error();
   auto holder_nodes = holder_nodes_param(spec, *servers);
   if (!holder_nodes) return holder_nodes.error();
-  if (*when == "start" && spec.has("holder-nodes")) return fault_error(spec, "holder-nodes needs when=holder");
+  if (*when == "start" && (spec.has("holder-nodes") || spec.has("patience")))
+    return fault_error(spec, "holder-nodes and patience need when=holder");
+  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  if (!patience) return patience.error();
   // Killed and restarted before any client starts: no client holds a key yet,
   // so there is nothing to lose; the spec can never bite.
   if (*when == "start" && *restart == "now")
     return fault_error(spec, "restart=now with when=start restarts the servers before any client holds a key: "
                              "nothing can be lost (use when=holder, or restart=never|after-ttl)");
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
-  return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(spec, static_cast<std::size_t>(*nodes), how,
-                                                                 *when == "start", *holder_nodes,
-                                                                 milliseconds{options.ttl_ms}));
+  return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
+      spec, static_cast<std::size_t>(*nodes), how, *when == "start",
+      Parking{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
 }
 
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -796,9 +832,11 @@ Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, cons
   if (!when) return when.error();
   auto holder_nodes = holder_nodes_param(spec, *servers);
   if (!holder_nodes) return holder_nodes.error();
-  return std::unique_ptr<Fault>(std::make_unique<ClockJumpFault>(spec, static_cast<std::size_t>(*node),
-                                                                 milliseconds{*offset}, *holder_nodes,
-                                                                 milliseconds{options.ttl_ms}));
+  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  if (!patience) return patience.error();
+  return std::unique_ptr<Fault>(std::make_unique<ClockJumpFault>(
+      spec, static_cast<std::size_t>(*node), milliseconds{*offset},
+      Parking{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
 }
 
 }  // namespace locklab::harness

@@ -144,8 +144,8 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
 
 // The columns whose fault takes the key away silently (a failover, a restart)
 // and resets the contenders' connections while the holder waits inside with
-// short patience (half its lease): a contender must notice and win in that
-// time. Two things would hide the lost lock behind the contender's own delays:
+// a patience (half its lease; 2 s for a watchdog lock, parked_patience below):
+// a contender must notice and win in that time. Two things would hide the lost lock behind the contender's own delays:
 // - a library's Redis client reconnects after a backoff of its own, growing
 //   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
 //   200 ms of jitter). node-redisson's waiters were back 300 ms after a restart
@@ -164,6 +164,23 @@ void contenders_keep_trying(RunOptions& o) {
 
 constexpr double kClusterFailoverSeconds = 8.0;
 
+// The faults that park the holder (failover, node-restart, clock-jump) wait
+// half a lease for a contender to get in. A lock whose watchdog keeps the
+// parked holder's lease gets 2 s: its contenders' attempts came later than
+// that half lease on a loaded machine (a JVM's Redisson waiter after a clock
+// jump, python-redis-lock's after a failover, ioredis' reconnect backoff
+// after a restart), and the cell read safe or liveness for a contender that
+// was late, not kept out. A lock without a watchdog keeps the half lease: a
+// longer wait would let its own expiry, not the fault, admit the contender.
+// The run lasts long enough for the contenders to keep trying meanwhile.
+constexpr int kWatchdogPatienceMs = 2000;
+
+std::string parked_patience(RunOptions& o, const LockDescription& generation) {
+  if (!generation.capabilities.auto_extends) return "";
+  o.duration_s = std::max(o.duration_s, kWatchdogPatienceMs / 1000.0 + 1.0);
+  return ":patience=" + std::to_string(kWatchdogPatienceMs);
+}
+
 void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   contenders_keep_trying(plan.options);
   plan.options.hold_ms = 100;
@@ -176,7 +193,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
   // second per refused acquire before the failover comes.
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
-  plan.faults = {"failover:after=acquire"};
+  plan.faults = {"failover:after=acquire" + parked_patience(plan.options, generation)};
 }
 
 void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
@@ -188,7 +205,8 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   contenders_keep_trying(o);
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
-  plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder"};
+  plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
+                 parked_patience(o, generation)};
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
@@ -204,7 +222,8 @@ void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   // survive. On all five nodes it would keep a majority, but under
   // contention whether it won three or five was luck.
   const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
-  plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority};
+  plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority +
+                 parked_patience(o, generation)};
 }
 
 void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {
