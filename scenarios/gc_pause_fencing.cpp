@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
 
   bool late_write_landed = false;
   auto one = story.actor("client1", [&] {
-    if (client1->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "client 1");
+    if (client1->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "client1");
     story.narrator().enter();
     const auto token = client1->fencing_token();
     const auto read = story.must(resource1.read(token), "client {} reads", 1);
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   story.wait_for("client 1's lease expired", probe.key_absent(config.key));
 
   auto two = story.actor("client2", [&] {
-    if (client2->try_acquire(0ms) != Acquire::acquired) story.die("{} could not take the expired lock", "client 2");
+    if (client2->try_acquire(0ms) != Acquire::acquired) story.die("{} could not take the expired lock", "client2");
     story.narrator().enter();
     const auto token = client2->fencing_token();
     const auto read = story.must(resource2.read(token), "client {} reads", 2);
