@@ -6,7 +6,8 @@ retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(
 Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
 long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The Go,
 Java and Python kits answer a call past its bound with blocked_ms (acquire unknown, release error), as the
-JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. The grace
+JavaScript kit does; the Go, Rust, Python and JavaScript kits give a late win back even when stdin has already
+ended. The grace
 (docs/adapters.md, the protocol's "acquire") is one rule in every kit: a win in the 1 s after wait_ms is
 answered acquired and kept as the adapter's hold (the Python kit's take(), the JavaScript kit's withinWait,
 the Go, Rust and Java kits); only a win after the kit answered `unknown` is given back. The JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
@@ -355,6 +356,20 @@ class GraceTest:
             self.assertEqual(f.read().split("\n")[0], self.given_line)
         self.assertEqual((released["outcome"], released["error"]), ("released", self.no_hold), released)
         self.assertEqual(child.returncode, 0)
+
+    def test_the_end_of_stdin_waits_for_a_late_give_back(self):
+        # As the Go kit: the win comes 200 ms after `unknown`, when stdin has already ended; the kit gives it
+        # back before it exits (within CLOSE_MS), not exiting over the give-back.
+        given = os.path.join(self.tmp, "given")
+        requests = [{"id": 1, "type": "init", "key": "k"},
+                    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "sleep_ms": 1200}]
+        done = subprocess.run(self.take_argv(given), capture_output=True, text=True, timeout=30,
+                              input="".join(json.dumps(r) + "\n" for r in requests))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") != "event"}
+        self.assertEqual(replies[2]["outcome"], "unknown", replies)
+        with open(given) as f:
+            self.assertEqual(f.read().split("\n")[0], self.given_line.replace("1600", "1200"))
 
 
 class PythonKit(GraceTest, KitTest, unittest.TestCase):

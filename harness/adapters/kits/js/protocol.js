@@ -38,6 +38,7 @@ const GRACE_MS = 1000;  // an acquire's attempt on its way at wait_ms: its win w
 const ANSWER_MS = 1500;  // release and extend answer within this, under AdapterLock's 2000 ms margin
 const CLOSE_MS = 500;  // close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
 const LATE = Symbol('late');
+const lateGiveBacks = new Set();  // wins after `unknown` on their way back (withinWait): the end of stdin waits for them
 
 let unhandled = 0;
 
@@ -191,8 +192,11 @@ function retriesWithin(m, meanDelay) {
 // library's rejection is thrown.
 async function withinWait(m, call, giveBack = () => {}) {
   const began = performance.now();
-  const value = await bounded(call, m.wait_ms + GRACE_MS, giveBack);
+  const value = await bounded(call, m.wait_ms + GRACE_MS);
   if (value !== LATE) return {value};
+  const given = Promise.resolve(call).then(giveBack, () => {}).catch(() => {});  // a give-back that fails: the lease ends it
+  lateGiveBacks.add(given);
+  given.then(() => lateGiveBacks.delete(given));
   const ms = Math.round(performance.now() - began - m.wait_ms);
   return {blocked: {outcome: 'unknown', blocked_ms: ms,
                     error: `acquire blocked ${ms} ms past its wait bound (the library still waiting)`}};
@@ -263,10 +267,11 @@ function serve(adapter) {
       send({id: message.id, ...reply});
     });
   });
-  // The requests already read are answered first; then the adapter's close() (simple-redis-mutex gives back a
-  // win it kept for an acquire that will not come), bounded by CLOSE_MS.
-  lines.on('close', () => queue.then(() => adapter.close && bounded(adapter.close(), CLOSE_MS))
-    .catch(() => {}).then(() => process.exit(0)));
+  // The requests already read are answered first; then the late wins still on their way back (as the Go,
+  // Rust, Java and Python kits: process.exit would drop them) and the adapter's close() (simple-redis-mutex
+  // gives back a win it kept for an acquire that will not come), together bounded by CLOSE_MS.
+  const ending = () => Promise.all([...lateGiveBacks]).then(() => adapter.close && adapter.close());
+  lines.on('close', () => queue.then(() => bounded(ending(), CLOSE_MS)).catch(() => {}).then(() => process.exit(0)));
 }
 
 module.exports = {serve, library, retryMs, event, bounded, awakeTimer, quiet, connected, unhandledSoFar, logUnhandled,

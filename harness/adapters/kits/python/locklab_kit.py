@@ -24,7 +24,8 @@ close) runs on one thread of the kit's, in order, so a library that keeps its st
 (redis-py's Lock keeps its token in a threading.local) finds it; a call still running when its
 bound passed holds up the requests after it until it returns. A line that is not
 a JSON object is answered with an error line, and the adapter goes on. When stdin ends, the
-adapter answers what it has read, runs close(), and exits, holding or not.
+adapter answers what it has read; then, within CLOSE_MS, the worker gives back a late win still on
+its way (give_back) and runs close(); the adapter exits, holding or not.
 
 Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
 RETRY_MS); Deadline, a bound a SIGSTOP does not spend. An adapter with take(m) has its acquire
@@ -242,10 +243,10 @@ def serve(adapter):
         except Exception as error:  # init or a malformed request: said on the line, and the adapter goes on
             reply = {"type": "error", "error": repr(error)}
         _send({"id": m.get("id"), **reply})
-    close = getattr(adapter, "close", None)
-    if close is not None:
-        try:
-            worker.call(close, CLOSE_MS)
-        except Exception:  # the harness has stopped listening: nothing to tell it
-            pass
+    # On the worker, after what is queued there: a late win's give_back (take) goes first, as in every kit.
+    close = getattr(adapter, "close", None) or (lambda: None)
+    try:
+        worker.call(close, CLOSE_MS)
+    except Exception:  # the harness has stopped listening: nothing to tell it
+        pass
     sys.exit(0)
