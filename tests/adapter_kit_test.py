@@ -6,10 +6,11 @@ retry_ms (5 ms without it, or for 0), and exits at the end of stdin after close(
 Deadline is not spent by a SIGSTOP, and a poll that pauses with its sleep() waits its bound, however
 long the pause; the Python kit bounds release and extend (ANSWER_MS) as the JavaScript kit does. The Go,
 Java and Python kits answer a call past its bound with blocked_ms (acquire unknown, release error), as the
-JavaScript kit does; the Go kit gives a late win back even when stdin has already ended. The grace
-(docs/adapters.md, the protocol's "acquire") differs by kit, as written there: the Python kit (and the
-JavaScript adapters' withinWait) give a win in the 1 s after wait_ms back and answer timed_out; the Go,
-Rust and Java kits answer it acquired. The JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
+JavaScript kit does; the Go, Rust, Python and JavaScript kits give a late win back even when stdin has already
+ended. The grace
+(docs/adapters.md, the protocol's "acquire") is one rule in every kit: a win in the 1 s after wait_ms is
+answered acquired and kept as the adapter's hold (the Python kit's take(), the JavaScript kit's withinWait,
+the Go, Rust and Java kits); only a win after the kit answered `unknown` is given back. The JavaScript kit names the version of a library it has not installed `unknown` (the toy's library is
 not installed). The Python kit runs every handler on one thread. The JavaScript kit's part is skipped without node.
 The Go kit (harness/adapters/kits/go) runs a toy built here, against the kit's folder: it keeps the hold, so a
 release without one is `already_expired` without asking the library; its wait context is not spent by a
@@ -60,28 +61,47 @@ class Toy:
 kit.serve(Toy())
 '''
 
-PY_LATE_ADAPTER = r'''
+PY_TAKE_ADAPTER = r'''
 import sys
 sys.path.insert(0, sys.argv[1])
 import threading
 import time
 import locklab_kit as kit
 
-class Late:
+class Takes:  # a library whose wait is no bound: the kit bounds take()
     library, version, capabilities = "toy", "0", {"expires": True}
+    held = None
     def init(self, m):
         self.thread = threading.get_ident()
-    def acquire(self, m):  # a library call that wins after sleep_s, whatever the wait
-        time.sleep(m["sleep_s"])
-        self.slept = m["sleep_s"]
-        return "acquired"
-    def late_acquire(self, won):
+    def take(self, m):  # a library call that answers after sleep_ms, whatever the wait: a hold, or None
+        time.sleep(m["sleep_ms"] / 1000)
+        return None if m.get("lose") else "hold %d" % m["sleep_ms"]
+    def give_back(self, hold):
         with open(sys.argv[2], "a") as f:
-            f.write("%s:%s\n" % (self.slept, threading.get_ident() == self.thread))
+            f.write("%s:%s\n" % (hold, threading.get_ident() == self.thread))
     def release(self, m):
-        return "released"
+        return {"outcome": "released", "error": str(self.held)}
 
-kit.serve(Late())
+kit.serve(Takes())
+'''
+
+JS_TAKE_ADAPTER = r'''
+const fs = require('fs');
+const kit = require(process.argv[1]);
+let held = null;
+kit.serve({
+  library: 'toy-not-installed', capabilities: {expires: true},
+  async init() {},
+  async acquire(m) {  // a library call that answers after sleep_ms, whatever the wait: a hold, or false
+    const call = new Promise((resolve) => setTimeout(() => resolve(!m.lose && `hold ${m.sleep_ms}`), m.sleep_ms));
+    const got = await kit.withinWait(m, call, (late) => late && fs.appendFileSync(process.argv[2], `${late}\n`));
+    if (got.blocked) return got.blocked;
+    if (!got.value) return 'timed_out';
+    held = got.value;
+    return 'acquired';
+  },
+  async release() { return {outcome: 'released', error: String(held)}; },
+});
 '''
 
 JS_ADAPTER = r'''
@@ -273,12 +293,96 @@ class KitTest:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class PythonKit(KitTest, unittest.TestCase):
+class GraceTest:
+    """The grace, one rule in every kit (docs/adapters.md, "A wait is a wait"), on the kits whose toys bound a
+    library call that answers after `sleep_ms` (the Python kit's take(), the JavaScript kit's withinWait)."""
+
+    no_hold = None  # how the toy's release names no hold
+    given_line = None  # the give-back's line in the toy's file for "hold 1600"
+
+    def take_argv(self, given):
+        raise NotImplementedError
+
+    def test_a_win_in_the_grace_is_kept(self):
+        # A win 300 ms past wait_ms 300 is acquired and becomes the hold (the library said yes: a caller would
+        # enter, and the harness sees its section); wait_ms 0 is one attempt, its win kept within the grace;
+        # a failed attempt keeps the hold it had. Nothing is given back.
+        given = os.path.join(self.tmp, "given")
+        requests = [{"id": 1, "type": "init", "key": "k"},
+                    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_ms": 10},
+                    {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_ms": 600},
+                    {"id": 4, "type": "release"},
+                    {"id": 5, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "sleep_ms": 200},
+                    {"id": 6, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_ms": 600, "lose": True},
+                    {"id": 7, "type": "release"}]
+        done = subprocess.run(self.take_argv(given), capture_output=True, text=True, timeout=30,
+                              input="".join(json.dumps(r) + "\n" for r in requests))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") != "event"}
+        self.assertEqual([replies[i]["outcome"] for i in range(2, 8)],
+                         ["acquired", "acquired", "released", "acquired", "timed_out", "released"], replies)
+        self.assertEqual([replies[4]["error"], replies[7]["error"]], ["hold 600", "hold 200"], replies)
+        self.assertFalse(os.path.exists(given), "a win in the grace was given back")
+
+    def test_a_win_after_the_grace_is_given_back(self):
+        # A call still silent at wait_ms 100 + 1 s is `unknown` with blocked_ms; its win at 1.6 s is given back
+        # (the harness was told unknown: nobody holds it) and never becomes the hold. stdin stays open until the
+        # give-back is seen (polled): the JavaScript kit exits at the end of stdin without waiting for one.
+        given = os.path.join(self.tmp, "given")
+        child = subprocess.Popen(self.take_argv(given), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            def ask(request):
+                child.stdin.write(json.dumps(request) + "\n")
+                child.stdin.flush()
+                while True:
+                    reply = json.loads(child.stdout.readline())
+                    if reply.get("type") != "event":
+                        return reply
+            ask({"id": 1, "type": "init", "key": "k"})
+            blocked_reply = ask({"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 100, "sleep_ms": 1600})
+            self.assertEqual(blocked_reply["outcome"], "unknown", blocked_reply)
+            self.assertGreaterEqual(blocked_reply["blocked_ms"], 1000, blocked_reply)
+            self.assertRegex(blocked_reply["error"],
+                             r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
+            end = time.monotonic() + 20
+            while not os.path.exists(given) and time.monotonic() < end:
+                time.sleep(0.05)
+            released = ask({"id": 3, "type": "release"})
+        finally:
+            child.stdin.close()
+            child.wait(timeout=10)
+            child.stdout.close()
+        with open(given) as f:
+            self.assertEqual(f.read().split("\n")[0], self.given_line)
+        self.assertEqual((released["outcome"], released["error"]), ("released", self.no_hold), released)
+        self.assertEqual(child.returncode, 0)
+
+    def test_the_end_of_stdin_waits_for_a_late_give_back(self):
+        # As the Go kit: the win comes 200 ms after `unknown`, when stdin has already ended; the kit gives it
+        # back before it exits (within CLOSE_MS), not exiting over the give-back.
+        given = os.path.join(self.tmp, "given")
+        requests = [{"id": 1, "type": "init", "key": "k"},
+                    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "sleep_ms": 1200}]
+        done = subprocess.run(self.take_argv(given), capture_output=True, text=True, timeout=30,
+                              input="".join(json.dumps(r) + "\n" for r in requests))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") != "event"}
+        self.assertEqual(replies[2]["outcome"], "unknown", replies)
+        with open(given) as f:
+            self.assertEqual(f.read().split("\n")[0], self.given_line.replace("1600", "1200"))
+
+
+class PythonKit(GraceTest, KitTest, unittest.TestCase):
     retry_words = ["0.007", "0.005", "0.005"]
     version = "0"
+    no_hold = "None"
+    given_line = "hold 1600:True"  # given back on the kit's one thread
 
     def argv(self, closed):
         return [sys.executable, "-c", PY_ADAPTER, os.path.join(KITS, "python"), closed]
+
+    def take_argv(self, given):
+        return [sys.executable, "-c", PY_TAKE_ADAPTER, os.path.join(KITS, "python"), given]
 
     def test_a_stop_does_not_spend_a_deadline(self):
         # Deadline(400 ms), stopped at 100 ms for 1 s: the stop counts as two 50 ms steps, so
@@ -332,36 +436,16 @@ class PythonKit(KitTest, unittest.TestCase):
                                       "error": "release blocked past 1500 ms (the library still waiting)"}, replies)
         self.assertEqual(replies[2], {"id": 3, "type": "noop_ok"})
 
-    def test_an_adapter_with_late_acquire_has_its_acquire_bounded_as_every_kit(self):
-        # The grace rule (docs/adapters.md, "A wait is a wait"): a win within wait_ms is acquired; a win in the
-        # 1 s grace after it is given back (late_acquire) and answered timed_out; wait_ms 0 is one attempt, its
-        # win kept whenever it comes within the grace; a call still silent then is `unknown` with blocked_ms,
-        # and its later win is given back too, before the next request. Every call runs on the kit's one thread.
-        given = os.path.join(self.tmp, "given")
-        requests = [{"id": 1, "type": "init", "key": "k"},
-                    {"id": 2, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_s": 0.01},
-                    {"id": 3, "type": "acquire", "ttl_ms": 500, "wait_ms": 300, "sleep_s": 0.6},
-                    {"id": 4, "type": "acquire", "ttl_ms": 500, "wait_ms": 0, "sleep_s": 0.2},
-                    {"id": 5, "type": "acquire", "ttl_ms": 500, "wait_ms": 100, "sleep_s": 1.6},
-                    {"id": 6, "type": "release"}]  # queued behind the blocked call and its give-back
-        done = subprocess.run([sys.executable, "-c", PY_LATE_ADAPTER, os.path.join(KITS, "python"), given],
-                              capture_output=True, text=True, timeout=30,
-                              input="".join(json.dumps(r) + "\n" for r in requests))
-        self.assertEqual(done.returncode, 0, done.stderr)
-        replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
-        self.assertEqual([replies[i]["outcome"] for i in (2, 3, 4, 5, 6)],
-                         ["acquired", "timed_out", "acquired", "unknown", "released"], replies)
-        self.assertEqual(replies[3]["error"], "won after wait_ms: given back")
-        self.assertGreaterEqual(replies[5]["blocked_ms"], 1000, replies)
-        self.assertRegex(replies[5]["error"], r"^acquire blocked \d+ ms past its wait bound \(the library still waiting\)$")
-        with open(given) as f:  # the grace's win and the blocked call's late win, each on the kit's thread
-            self.assertEqual(f.read().split(), ["0.6:True", "1.6:True"])
-
 
 @unittest.skipUnless(shutil.which("node"), "node is missing")
-class JavaScriptKit(KitTest, unittest.TestCase):
+class JavaScriptKit(GraceTest, KitTest, unittest.TestCase):
     retry_words = ["7", "5", "5"]
     version = "unknown"  # the toy's library is not in the kit's node_modules, and the toy names no version
+    no_hold = "null"
+    given_line = "hold 1600"
+
+    def take_argv(self, given):
+        return ["node", "-e", JS_TAKE_ADAPTER, os.path.join(KITS, "js", "protocol.js"), given]
 
     def argv(self, closed):
         return ["node", "-e", JS_ADAPTER, os.path.join(KITS, "js", "protocol.js"), closed]

@@ -18,7 +18,8 @@
 //   redis.createClient(port, host)), so a command to a dead server blocks past the kit's bound:
 //   `unknown` with blocked_ms (liveness); a lock that comes later is unlocked.
 // The wait: warlock.lock() is one attempt; its README's optimistic() loop is the adapter's poll(),
-// every retry_ms until wait_ms, ended by the kit at wait_ms (withinWait).
+// every retry_ms until wait_ms, bounded by the kit (withinWait): an attempt won in the 1 s grace after
+// wait_ms is kept (acquired), as in every kit.
 // - warlock.lock() calls the deprecated new Buffer(): its warning would go to locklab's stderr.
 process.noDeprecation = true;
 const {serve, library, quiet, connected, withinWait, retryMs} = require('../kits/js/protocol');
@@ -51,13 +52,8 @@ serve({
     key = m.key;
   },
   async acquire(m) {  // a Redis error rejects: `unknown` (the kit, protocol.js)
-    const giveBack = (late) => late && late.unlock(() => {});
-    const got = await withinWait(m, poll(m), giveBack);
+    const got = await withinWait(m, poll(m), (late) => late && late.unlock(() => {}));  // won after `unknown`
     if (got.blocked) return got.blocked;
-    if (got.late) {
-      giveBack(got.late);
-      return {outcome: 'timed_out', error: 'won after wait_ms: given back'};
-    }
     if (!got.value) return 'timed_out';
     held = got.value;
     return 'acquired';

@@ -20,8 +20,8 @@
 // delay is retry_ms; retryJitter stays at its default (100 ms, line 62: the README calls it what
 // "improves performance under high contention", and nothing in it says to turn it off). Between
 // attempts the library sleeps max(0, retryDelay + jitter x U(-1, 1)) (line 428), so the retry count
-// is wait_ms over that mean (meanRetryDelay), and the kit ends the wait at wait_ms (withinWait): a
-// lock won after it is unlocked and answered timed_out.
+// is wait_ms over that mean (meanRetryDelay), and the kit bounds the call (withinWait): a lock won in
+// the 1 s grace after wait_ms is kept (acquired), as in every kit; one won after `unknown` is unlocked.
 const {serve, library, quiet, connected, variant, meanRetryDelay, retriesWithin, withinWait, IOREDIS_FAIL_FAST, retryMs} =
   require('../kits/js/protocol');
 const Redis = library('ioredis');
@@ -55,12 +55,11 @@ serve({
   async acquire(m) {
     const before = nodeErrors;
     const retryCount = retriesWithin(m, meanRetryDelay(retryMs(m), JITTER_MS));
-    const giveBack = (late) => late.unlock().catch(() => {});
+    const giveBack = (late) => late.unlock().catch(() => {});  // won after the kit answered `unknown`
     try {
       // retryCount 0 would mean the instance's (line 393): a wait of 0 is one attempt either way.
       const got = await withinWait(m, redlock.lockWithOptions(key, m.ttl_ms, {retryCount, retryDelay: retryMs(m)}), giveBack);
       if (got.blocked) return got.blocked;
-      if (got.late) return giveBack(got.late).then(() => ({outcome: 'timed_out', error: 'won after wait_ms: given back'}));
       lock = got.value;
       return 'acquired';
     } catch (error) {

@@ -20,7 +20,8 @@
 // and a refresh's rejection comes only after that, later than any run here. Node's default for
 // the unhandled rejection (the process dies: a crashed client) then applies.
 // The wait: acquireTimeout is wait_ms and retryInterval retry_ms (the library's own options, no
-// jitter); the kit ends the wait at wait_ms (withinWait): a lock won after it is released.
+// jitter); the kit bounds the call (withinWait): a lock won in the 1 s grace after wait_ms is kept
+// (acquired), as in every kit; one won after `unknown` is released.
 const {serve, library, event, quiet, connected, withinWait, retryMs} = require('../kits/js/protocol');
 const Redis = library('ioredis');
 const {Mutex} = library('redis-semaphore');
@@ -44,10 +45,9 @@ serve({
       acquireAttemptsLimit: m.wait_ms > 0 ? Infinity : 1, retryInterval: retryMs(m),
       onLockLost: () => event('lost'),
     });
-    const giveBack = (acquired) => acquired && candidate.release().catch(() => {});
+    const giveBack = (acquired) => acquired && candidate.release().catch(() => {});  // won after `unknown`
     const got = await withinWait(m, candidate.tryAcquire(), giveBack);
     if (got.blocked) return got.blocked;
-    if (got.late) return Promise.resolve(giveBack(got.late)).then(() => ({outcome: 'timed_out', error: 'won after wait_ms: released'}));
     if (!got.value) return 'timed_out';
     mutex = candidate;
     return 'acquired';

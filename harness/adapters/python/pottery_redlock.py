@@ -9,8 +9,9 @@ What the library's source decides (pottery/redlock.py of 3.0.1; docs/peers.md, "
   in a thread pool (:278-285, :318-352), held at a majority while the validity (auto_release_time less
   drift and elapsed, perf_counter) is ahead; a failed attempt runs the release script on every master
   (:350-351) and sleeps uniform(0, 0.2) s (:423) before the next, until `timeout` (:417), checked only
-  between attempts: the kit bounds the call (as the adapter has late_acquire: the wait, 1 s of grace,
-  then `unknown` with blocked_ms), and a win after the wait is given back.
+  between attempts: the kit bounds the call (the adapter's take(): the wait, then 1 s of grace for an
+  attempt on its way, whose win is kept, as in every kit; then `unknown` with blocked_ms), and a win
+  after `unknown` is given back (give_back).
 - nothing renews it: extend() is the caller's, at most num_extensions (3) times (:503-553).
 - release is the compare-and-delete script on every master (:136-150, :555-600), done at a majority;
   ReleaseUnlockedLock otherwise: `error` when masters raised (a vote that never left), else `not_owner`.
@@ -30,24 +31,19 @@ class PotteryRedlock:
     library, version = "pottery", version("pottery")  # pottery has no __version__
     capabilities = {"expires": True, "owner_checked_release": True, "reentrant": False, "fencing": False,
                     "multi_node": True, "notifies_waiters": False, "auto_extends": False}
-    masters, key, lock, previous = None, None, None, None
+    masters, key, held = None, None, None  # held: the kit's, the last win (locklab_kit.py, take)
 
     def init(self, m):
         self.masters, self.key = {redis.Redis(host=s["host"], port=s["port"]) for s in m["servers"]}, m["key"]
         return {"key": "redlock:" + self.key}
 
-    def acquire(self, m):  # a failed attempt keeps the hold we have; a RedisError is `unknown` (the kit)
+    def take(self, m):  # the hold, or None (timed_out: the kit keeps the hold we have); a RedisError is `unknown`
         attempt = pottery.Redlock(key=self.key, masters=self.masters, auto_release_time=kit.ttl_s(m))
         won = attempt.acquire(blocking=False) if m["wait_ms"] == 0 else attempt.acquire(timeout=kit.wait_s(m))
-        if not won:
-            return "timed_out"
-        self.previous, self.lock = self.lock, attempt
-        return "acquired"
+        return attempt if won else None
 
-    def late_acquire(self, won):  # a win after wait_ms (the kit answered timed_out or unknown): given back
-        if won == "acquired":
-            attempt, self.lock = self.lock, self.previous
-            attempt.release()
+    def give_back(self, hold):  # a win after the kit answered `unknown`
+        hold.release()
 
     def release(self, m):  # a RedisError is `error` (the kit), as for extend
         return self.ended(lambda held: held.release(), "released")
@@ -59,7 +55,7 @@ class PotteryRedlock:
         return self.ended(extend_to, "extended")
 
     def ended(self, call, word):
-        held = self.lock or pottery.Redlock(key=self.key, masters=self.masters)  # never acquired: not ours
+        held = self.held or pottery.Redlock(key=self.key, masters=self.masters)  # never acquired: not ours
         try:
             call(held)
             return word

@@ -8,25 +8,31 @@ An adapter describes itself and its library's calls as an object, and hands it t
         def acquire(self, m): ...         # an outcome word, or {"outcome": word, "error": text, ...}
         def release(self, m): ...
         def extend(self, m): ...          # optional: without it, extend answers `error`
-        def late_acquire(self, value): ...  # optional: gives back a win that came after wait_ms (the kit bounds acquire)
         def close(self): ...              # optional: at the end of stdin
+
+An adapter whose library's wait is no bound has take(m) and give_back(hold) in place of acquire:
+
+        def take(self, m): ...            # the library's hold, or None (timed_out); the kit bounds the wait
+        def give_back(self, hold): ...    # releases a hold won after the kit answered `unknown`
 
 serve() reads one JSON request a line, answers in order with the request's id, and answers
 noop and init_ok itself. A handler that raises answers "when in doubt" (docs/adapters.md,
 "When in doubt, unknown"): acquire `unknown`, release and extend `error`. release and extend
 are answered within ANSWER_MS, else `error` (as the JavaScript kit does); acquire is bounded
-here when the adapter has late_acquire, else by the adapter. Every handler (init, acquire, release, extend,
+here when the adapter has take(), else by the adapter. Every handler (init, acquire, release, extend,
 close) runs on one thread of the kit's, in order, so a library that keeps its state per thread
 (redis-py's Lock keeps its token in a threading.local) finds it; a call still running when its
 bound passed holds up the requests after it until it returns. A line that is not
 a JSON object is answered with an error line, and the adapter goes on. When stdin ends, the
-adapter answers what it has read, runs close(), and exits, holding or not.
+adapter answers what it has read; then, within CLOSE_MS, the worker gives back a late win still on
+its way (give_back) and runs close(); the adapter exits, holding or not.
 
 Helpers: ttl_s(m), wait_s(m), retry_s(m) (the request's retry_ms, the run's --retry, else
-RETRY_MS); Deadline, a bound a SIGSTOP does not spend. An adapter with late_acquire(value) has its
-acquire bounded by the kit, by the harness's wait as every kit bounds it (_bounded_acquire: a win
-after wait_ms is given to late_acquire and answered timed_out); an adapter without one bounds its
-own (redis-py's blocking_timeout). An acquire that polls waits
+RETRY_MS); Deadline, a bound a SIGSTOP does not spend. An adapter with take(m) has its acquire
+bounded by the kit, by the harness's wait as every kit bounds it (_bounded_acquire: a win within
+wait_ms + GRACE_MS is kept in the adapter's `held`, which release and extend use; a win after the
+kit answered `unknown` goes to give_back); an adapter with acquire(m) bounds its own wait (redis-py's
+blocking_timeout). An acquire that polls waits
 between attempts with its Deadline's sleep(), never time.sleep() (see Deadline).
 Only the standard library: an adapter brings its own lock library.
 """
@@ -38,7 +44,7 @@ import time
 
 RETRY_MS = 5  # the pause between attempts when the acquire request carries no retry_ms (older harnesses)
 AWAKE_STEP_S = 0.05  # a Deadline's step: a step that took longer than two counts as two (the process was stopped)
-GRACE_MS = 1000  # _bounded_acquire(): an acquire still silent wait_ms + this later blocks past its bound (as every kit)
+GRACE_MS = 1000  # _bounded_acquire(): a win within wait_ms + this is kept; still silent then, it is stuck (as every kit)
 ANSWER_MS = 1500  # release and extend answer within this, under AdapterLock's 2000 ms margin (as the JS kit)
 CLOSE_MS = 500  # close() at the end of stdin, under AdapterLock's 1000 ms exit grace (then SIGKILL)
 LATE = object()  # what _Worker.call() returns when the call did not finish within its bound
@@ -162,35 +168,28 @@ class _Worker:
 
 
 def _bounded_acquire(adapter, m, worker):
-    """The acquire of an adapter with late_acquire(value), bounded by the harness's wait as every kit
-    bounds it (docs/adapters.md, "A wait is a wait"): the value if it comes within wait_ms (wait_ms 0:
-    one attempt, its value whenever it comes within GRACE_MS); at wait_ms, GRACE_MS more for an attempt
-    on its way, and a win in that grace is given back (late_acquire) and answered timed_out: the
-    caller's wait was over. Still silent then: `unknown` with blocked_ms, which the harness judges
-    liveness, and a win after it goes to late_acquire too. Both run on the worker (redis-py's Lock
-    keeps its token per thread), and both bounds are Deadlines: a SIGSTOP does not spend them."""
+    """The acquire of an adapter with take(m), bounded by the harness's wait as every kit bounds it
+    (docs/adapters.md, "A wait is a wait"): the wait ends at wait_ms, and an attempt on its way then gets
+    GRACE_MS more. A hold that comes by then is the acquire's (the library said yes: a caller would enter,
+    and the harness sees and judges the section; a win given back here would hide a second grant from
+    the checker): it becomes adapter.held, and the answer is `acquired`; None is `timed_out`, and the hold
+    the adapter had stays. wait_ms 0 is one attempt, its hold kept whenever it comes within GRACE_MS.
+    Still silent at wait_ms + GRACE_MS: `unknown` with blocked_ms, which the harness judges liveness,
+    and a hold that comes later goes to give_back (the harness was told `unknown`: nobody holds it),
+    on the worker before the next request. take and give_back run on the worker (redis-py's Lock keeps
+    its token per thread); the bound is a Deadline: a SIGSTOP does not spend it."""
     began = time.monotonic()
-    done, box = worker.start(lambda: adapter.acquire(m), adapter.late_acquire)
-    on_time = m["wait_ms"] > 0 and Deadline(m["wait_ms"]).wait(done)
-    if not on_time and not Deadline(GRACE_MS).wait(done) and worker.late(box):
+    done, box = worker.start(lambda: adapter.take(m), lambda hold: hold is not None and adapter.give_back(hold))
+    if not Deadline(m["wait_ms"] + GRACE_MS).wait(done) and worker.late(box):
         ms = max(round((time.monotonic() - began) * 1000) - m["wait_ms"], GRACE_MS)
         return {"outcome": "unknown", "blocked_ms": ms,
                 "error": "acquire blocked %d ms past its wait bound (the library still waiting)" % ms}
     done.wait()  # set right after the value or the error
-    value = worker.result(box)
-    if on_time or m["wait_ms"] == 0 or _word(value) != "acquired":
-        return value
-    # won in the grace: the caller's wait was over. The give-back gets CLOSE_MS before the answer (the harness
-    # waits wait_ms + 2 s); one still running then finishes on the worker before the next request.
-    try:
-        worker.call(lambda: adapter.late_acquire(value), CLOSE_MS)
-    except Exception:  # noqa: BLE001 - a give-back that failed: the hold ends with its lease, and the answer stands
-        pass
-    return {"outcome": "timed_out", "error": "won after wait_ms: given back"}
-
-
-def _word(result):
-    return result if isinstance(result, str) else result.get("outcome")
+    hold = worker.result(box)
+    if hold is None:
+        return "timed_out"
+    adapter.held = hold
+    return "acquired"
 
 
 def _answer(adapter, m, worker):
@@ -203,13 +202,15 @@ def _answer(adapter, m, worker):
                 "capabilities": adapter.capabilities, **extra}
     if kind not in REPLY:
         return {"type": "error", "error": "unknown request type %r" % (kind,)}
+    takes = kind == "acquire" and hasattr(adapter, "take")  # its wait bounded here, else by its acquire
     handler = getattr(adapter, kind, None)
-    if handler is None:
+    if handler is None and not takes:
         return {"type": REPLY[kind], "outcome": "error", "error": "%s has no %s" % (adapter.library, kind)}
     try:
-        if kind == "acquire":  # bounded here when the adapter can give a late win back, else by the adapter
-            bound = getattr(adapter, "late_acquire", None)
-            result = _bounded_acquire(adapter, m, worker) if bound else worker.call(lambda: handler(m))
+        if takes:
+            result = _bounded_acquire(adapter, m, worker)
+        elif kind == "acquire":
+            result = worker.call(lambda: handler(m))
         else:
             result = worker.call(lambda: handler(m), ANSWER_MS)
         if result is LATE:
@@ -242,10 +243,10 @@ def serve(adapter):
         except Exception as error:  # init or a malformed request: said on the line, and the adapter goes on
             reply = {"type": "error", "error": repr(error)}
         _send({"id": m.get("id"), **reply})
-    close = getattr(adapter, "close", None)
-    if close is not None:
-        try:
-            worker.call(close, CLOSE_MS)
-        except Exception:  # the harness has stopped listening: nothing to tell it
-            pass
+    # On the worker, after what is queued there: a late win's give_back (take) goes first, as in every kit.
+    close = getattr(adapter, "close", None) or (lambda: None)
+    try:
+        worker.call(close, CLOSE_MS)
+    except Exception:  # the harness has stopped listening: nothing to tell it
+        pass
     sys.exit(0)
