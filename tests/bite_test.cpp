@@ -64,6 +64,27 @@ TEST(BiteEvidence, AContenderMustBeTryingInsideTheWindow) {
   EXPECT_EQ(e.at(412'345'678), "412.3 ms");
 }
 
+// The failover's "two holders at once after it began" (FailoverFault::usable_after; docs/peers.md,
+// Redisson 3.18.1 on seed 000's cluster): only sections entered after the moment count, a client's
+// own back-to-back sections are not two holders, and a section not left by the end is open till then.
+TEST(BiteEvidence, FindsTheFirstTwoHoldersAtOnceAfterAMoment) {
+  BiteEvidence e = two_clients();  // no overlap: 0 in [100, 700], 1 in [710, 760]
+  EXPECT_FALSE(e.first_overlap_after(0));
+  e.records = {section(0, 0, 100, 300), section(1, 0, 200, 250),   // overlap before the moment
+               section(2, 0, 400, 500), section(2, 0, 500, 600),   // one client, one after the other
+               section(0, 0, 620, 700), section(1, 0, 650, 710)};  // the first two at once after it
+  const auto two = e.first_overlap_after(350 * kMs);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->first.client, 0u);
+  EXPECT_EQ(two->first.enter_ns, 620 * kMs);
+  EXPECT_EQ(two->second.client, 1u);
+  EXPECT_EQ(two->second.enter_ns, 650 * kMs);
+  EXPECT_FALSE(e.first_overlap_after(640 * kMs)) << "client 1 alone after 640 ms";
+  e.records = {section(0, 0, 100, 0), section(1, 0, 900, 950)};  // client 0 never left: inside until end_ns
+  ASSERT_TRUE(e.first_overlap_after(50 * kMs));
+  EXPECT_EQ(e.first_overlap_after(50 * kMs)->second.client, 1u);
+}
+
 PauseSpan stop(int client, const std::string& at, std::int64_t since_ms, std::int64_t until_ms) {
   return {client, at, since_ms * kMs, until_ms * kMs};
 }

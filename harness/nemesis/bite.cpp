@@ -81,6 +81,17 @@ std::optional<CsRecord> BiteEvidence::other_entered(int except, std::int64_t fro
   return std::nullopt;
 }
 
+std::optional<std::pair<CsRecord, CsRecord>> BiteEvidence::first_overlap_after(std::int64_t after_ns) const {
+  const auto leaves = [&](const CsRecord& r) { return r.exit_ns != 0 ? r.exit_ns : end_ns; };
+  std::optional<CsRecord> open;  // of the sections entered after after_ns so far, the one that leaves last
+  for (const CsRecord& record : records) {  // by enter_ns
+    if (record.enter_ns <= after_ns) continue;
+    if (open && open->client != record.client && record.enter_ns < leaves(*open)) return std::pair{*open, record};
+    if (!open || leaves(record) > leaves(*open)) open = record;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 std::string span_text(const BiteEvidence& e, const PauseSpan& span) {

@@ -91,6 +91,10 @@ struct BiteEvidence {
   std::optional<std::int64_t> waiting(int client, std::int64_t from, std::int64_t to) const;
   // The first section of a client other than `except` entered in [from, to].
   std::optional<CsRecord> other_entered(int except, std::int64_t from, std::int64_t to) const;
+  // The first two sections of different clients open at once, both entered
+  // after `after_ns` (one not left by the end counts as open until end_ns):
+  // the earlier-entered first.
+  std::optional<std::pair<CsRecord, CsRecord>> first_overlap_after(std::int64_t after_ns) const;
 };
 
 // "client C was trying at T": the contender part of a bite's text.

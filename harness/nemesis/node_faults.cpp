@@ -423,7 +423,11 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
 // Whether the lock was usable after the failover: the first section any
 // client entered once it began (the slot moves before every node agrees, and
 // a client may get in meanwhile), and how many (issues #4706 and #4822: after
-// a failover, Redisson's lock was obtainable by one node only, or by none).
+// a failover, Redisson's lock was obtainable by one node only, or by none);
+// and whether two clients held it at once after it began: while the slot
+// moves, the old master (its replica just promoted, none connected) and the
+// new one (none yet) may each grant a lock that sizes its WAIT by the
+// replicas connected (Redisson 3.18.1: no WAIT for none; docs/peers.md).
 std::string FailoverFault::usable_after(const BiteEvidence& evidence) const {
   const CsRecord* first = nullptr;
   std::size_t sections = 0;
@@ -434,9 +438,14 @@ std::string FailoverFault::usable_after(const BiteEvidence& evidence) const {
     }
   const auto after_ms = [&](std::int64_t ns) { return std::to_string(std::max<std::int64_t>(ns - began_ns_, 0) / 1'000'000); };
   if (first == nullptr) return "; not usable after it: nobody acquired in the " + after_ms(evidence.end_ns) + " ms the run went on";
-  return "; usable after it: client " + std::to_string(first->client) + " acquired " + after_ms(first->enter_ns) +
-         " ms after the failover began, " + std::to_string(sections) + " section(s) in the " + after_ms(evidence.end_ns) +
-         " ms the run went on";
+  std::string text = "; usable after it: client " + std::to_string(first->client) + " acquired " + after_ms(first->enter_ns) +
+                     " ms after the failover began, " + std::to_string(sections) + " section(s) in the " +
+                     after_ms(evidence.end_ns) + " ms the run went on";
+  if (const auto two = evidence.first_overlap_after(began_ns_))
+    text += "; two holders at once after it began: client " + std::to_string(two->first.client) + " from " +
+            after_ms(two->first.enter_ns) + " ms and client " + std::to_string(two->second.client) + " from " +
+            after_ms(two->second.enter_ns) + " ms";
+  return text;
 }
 
 // ---- the parked holder of node-crash (when=holder) and clock-jump ----------------------
