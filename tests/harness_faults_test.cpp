@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_registry.h"
@@ -155,25 +156,34 @@ TEST(FaultSet, TheFaultsThatReadTheLockKeySaySo) {
   }
 }
 
-// patience=MS on the faults that park a holder: out of range, or on node-crash
-// when=start (no holder is parked), it is refused with the reason.
+// patience=MS on the faults that park a holder: at least half the lease (a
+// shorter one would let a late contender read safe, not liveness), under the
+// lease for a lock whose lease lapses (its own expiry would let the contender
+// in), any length for a watchdog lock; on node-crash when=start (no holder is
+// parked) it is refused. Each refusal says why.
 TEST(FaultSet, ThePatienceOfAParkedHolderIsBoundedAndNeedsAHolder) {
   RunOptions options;
-  options.lock = "lua-safe-delete";
   options.clients = 2;
-  for (const std::string spec : {"failover:patience=2000", "node-crash:restart=now:patience=2000",
-                                 "clock-jump:patience=50"}) {
+  options.ttl_ms = 2000;
+  const auto accepted = [&options](const std::string& lock, const std::string& spec) {
+    options.lock = lock;
     options.faults = {spec};
     auto faults = make_faults(options);
-    EXPECT_TRUE(faults) << spec << ": " << faults.error().message;
-  }
-  for (const auto& [spec, why] : std::vector<std::pair<std::string, std::string>>{
-           {"clock-jump:patience=10", "patience must be between 50"},
-           {"failover:patience=x", "patience"},
-           {"node-crash:when=start:patience=900", "patience need when=holder"}}) {
+    EXPECT_TRUE(faults) << lock << " " << spec << ": " << faults.error().message;
+  };
+  accepted("lua-safe-delete", "failover:patience=1999");
+  accepted("lua-safe-delete", "node-crash:restart=now:patience=1000");
+  accepted("reentrant-watchdog", "clock-jump:patience=9000");
+  accepted("setnx", "clock-jump:patience=9000");
+  for (const auto& [lock, spec, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"lua-safe-delete", "clock-jump:patience=999", "between 1000 (half the lease) and 1999 ms (under the lease"},
+           {"lua-safe-delete", "failover:patience=2000", "does not renew it"},
+           {"reentrant-watchdog", "failover:patience=x", "patience must be between 1000"},
+           {"lua-safe-delete", "node-crash:when=start:patience=1500", "patience need when=holder"}}) {
+    options.lock = lock;
     options.faults = {spec};
     auto faults = make_faults(options);
-    ASSERT_FALSE(faults) << spec;
+    ASSERT_FALSE(faults) << lock << " " << spec;
     EXPECT_NE(faults.error().message.find(why), std::string::npos) << spec << ": " << faults.error().message;
   }
 }

@@ -237,6 +237,24 @@ TEST(NodeCrashFault, AnImmediateRestartComesOnlyAfterTheServersWereRead) {
   EXPECT_LE(std::stod(bite.substr(at + std::string("after the crash at ").size())), restarted) << story(document);
 }
 
+// patience=MS is how long the parked holder waits for a contender: with a
+// lock nobody can take from it (setnx has no TTL to jump past), the holder
+// stays inside the whole patience, then the fault says nobody got in.
+TEST(ClockJumpFault, TheParkedHolderWaitsItsWholePatienceWhenNobodyGetsIn) {
+  auto options = run_options("setnx", {"clock-jump:offset=30000:patience=1500"});
+  options.clients = 2;
+  options.hold_ms = 20;
+  options.wait_ms = 30;
+  options.duration_s = 2.5;
+  const auto document = run(options);
+  const double jumped = applied_at(document, "wall clock jumped");
+  const double waited = applied_at(document, "no other client acquired within 1500 ms");
+  ASSERT_GE(jumped, 0) << story(document);
+  ASSERT_GE(waited, 0) << story(document);
+  EXPECT_GE(waited - jumped, 1500) << story(document);
+  EXPECT_FALSE(applied(document, "another client acquired")) << story(document);
+}
+
 TEST(NodeCrashFault, RedlockSurvivesTwoNodesDown) {
   const auto document = run(run_options("redlock", {"node-crash:nodes=2:restart=never"}));
   EXPECT_EQ(document["verdict"], "safe") << story(document);

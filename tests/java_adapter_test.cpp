@@ -104,7 +104,7 @@ TEST_F(JavaRows, Redisson3181HolderPauseIsAMeViolation) {
 // replicas (RedissonBaseLock.java:212-218, none: no WAIT, no check), and both the old master (its
 // replica just promoted) and the new one (none yet) have none: me-violation, the two holders
 // both entered after the failover began (the bite says so), never before it.
-TEST_F(JavaRows, Redisson3181FailoverOnTheClusterRefusesAnUnreplicatedLock) {
+TEST_F(JavaRows, Redisson3181FailoverOnTheClusterRefusesAnUnreplicatedLockOrGrantsItTwiceAsTheSlotMoves) {
   if (!built("redisson-3.18.1")) GTEST_SKIP() << "the Java adapters are not built: run harness/adapters/kits/java/install";
   const auto lock = find_lock("ext:redisson-3.18.1");
   ASSERT_TRUE(lock);

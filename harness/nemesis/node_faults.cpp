@@ -454,7 +454,7 @@ std::string FailoverFault::usable_after(const BiteEvidence& evidence) const {
 // holder-nodes= on; once a holder parked at the gate the fault acts on the
 // servers, the blockers go, and the watch runs until another client acquired
 // or the patience ran out. At the end of the run the blockers go too.
-struct Parking {
+struct ParkedHolderSettings {
   std::size_t holder_nodes;  // holder-nodes=: the first holder reaches only nodes [0, M)
   milliseconds ttl;
   milliseconds patience;  // patience=: how long the parked holder waits for a contender, then the contender for it
@@ -462,7 +462,7 @@ struct Parking {
 
 class ParkedHolderFault : public HeldContenderFault {
  public:
-  ParkedHolderFault(FaultSpec spec, std::string_view point, const Parking& parking)
+  ParkedHolderFault(FaultSpec spec, std::string_view point, const ParkedHolderSettings& parking)
       : HeldContenderFault(std::move(spec), std::string(point), -1),
         ttl_(parking.ttl),
         patience_(parking.patience),
@@ -532,7 +532,8 @@ enum class Restart { never, now, after_ttl };
 
 class NodeCrashFault final : public ParkedHolderFault {
  public:
-  NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start, const Parking& parking)
+  NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start,
+                 const ParkedHolderSettings& parking)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking),
         count_(nodes),
         restart_(restart),
@@ -697,7 +698,7 @@ class NodePauseFault final : public TopologyFault {
 
 class ClockJumpFault final : public ParkedHolderFault {
  public:
-  ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, const Parking& parking)
+  ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, const ParkedHolderSettings& parking)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking), node_(node), offset_(offset) {}
 
   FaultNeeds needs() const override {
@@ -770,13 +771,23 @@ Result<std::size_t> holder_nodes_param(const FaultSpec& spec, std::size_t server
 }
 
 // patience=MS: how long a parked holder waits for a contender to get in, and
-// then the contender for the holder (default half a lease). A lock whose
-// watchdog keeps the holder's lease may be given longer, for a contender slow
-// to come back (a JVM's, a client's reconnect backoff); one without must stay
-// under its lease, or its own expiry, not the fault, lets the contender in.
-Result<milliseconds> patience_param(const FaultSpec& spec, milliseconds ttl) {
-  auto ms = param_int(spec, "patience", short_patience(ttl).count(), 50, kMaxFaultMs);
-  if (!ms) return fault_error(spec, "patience must be between 50 and " + std::to_string(kMaxFaultMs) + " ms");
+// then the contender for the holder; half a lease by default, and never less:
+// a contender that comes in only after the holder was let go then always met
+// half a lease of unavailability (liveness), where a shorter patience would
+// read it safe. A lock whose watchdog keeps the holder's lease may be given
+// longer, for a contender slow to come back (a JVM's, a client's reconnect
+// backoff); a lease that lapses must outlast the patience, or its own expiry,
+// not the fault, lets the contender in.
+Result<milliseconds> patience_param(const FaultSpec& spec, const FaultEnv& options) {
+  const milliseconds ttl{options.ttl_ms};
+  const long long least = short_patience(ttl).count();
+  const bool lapses = options.capabilities.expires && !options.capabilities.auto_extends;
+  const long long most = lapses ? std::max<long long>(least, ttl.count() - 1) : kMaxFaultMs;
+  auto ms = param_int(spec, "patience", least, least, most);
+  if (!ms)
+    return fault_error(spec, "patience must be between " + std::to_string(least) + " (half the lease) and " +
+                                 std::to_string(most) +
+                                 (lapses ? " ms (under the lease: '" + options.lock + "' does not renew it)" : " ms"));
   return milliseconds{*ms};
 }
 
@@ -788,7 +799,7 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   if (!options.capabilities.uses_redis || options.capabilities.multi_node)
     return fault_error(spec, "needs a single-server lock (a master with a replica); '" + options.lock + "' is not one");
   if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
-  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  auto patience = patience_param(spec, options);
   if (!patience) return patience.error();
   return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience));
 }
@@ -806,7 +817,7 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   if (!holder_nodes) return holder_nodes.error();
   if (*when == "start" && (spec.has("holder-nodes") || spec.has("patience")))
     return fault_error(spec, "holder-nodes and patience need when=holder");
-  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  auto patience = patience_param(spec, options);
   if (!patience) return patience.error();
   // Killed and restarted before any client starts: no client holds a key yet,
   // so there is nothing to lose; the spec can never bite.
@@ -816,7 +827,7 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
-      Parking{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
 }
 
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -841,11 +852,11 @@ Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, cons
   if (!when) return when.error();
   auto holder_nodes = holder_nodes_param(spec, *servers);
   if (!holder_nodes) return holder_nodes.error();
-  auto patience = patience_param(spec, milliseconds{options.ttl_ms});
+  auto patience = patience_param(spec, options);
   if (!patience) return patience.error();
   return std::unique_ptr<Fault>(std::make_unique<ClockJumpFault>(
       spec, static_cast<std::size_t>(*node), milliseconds{*offset},
-      Parking{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
 }
 
 }  // namespace locklab::harness

@@ -144,15 +144,16 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
 
 // The columns whose fault takes the key away silently (a failover, a restart)
 // and resets the contenders' connections while the holder waits inside with
-// a patience (half its lease; 2 s for a watchdog lock, parked_patience below):
-// a contender must notice and win in that time. Two things would hide the lost lock behind the contender's own delays:
+// a patience (half its lease; 2 s for a watchdog lock, watchdog_patience
+// below): a contender must notice and win in that time. Two things would hide
+// the lost lock behind the contender's own delays:
 // - a library's Redis client reconnects after a backoff of its own, growing
 //   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
 //   200 ms of jitter). node-redisson's waiters were back 300 ms after a restart
 //   on a quiet machine; on a loaded one (6 cells on 2 cores) the restart itself
 //   takes longer, the backoff grows meanwhile, and half of a doubled lease
 //   (500 ms) once ran out first: "safe, exposed". The lease is quadrupled, so
-//   the holder waits 1 s after the fault for a waiter to get back in;
+//   the holder waits at least 1 s after the fault for a waiter to get back in;
 // - a waiter asleep on the holder's PTTL (node-redisson's tryLock, generation
 //   5's queue) or retrying one attempt with the votes it already won
 //   (@sesamecare-oss/redlock) sees the key gone only when its wait ends: short
@@ -165,20 +166,26 @@ void contenders_keep_trying(RunOptions& o) {
 constexpr double kClusterFailoverSeconds = 8.0;
 
 // The faults that park the holder (failover, node-restart, clock-jump) wait
-// half a lease for a contender to get in. A lock whose watchdog keeps the
-// parked holder's lease gets 2 s: its contenders' attempts came later than
-// that half lease on a loaded machine (a JVM's Redisson waiter after a clock
-// jump, python-redis-lock's after a failover, ioredis' reconnect backoff
-// after a restart), and the cell read safe or liveness for a contender that
-// was late, not kept out. A lock without a watchdog keeps the half lease: a
-// longer wait would let its own expiry, not the fault, admit the contender.
-// The run lasts long enough for the contenders to keep trying meanwhile.
+// half a lease for a contender to get in, and the run lasts the quick 1.5 s.
+// A lock whose watchdog keeps the parked holder's lease waits 2 s (or half
+// its lease, if longer), and its run lasts a second past that, so that its
+// contenders keep trying meanwhile: on a loaded machine a JVM's Redisson
+// waiter got in only after the 250 ms of a clock jump's half lease, an ioredis
+// client's reconnect backoff after a restart outlasted the 1 s of a restart's,
+// and python-redis-lock's contenders (a 4 s lease: 2 s of patience already)
+// had stopped with the 1.5 s run before the patience ran out. Each read safe
+// or liveness for a contender that was late, not kept out. A lock without a
+// watchdog keeps the half lease: a longer wait would let its own expiry, not
+// the fault, admit the contender (the fault refuses a patience past a lapsing
+// lease).
 constexpr int kWatchdogPatienceMs = 2000;
 
-std::string parked_patience(RunOptions& o, const LockDescription& generation) {
+// The fault's ":patience=MS" for `generation` ("" for half a lease), lengthening the run to match.
+std::string watchdog_patience(RunOptions& o, const LockDescription& generation) {
   if (!generation.capabilities.auto_extends) return "";
-  o.duration_s = std::max(o.duration_s, kWatchdogPatienceMs / 1000.0 + 1.0);
-  return ":patience=" + std::to_string(kWatchdogPatienceMs);
+  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2);
+  o.duration_s = std::max(o.duration_s, patience / 1000.0 + 1.0);
+  return ":patience=" + std::to_string(patience);
 }
 
 void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
@@ -193,7 +200,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
   // second per refused acquire before the failover comes.
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
-  plan.faults = {"failover:after=acquire" + parked_patience(plan.options, generation)};
+  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation)};
 }
 
 void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
@@ -206,7 +213,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
-                 parked_patience(o, generation)};
+                 watchdog_patience(o, generation)};
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
@@ -223,7 +230,7 @@ void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   // contention whether it won three or five was luck.
   const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
   plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority +
-                 parked_patience(o, generation)};
+                 watchdog_patience(o, generation)};
 }
 
 void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {
