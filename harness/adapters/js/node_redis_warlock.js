@@ -52,7 +52,9 @@ serve({
     key = m.key;
   },
   async acquire(m) {  // a Redis error rejects: `unknown` (the kit, protocol.js)
-    const got = await withinWait(m, poll(m), (late) => late && late.unlock(() => {}));  // won after `unknown`
+    // A win after `unknown` is unlocked, awaited: the end of stdin waits for the unlock to be sent.
+    const giveBack = (late) => late && new Promise((resolve) => late.unlock(() => resolve()));
+    const got = await withinWait(m, poll(m), giveBack);
     if (got.blocked) return got.blocked;
     if (!got.value) return 'timed_out';
     held = got.value;

@@ -268,9 +268,10 @@ function serve(adapter) {
     });
   });
   // The requests already read are answered first; then the late wins still on their way back (as the Go,
-  // Rust, Java and Python kits: process.exit would drop them) and the adapter's close() (simple-redis-mutex
-  // gives back a win it kept for an acquire that will not come), together bounded by CLOSE_MS.
-  const ending = () => Promise.all([...lateGiveBacks]).then(() => adapter.close && adapter.close());
+  // Rust, Java and Python kits: process.exit would drop them) and the adapter's close(), if it has one,
+  // beside them (a give-back stuck on a dead connection must not keep close() from running), together
+  // bounded by CLOSE_MS.
+  const ending = () => Promise.all([...lateGiveBacks, Promise.resolve().then(() => adapter.close && adapter.close())]);
   lines.on('close', () => queue.then(() => bounded(ending(), CLOSE_MS)).catch(() => {}).then(() => process.exit(0)));
 }
 

@@ -167,26 +167,32 @@ class _Worker:
         return self.result(box)
 
 
+def _won(hold):
+    """take(m) won: a hold, not None, nor the False a library's acquire() returns (a user's adapter that
+    passes it on must not be answered `acquired`). Not plain truth: a hold object may define __len__."""
+    return hold is not None and hold is not False
+
+
 def _bounded_acquire(adapter, m, worker):
     """The acquire of an adapter with take(m), bounded by the harness's wait as every kit bounds it
     (docs/adapters.md, "A wait is a wait"): the wait ends at wait_ms, and an attempt on its way then gets
     GRACE_MS more. A hold that comes by then is the acquire's (the library said yes: a caller would enter,
     and the harness sees and judges the section; a win given back here would hide a second grant from
     the checker): it becomes adapter.held, and the answer is `acquired`; None is `timed_out`, and the hold
-    the adapter had stays. wait_ms 0 is one attempt, its hold kept whenever it comes within GRACE_MS.
+    the adapter had stays (False too). wait_ms 0 is one attempt, its hold kept whenever it comes within GRACE_MS.
     Still silent at wait_ms + GRACE_MS: `unknown` with blocked_ms, which the harness judges liveness,
     and a hold that comes later goes to give_back (the harness was told `unknown`: nobody holds it),
     on the worker before the next request. take and give_back run on the worker (redis-py's Lock keeps
     its token per thread); the bound is a Deadline: a SIGSTOP does not spend it."""
     began = time.monotonic()
-    done, box = worker.start(lambda: adapter.take(m), lambda hold: hold is not None and adapter.give_back(hold))
+    done, box = worker.start(lambda: adapter.take(m), lambda hold: _won(hold) and adapter.give_back(hold))
     if not Deadline(m["wait_ms"] + GRACE_MS).wait(done) and worker.late(box):
         ms = max(round((time.monotonic() - began) * 1000) - m["wait_ms"], GRACE_MS)
         return {"outcome": "unknown", "blocked_ms": ms,
                 "error": "acquire blocked %d ms past its wait bound (the library still waiting)" % ms}
     done.wait()  # set right after the value or the error
     hold = worker.result(box)
-    if hold is None:
+    if not _won(hold):
         return "timed_out"
     adapter.held = hold
     return "acquired"
