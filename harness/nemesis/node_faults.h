@@ -1,6 +1,6 @@
 // The faults that need a topology (docs/faults.md, "Topology faults"): they act
 // on the lock servers and on the network between them and the clients, which
-// measure() lays out for them from their FaultNeeds (servers/lock_topology.h).
+// measure() lays out for them from their FaultNeeds (servers/lock_server_layout.h).
 //
 //   failover     master + replica (replication through a proxy): the holder's lock is
 //                acknowledged but not replicated, the master dies, the replica is promoted

@@ -15,7 +15,7 @@
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_env.h"
 #include "redis/result.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 
 namespace locklab::harness {
 
@@ -47,7 +47,7 @@ class TopologyFault : public Fault {
     acted_ = true;
     note(context, std::move(what));
   }
-  static Topology* topology(const NemesisContext& context) { return context.topology; }
+  static LockServerLayout* topology(const NemesisContext& context) { return context.topology; }
 
   // The watch over `holder`, parked at `gate`: begin_watch() once the fault
   // has acted; watch_over() on each tick notes how it ended and lets the gate

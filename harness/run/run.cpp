@@ -17,7 +17,7 @@
 #include "workload/adapter_probe.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 #include "run/lease_witness.h"
 
 namespace locklab::harness {
@@ -35,11 +35,11 @@ redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
 }
 
 // Our own servers, when no --redis: the lock servers laid out as the faults
-// need them (servers/lock_topology.h) + one counter server that no fault will ever touch
+// need them (servers/lock_server_layout.h) + one counter server that no fault will ever touch
 // (the resource is not what is under test).
 struct Servers {
   ServerList owned;                    // the counter server
-  std::unique_ptr<Topology> topology;  // the lock servers (own servers, a lock that uses Redis)
+  std::unique_ptr<LockServerLayout> topology;  // the lock servers (own servers, a lock that uses Redis)
   std::vector<redis::ConnectionOptions> lock;
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
@@ -108,14 +108,14 @@ Result<Servers> provide_servers(const RunOptions& options, const Capabilities& c
   if (lock_count > 0) {
     // With the failover guard on, the lock server gets replicas to WAIT for
     // (through the replication proxy when a failover will lose a write).
-    TopologyPlan plan;
+    LayoutPlan plan;
     plan.lock_servers = lock_count;
     plan.clients = options.clients;
     plan.replica_via_proxy = needs.replica_via_proxy;
     plan.replicas = needs.replica_via_proxy ? 0 : options.wait_replicas;
     plan.client_proxies = needs.client_proxies;
     plan.clock_shim = needs.clock_shim;
-    auto topology = Topology::start(plan);
+    auto topology = LockServerLayout::start(plan);
     if (!topology)
       return Error{topology.error().kind == ErrorKind::usage ? ErrorKind::usage : ErrorKind::io, topology.error().message};
     servers.topology = std::move(topology).value();
