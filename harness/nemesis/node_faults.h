@@ -13,7 +13,7 @@
 // A fault that needs the holder to stay inside while the world changes around
 // it parks the holder at a step point (alive: a watchdog keeps running) until
 // the coordinator has done its part and the condition of the story holds
-// (another client acquired), always within a bound (fault_gate.h). What they
+// (another client acquired), always within a bound (cross_process_gate.h). What they
 // share is nemesis/topology_fault.h.
 #pragma once
 

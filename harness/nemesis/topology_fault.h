@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "nemesis/fault.h"
-#include "nemesis/fault_gate.h"
+#include "nemesis/cross_process_gate.h"
 #include "nemesis/process_faults.h"
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_env.h"
@@ -54,8 +54,8 @@ class TopologyFault : public Fault {
   // go once another client acquired (`overtaken`) or `patience` ran out ("no
   // other client acquired within <patience>" + `waited_tail`). True once over.
   void begin_watch(const NemesisContext& context, int holder);
-  bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience, Gate& gate,
-                  const std::string& overtaken, const std::string& waited_tail = "");
+  bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience,
+                  CrossProcessGate& gate, const std::string& overtaken, const std::string& waited_tail = "");
   static std::string overtaken_note(int holder);  // "another client acquired while client H still holds"
   // Another client got in since begin_watch (HeldContenderFault: and reached its write).
   virtual bool overtaken(const NemesisContext& context, int holder) const;
@@ -72,7 +72,7 @@ class TopologyFault : public Fault {
 
 // A topology fault that parks a client at a gate. At the end of the run the
 // fault undoes its own doing; what lets a parked client go is the fault's
-// tick, and at worst the gate's own bound (fault_gate.cpp, kGateLimit).
+// tick, and at worst the gate's own bound (cross_process_gate.cpp, kGateLimit).
 class GatedFault : public TopologyFault {
  public:
   GatedFault(FaultSpec spec, std::string point, int client)
@@ -93,7 +93,7 @@ class GatedFault : public TopologyFault {
   virtual void undo(NemesisContext&) {}
   virtual void let_all_go() { gate_.release(); }
 
-  Gate gate_;
+  CrossProcessGate gate_;
 };
 
 }  // namespace locklab::harness
