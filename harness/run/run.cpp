@@ -5,7 +5,7 @@
 #include "history/checker.h"
 #include "servers/cluster_failover_topology.h"
 #include "servers/cluster_servers.h"
-#include "servers/lock_servers.h"
+#include "servers/given_or_own_servers.h"
 #include "workload/counter_resource.h"
 #include "nemesis/fault_registry.h"
 #include "nemesis/step_actions.h"
@@ -79,7 +79,7 @@ Result<Servers> provide_cluster_failover_servers(const RunOptions& options) {
   Servers servers;
   servers.cluster_failover = std::move(topology).value();
   servers.lock.push_back(servers.cluster_failover->seed());
-  auto counter_server = provide_lock_servers({}, 1);
+  auto counter_server = provide_given_or_own_servers({}, 1);
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
   servers.owned = std::move(counter_server->owned);
   servers.counter_server = servers.owned.back().get();
@@ -95,7 +95,7 @@ Result<Servers> provide_servers(const RunOptions& options, const Capabilities& c
   if (options.cluster) return provide_cluster_servers(options, can);
   Servers servers;
   if (!options.redis.empty()) {
-    auto given = provide_lock_servers(options.redis, 0, coordinator_options);
+    auto given = provide_given_or_own_servers(options.redis, 0, coordinator_options);
     if (!given) return given.error();
     servers.lock = std::move(given->lock);
     if (!can.uses_redis) servers.lock.clear();
@@ -121,7 +121,7 @@ Result<Servers> provide_servers(const RunOptions& options, const Capabilities& c
     servers.topology = std::move(topology).value();
     servers.lock = servers.topology->endpoints();
   }
-  auto counter_server = provide_lock_servers({}, 1);  // one fresh master of our own
+  auto counter_server = provide_given_or_own_servers({}, 1);  // one fresh master of our own
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
   servers.owned = std::move(counter_server->owned);
   servers.counter_server = servers.owned.back().get();
