@@ -4,7 +4,7 @@
 
 #include "history/checker.h"
 #include "servers/cluster_failover_topology.h"
-#include "servers/cluster_servers.h"
+#include "servers/run_cluster.h"
 #include "servers/given_or_own_servers.h"
 #include "workload/counter_resource.h"
 #include "nemesis/fault_registry.h"
@@ -38,19 +38,19 @@ redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
 // need them (servers/lock_server_layout.h) + one counter server that no fault will ever touch
 // (the resource is not what is under test).
 struct Servers {
-  ServerList owned;                    // the counter server
+  ServerList owned;                            // the counter server
   std::unique_ptr<LockServerLayout> topology;  // the lock servers (own servers, a lock that uses Redis)
   std::vector<redis::ConnectionOptions> lock;
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
-  std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
+  std::optional<RunCluster> cluster;  // --cluster: keeps a cluster started for the run alive until its end
   std::unique_ptr<ClusterFailoverTopology> cluster_failover;  // --cluster --fault failover
   nlohmann::json cluster_facts = nullptr;
 };
 
 // --cluster: the lock is reached through the cluster's seed, routed by slot;
-// the counter too unless --counter-redis (cluster_servers.h).
+// the counter too unless --counter-redis (run_cluster.h).
 Result<Servers> provide_cluster_servers(const RunOptions& options, const Capabilities& can) {
   auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
   if (!cluster) return cluster.error();

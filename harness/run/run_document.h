@@ -48,7 +48,7 @@ struct ServerFacts {
   std::string counter_endpoint;
   bool counter_shared = false;  // the counter lives on a lock server
   std::string version;          // of the first lock server (the counter's when there is none)
-  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (cluster_servers.h)
+  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (run_cluster.h)
 };
 
 // From a moment that freed the lock to the next acquisition by anyone (the
