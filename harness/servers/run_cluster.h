@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "servers/redis_cluster.h"
 
 namespace locklab::harness {

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 namespace locklab::harness {
 namespace {
