@@ -13,7 +13,7 @@
 #include "run/multihost.h"
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
-#include "run/fleet.h"
+#include "run/run_locks.h"
 #include "workload/adapter_probe.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
