@@ -13,7 +13,7 @@
 #include "cli/flags.h"
 #include "nemesis/fault_registry.h"
 #include "registry.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "run/multihost.h"
 #include "run/run.h"
 #include "run/run_document.h"
