@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "nemesis/topology_fault.h"
 #include "history/history.h"
 

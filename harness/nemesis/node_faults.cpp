@@ -8,7 +8,7 @@
 #include "servers/cluster_failover_topology.h"
 #include "nemesis/held_contender.h"
 #include "history/history.h"
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "support/process_control.h"
 
 namespace locklab::harness {

@@ -15,6 +15,7 @@
 #include "servers/lock_server_layout.h"
 #include "servers/resp_watch.h"
 #include "support/conditions.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 namespace {
