@@ -1,4 +1,4 @@
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 
 #include <charconv>
 

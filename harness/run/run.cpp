@@ -6,7 +6,7 @@
 #include "servers/cluster_failover_topology.h"
 #include "servers/run_cluster.h"
 #include "servers/given_or_own_servers.h"
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 #include "nemesis/fault_registry.h"
 #include "nemesis/step_actions.h"
 #include "history/metrics.h"
