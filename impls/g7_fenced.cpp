@@ -33,7 +33,7 @@
 #include "g7_fenced.h"
 
 #include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "token.h"
 
 namespace locklab {

@@ -5,7 +5,7 @@
 // compare-and-delete); the same acquire script also INCRs a per-lock counter
 // that never expires and returns it as the fencing token. Tokens increase
 // across all holders, so the protected resource can refuse a holder whose
-// lease ran out behind its back (harness/workload/counter_resource.h, fenced mode).
+// lease ran out behind its back (harness/resource/counter_resource.h, fenced mode).
 // See g7_fenced.cpp for the exact script and the tests that show the race.
 //
 // Step points (LockConfig::step):

@@ -11,7 +11,7 @@
 //
 // With config.servers[0].cluster set, servers[0] is any node of a Redis
 // Cluster and every command and script is routed by its first key to the
-// master owning that key's slot (redis::Link, redis/cluster.h).
+// master owning that key's slot (redis::Link, redis/cluster_routing.h).
 #pragma once
 
 #include <chrono>

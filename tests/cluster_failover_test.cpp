@@ -22,7 +22,7 @@
 #include "nemesis/node_faults.h"
 #include "trials/cluster_trial.h"
 #include "support/conditions.h"
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 #ifndef LOCKLAB_BINARY
 #error "LOCKLAB_BINARY must name the built locklab executable"

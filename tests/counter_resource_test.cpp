@@ -1,6 +1,6 @@
 // The protected counter: plain read-modify-write, and the fenced variant that
 // refuses a stale token on the read and on the write.
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 #include "fixtures/redis_fixture.h"
 
 namespace locklab::testing {

@@ -8,7 +8,7 @@
 #include <atomic>
 
 #include "support/conditions.h"
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 #include "g7_fenced.h"
 #include "nemesis/nemesis.h"
 #include "registry.h"

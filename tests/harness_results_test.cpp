@@ -7,7 +7,7 @@
 #include "report/html.h"
 #include "report/index.h"
 #include "report/matrix_report.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "run/run_document.h"
 
 namespace locklab::harness {

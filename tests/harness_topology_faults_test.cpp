@@ -9,14 +9,14 @@
 
 #include "support/conditions.h"
 #include "run/run.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 
 namespace locklab::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using harness::Topology;
-using harness::TopologyPlan;
+using harness::LockServerLayout;
+using harness::LayoutPlan;
 using harness::wait_until;
 
 redis::Connection connect(const redis::ConnectionOptions& options) {
@@ -25,16 +25,16 @@ redis::Connection connect(const redis::ConnectionOptions& options) {
   return std::move(connection).value();
 }
 
-std::unique_ptr<Topology> start(const TopologyPlan& plan) {
-  auto topology = Topology::start(plan);
+std::unique_ptr<LockServerLayout> start(const LayoutPlan& plan) {
+  auto topology = LockServerLayout::start(plan);
   EXPECT_TRUE(topology) << topology.error().message;
   return topology ? std::move(topology).value() : nullptr;
 }
 
 // ---- the topology ------------------------------------------------------------
 
-TEST(Topology, ClientsReachEveryServerThroughTheirOwnLinks) {
-  TopologyPlan plan;
+TEST(LockServerLayout, ClientsReachEveryServerThroughTheirOwnLinks) {
+  LayoutPlan plan;
   plan.lock_servers = 3;
   plan.clients = 2;
   plan.client_proxies = true;
@@ -55,8 +55,8 @@ TEST(Topology, ClientsReachEveryServerThroughTheirOwnLinks) {
   EXPECT_TRUE(direct.command({"EXISTS", "from-0"})->integer() == 1);
 }
 
-TEST(Topology, CuttingOneClientsLinkLeavesTheOthersAlone) {
-  TopologyPlan plan;
+TEST(LockServerLayout, CuttingOneClientsLinkLeavesTheOthersAlone) {
+  LayoutPlan plan;
   plan.lock_servers = 1;
   plan.clients = 2;
   plan.client_proxies = true;
@@ -72,8 +72,8 @@ TEST(Topology, CuttingOneClientsLinkLeavesTheOthersAlone) {
   EXPECT_TRUE(again.command({"PING"}));
 }
 
-TEST(Topology, FailoverSendsTheFrontAndEveryClientLinkToThePromotedReplica) {
-  TopologyPlan plan;
+TEST(LockServerLayout, FailoverSendsTheFrontAndEveryClientLinkToThePromotedReplica) {
+  LayoutPlan plan;
   plan.lock_servers = 1;
   plan.clients = 1;
   plan.replica_via_proxy = true;
@@ -97,11 +97,11 @@ TEST(Topology, FailoverSendsTheFrontAndEveryClientLinkToThePromotedReplica) {
   EXPECT_TRUE(coordinator.command({"SET", "lock", "B", "NX"})->is_status("OK")) << "a second client can take it";
 }
 
-TEST(Topology, RefusesReplicasForAMultiNodeLock) {
-  TopologyPlan plan;
+TEST(LockServerLayout, RefusesReplicasForAMultiNodeLock) {
+  LayoutPlan plan;
   plan.lock_servers = 5;
   plan.replica_via_proxy = true;
-  auto topology = Topology::start(plan);
+  auto topology = LockServerLayout::start(plan);
   ASSERT_FALSE(topology);
   EXPECT_EQ(topology.error().kind, ErrorKind::usage);
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "redis/link.h"
 #include "servers/redis_cluster.h"
 #include "registry.h"

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/report.h"
+#include "report/comparison_report.h"
 
 #ifndef LOCKLAB_GOLDEN_DIR
 #error "LOCKLAB_GOLDEN_DIR must name tests/golden in the source tree"

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "servers/redis_cluster.h"
 #include "run/run_document.h"
 

@@ -123,8 +123,8 @@ TEST(SentinelDiscovery, CounterRedisKeepsTheCounterOffTheMaster) {
 }
 
 TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
-  harness::FailoverTrial trial;
-  auto outcome = harness::run_failover_trial(trial);
+  harness::SentinelTrial trial;
+  auto outcome = harness::run_sentinel_trial(trial);
   ASSERT_TRUE(outcome) << outcome.error().message;
   EXPECT_EQ(outcome->first_acquire, "acquired") << outcome->first_error;
   EXPECT_GT(outcome->held_bytes, 0u) << "the lock's SET must be in the proxy, not on the replica";
@@ -138,19 +138,19 @@ TEST(SentinelFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
 // down, so kill_master's forced fallback promotes, after A's 300 ms lease)
 // would let B in by the TTL alone: the trial is an error, not a double grant.
 TEST(SentinelFailover, AFailoverSlowerThanTheLeaseIsAnErrorNotAViolation) {
-  harness::FailoverTrial trial;
+  harness::SentinelTrial trial;
   trial.ttl = 300ms;
   trial.sentinel.down_after = 60'000ms;
   trial.sentinel.election_window = 500ms;
-  auto outcome = harness::run_failover_trial(trial);
+  auto outcome = harness::run_sentinel_trial(trial);
   ASSERT_FALSE(outcome) << "verdict " << outcome->verdict.verdict;
   EXPECT_NE(outcome.error().message.find("past A's 300 ms lease"), std::string::npos) << outcome.error().message;
 }
 
 TEST(SentinelFailover, WaitGuardRefusesTheLockTheReplicaNeverGot) {
-  harness::FailoverTrial trial;
+  harness::SentinelTrial trial;
   trial.wait_replicas = 1;
-  auto outcome = harness::run_failover_trial(trial);
+  auto outcome = harness::run_sentinel_trial(trial);
   ASSERT_TRUE(outcome) << outcome.error().message;
   EXPECT_EQ(outcome->first_acquire, "error") << "WAIT 1 returns 0 while replication is held";
   EXPECT_NE(outcome->first_error.find("only 0 of 1 replica"), std::string::npos) << outcome->first_error;

@@ -10,7 +10,7 @@
 #include "cli/flags.h"
 #include "registry.h"
 #include "report/index.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "run/run_document.h"
 #include "scenario/scenario_catalog.h"
 #include "sweeps/matrix.h"

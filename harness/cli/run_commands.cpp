@@ -13,7 +13,7 @@
 #include "cli/flags.h"
 #include "nemesis/fault_registry.h"
 #include "registry.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "run/multihost.h"
 #include "run/run.h"
 #include "run/run_document.h"
@@ -121,7 +121,7 @@ int merge_files(const std::vector<std::string>& files, const std::string& out) {
 // `locklab failover`: the Sentinel failover trial (trials/sentinel_trial.h), or with
 // --cluster the Redis Cluster one (trials/cluster_trial.h), `runs` times, with the
 // double grants counted.
-int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
+int failover_trials(const SentinelTrial& trial, bool cluster, int runs) {
   const Generation* generation = find_generation(trial.lock);
   if (generation == nullptr) return complain(kUsage, "--lock: failover runs the generations, not " + trial.lock);
   if (!generation->capabilities.uses_redis || generation->capabilities.multi_node)
@@ -136,7 +136,7 @@ int failover_trials(const FailoverTrial& trial, bool cluster, int runs) {
   cluster_trial.ttl = trial.ttl;
   int double_grants = 0;
   for (int run = 1; run <= runs; ++run) {
-    auto outcome = cluster ? run_cluster_failover_trial(cluster_trial) : run_failover_trial(trial);
+    auto outcome = cluster ? run_cluster_failover_trial(cluster_trial) : run_sentinel_trial(trial);
     if (!outcome) return complain(kRuntime, "run " + std::to_string(run) + ": " + outcome.error().message);
     double_grants += outcome->double_grants;
     if (cluster)
@@ -283,7 +283,7 @@ struct MergeFlags {
 };
 
 struct FailoverFlags {
-  FailoverTrial trial;
+  SentinelTrial trial;
   int runs = 1;
   bool cluster = false;
 };

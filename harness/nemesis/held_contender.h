@@ -41,7 +41,7 @@ class HeldContenderFault : public GatedFault {
  private:
   bool holder_left(const NemesisContext& context, int holder) const;
 
-  Gate reader_gate_;                 // where the contender parks after its read
+  CrossProcessGate reader_gate_;     // where the contender parks after its read
   std::int64_t holder_records_ = 0;  // the holder's records as its parked section began
   std::chrono::steady_clock::time_point holder_let_go_{};
   bool reader_noted_ = false;

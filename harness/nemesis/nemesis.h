@@ -45,7 +45,7 @@ inline constexpr std::string_view kCsExit = "locklab:cs-exit";
 inline constexpr std::string_view kCsRead = "locklab:cs-read";  // the counter read was accepted; the write is next
 
 class SharedHistory;
-class Topology;
+class LockServerLayout;
 class ClusterFailoverTopology;
 
 struct NemesisContext {
@@ -58,7 +58,7 @@ struct NemesisContext {
   const SharedHistory* history = nullptr;           // what the clients did so far (conditions on it)
   std::string key;                                  // the run's key (--key), as given to the locks
   std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
-  Topology* topology = nullptr;                     // own servers: fronts, client links, replica (servers/lock_topology.h)
+  LockServerLayout* topology = nullptr;             // own servers: fronts, client links, replica (servers/lock_server_layout.h)
   // --cluster --fault failover: the run's own cluster, the key's master replicating through a proxy.
   ClusterFailoverTopology* cluster_failover = nullptr;
   // The Redis key client i's lock holds for `key` (a library may lock

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "nemesis/topology_fault.h"
 #include "history/history.h"
 
@@ -325,7 +325,7 @@ class NetFault final : public GatedFault {
   int client_;
   Phase phase_;
   milliseconds ttl_;
-  Gate contender_;  // at=release: the client that takes the lock while the release is held
+  CrossProcessGate contender_;  // at=release: the client that takes the lock while the release is held
   std::vector<TcpProxy*> links_;
   std::vector<TcpProxy*> others_;  // at=acquire: the other clients' links, held until client N's request landed
   std::vector<RedisProbe> probes_;

@@ -8,7 +8,7 @@
 #include "servers/cluster_failover_topology.h"
 #include "nemesis/held_contender.h"
 #include "history/history.h"
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "support/process_control.h"
 
 namespace locklab::harness {
@@ -157,7 +157,7 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
 // ---- failover -------------------------------------------------------------------
 
 // What the failover acts on: lock server 0 and its proxied replica
-// (servers/lock_topology.h), or, with --cluster, the key's master of the run's
+// (servers/lock_server_layout.h), or, with --cluster, the key's master of the run's
 // own Redis Cluster (servers/cluster_failover_topology.h), whose proxy holds
 // only the replication link (the clients' pools through it keep flowing).
 struct Replicated {
@@ -177,7 +177,7 @@ std::optional<Replicated> replicated(const NemesisContext& context) {
                       [c] { return c->held_bytes(); },
                       [c] { return c->fail_over(); },
                       [c]() -> RedisServer& { return c->replica(); }};
-  Topology* t = context.topology;
+  LockServerLayout* t = context.topology;
   if (t == nullptr || t->replication() == nullptr) return std::nullopt;
   return Replicated{false,
                     [t]() -> Status {
@@ -614,7 +614,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   }
 
   void crash(NemesisContext& context, const std::vector<std::size_t>& nodes) {
-    Topology* t = topology(context);
+    LockServerLayout* t = topology(context);
     std::string which;
     for (std::size_t j : nodes) {
       t->server(j).crash();
@@ -628,7 +628,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   }
 
   void restart_crashed(NemesisContext& context, const std::string& how) {
-    Topology* t = topology(context);
+    LockServerLayout* t = topology(context);
     std::string which, failed;
     for (std::size_t j : crashed_) {
       append_node(which, j);
@@ -658,7 +658,7 @@ class NodePauseFault final : public TopologyFault {
   milliseconds allowance(milliseconds) const override { return ms_; }
 
   void before_run(NemesisContext& context) override {
-    Topology* t = topology(context);
+    LockServerLayout* t = topology(context);
     if (t == nullptr) return note(context, "no topology: nothing done");
     std::string which;
     for (std::size_t j = 0; j < count_; ++j) {

@@ -1,6 +1,6 @@
 // The faults that need a topology (docs/faults.md, "Topology faults"): they act
 // on the lock servers and on the network between them and the clients, which
-// measure() lays out for them from their FaultNeeds (servers/lock_topology.h).
+// measure() lays out for them from their FaultNeeds (servers/lock_server_layout.h).
 //
 //   failover     master + replica (replication through a proxy): the holder's lock is
 //                acknowledged but not replicated, the master dies, the replica is promoted
@@ -13,7 +13,7 @@
 // A fault that needs the holder to stay inside while the world changes around
 // it parks the holder at a step point (alive: a watchdog keeps running) until
 // the coordinator has done its part and the condition of the story holds
-// (another client acquired), always within a bound (fault_gate.h). What they
+// (another client acquired), always within a bound (cross_process_gate.h). What they
 // share is nemesis/topology_fault.h.
 #pragma once
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "nemesis/fault.h"
 #include "nemesis/fault_spec.h"
 #include "support/process_control.h"

@@ -12,9 +12,10 @@
 #include "nemesis/process_faults.h"
 #include "nemesis/topology_fault.h"
 #include "support/process_control.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 #include "servers/resp_watch.h"
 #include "support/conditions.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 namespace {
@@ -134,7 +135,7 @@ class ProtocolPointFault : public Fault {
 };
 
 void ProtocolPointFault::before_run(NemesisContext& context) {
-  Topology* topology = context.topology;
+  LockServerLayout* topology = context.topology;
   if (topology == nullptr || !topology->plan().client_proxies) return note("no client proxies: nothing armed");
   const std::string who = client_ < 0 ? std::string("every client") : client_text(client_);
   if (when_holder_) return note("watching " + who + "'s requests for " + at_ + " once it holds the lock");

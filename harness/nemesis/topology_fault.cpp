@@ -62,8 +62,8 @@ bool TopologyFault::overtaken(const NemesisContext& context, int holder) const {
   return false;
 }
 
-bool TopologyFault::watch_over(const NemesisContext& context, int holder, milliseconds patience, Gate& gate,
-                               const std::string& overtaken, const std::string& waited_tail) {
+bool TopologyFault::watch_over(const NemesisContext& context, int holder, milliseconds patience,
+                               CrossProcessGate& gate, const std::string& overtaken, const std::string& waited_tail) {
   if (this->overtaken(context, holder)) {
     note(context, overtaken);
   } else if (std::chrono::steady_clock::now() - since_ > patience) {

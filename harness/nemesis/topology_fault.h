@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "nemesis/fault.h"
-#include "nemesis/fault_gate.h"
+#include "nemesis/cross_process_gate.h"
 #include "nemesis/process_faults.h"
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_env.h"
 #include "redis/result.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 
 namespace locklab::harness {
 
@@ -47,15 +47,15 @@ class TopologyFault : public Fault {
     acted_ = true;
     note(context, std::move(what));
   }
-  static Topology* topology(const NemesisContext& context) { return context.topology; }
+  static LockServerLayout* topology(const NemesisContext& context) { return context.topology; }
 
   // The watch over `holder`, parked at `gate`: begin_watch() once the fault
   // has acted; watch_over() on each tick notes how it ended and lets the gate
   // go once another client acquired (`overtaken`) or `patience` ran out ("no
   // other client acquired within <patience>" + `waited_tail`). True once over.
   void begin_watch(const NemesisContext& context, int holder);
-  bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience, Gate& gate,
-                  const std::string& overtaken, const std::string& waited_tail = "");
+  bool watch_over(const NemesisContext& context, int holder, std::chrono::milliseconds patience,
+                  CrossProcessGate& gate, const std::string& overtaken, const std::string& waited_tail = "");
   static std::string overtaken_note(int holder);  // "another client acquired while client H still holds"
   // Another client got in since begin_watch (HeldContenderFault: and reached its write).
   virtual bool overtaken(const NemesisContext& context, int holder) const;
@@ -72,7 +72,7 @@ class TopologyFault : public Fault {
 
 // A topology fault that parks a client at a gate. At the end of the run the
 // fault undoes its own doing; what lets a parked client go is the fault's
-// tick, and at worst the gate's own bound (fault_gate.cpp, kGateLimit).
+// tick, and at worst the gate's own bound (cross_process_gate.cpp, kGateLimit).
 class GatedFault : public TopologyFault {
  public:
   GatedFault(FaultSpec spec, std::string point, int client)
@@ -93,7 +93,7 @@ class GatedFault : public TopologyFault {
   virtual void undo(NemesisContext&) {}
   virtual void let_all_go() { gate_.release(); }
 
-  Gate gate_;
+  CrossProcessGate gate_;
 };
 
 }  // namespace locklab::harness

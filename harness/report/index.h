@@ -7,7 +7,7 @@
 
 #include "redis/result.h"
 #include "report/matrix_cells.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 
 namespace locklab::harness {
 

@@ -9,7 +9,7 @@
 #include "report/html.h"
 #include "report/matrix_likeness.h"
 #include "report/page_words.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "report/run_header.h"
 #include "support/files.h"
 #include "support/json_read.h"

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "report/html.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "support/json_read.h"
 #include "support/text.h"
 

@@ -205,7 +205,7 @@ std::optional<std::string> cluster_problem(const RunOptions& options, const Capa
 }
 
 // The lock servers are ours only when locklab lays them out itself
-// (servers/lock_topology.h). With --cluster, --sentinel or --redis they are someone else's:
+// (servers/lock_server_layout.h). With --cluster, --sentinel or --redis they are someone else's:
 // a fault that acts on our servers, proxies or replicas would find none there
 // and do nothing (the run would read safe for a fault that never happened).
 // The flag that makes them someone else's, or nullopt.

@@ -16,7 +16,7 @@
 #include "nemesis/fault.h"
 #include "nemesis/fault_env.h"
 #include "nemesis/fault_spec.h"
-#include "servers/lock_servers.h"
+#include "servers/given_or_own_servers.h"
 #include "nemesis/nemesis.h"
 #include "redis/connection.h"
 #include "redis/result.h"

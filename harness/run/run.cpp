@@ -4,20 +4,20 @@
 
 #include "history/checker.h"
 #include "servers/cluster_failover_topology.h"
-#include "servers/cluster_servers.h"
-#include "servers/lock_servers.h"
-#include "workload/counter_resource.h"
+#include "servers/run_cluster.h"
+#include "servers/given_or_own_servers.h"
+#include "resource/counter_resource.h"
 #include "nemesis/fault_registry.h"
 #include "nemesis/step_actions.h"
 #include "history/metrics.h"
 #include "run/multihost.h"
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
-#include "run/fleet.h"
+#include "run/run_locks.h"
 #include "workload/adapter_probe.h"
 #include "run/run_document.h"
 #include "servers/server_stats.h"
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 #include "run/lease_witness.h"
 
 namespace locklab::harness {
@@ -35,22 +35,22 @@ redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
 }
 
 // Our own servers, when no --redis: the lock servers laid out as the faults
-// need them (servers/lock_topology.h) + one counter server that no fault will ever touch
+// need them (servers/lock_server_layout.h) + one counter server that no fault will ever touch
 // (the resource is not what is under test).
 struct Servers {
-  ServerList owned;                    // the counter server
-  std::unique_ptr<Topology> topology;  // the lock servers (own servers, a lock that uses Redis)
+  ServerList owned;                            // the counter server
+  std::unique_ptr<LockServerLayout> topology;  // the lock servers (own servers, a lock that uses Redis)
   std::vector<redis::ConnectionOptions> lock;
   redis::ConnectionOptions counter;
   RedisServer* counter_server = nullptr;
   bool counter_shared = false;  // the counter lives on a lock server
-  std::optional<ClusterServers> cluster;  // --cluster: keeps a cluster started for the run alive until its end
+  std::optional<RunCluster> cluster;  // --cluster: keeps a cluster started for the run alive until its end
   std::unique_ptr<ClusterFailoverTopology> cluster_failover;  // --cluster --fault failover
   nlohmann::json cluster_facts = nullptr;
 };
 
 // --cluster: the lock is reached through the cluster's seed, routed by slot;
-// the counter too unless --counter-redis (cluster_servers.h).
+// the counter too unless --counter-redis (run_cluster.h).
 Result<Servers> provide_cluster_servers(const RunOptions& options, const Capabilities& can) {
   auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
   if (!cluster) return cluster.error();
@@ -79,7 +79,7 @@ Result<Servers> provide_cluster_failover_servers(const RunOptions& options) {
   Servers servers;
   servers.cluster_failover = std::move(topology).value();
   servers.lock.push_back(servers.cluster_failover->seed());
-  auto counter_server = provide_lock_servers({}, 1);
+  auto counter_server = provide_given_or_own_servers({}, 1);
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
   servers.owned = std::move(counter_server->owned);
   servers.counter_server = servers.owned.back().get();
@@ -95,7 +95,7 @@ Result<Servers> provide_servers(const RunOptions& options, const Capabilities& c
   if (options.cluster) return provide_cluster_servers(options, can);
   Servers servers;
   if (!options.redis.empty()) {
-    auto given = provide_lock_servers(options.redis, 0, coordinator_options);
+    auto given = provide_given_or_own_servers(options.redis, 0, coordinator_options);
     if (!given) return given.error();
     servers.lock = std::move(given->lock);
     if (!can.uses_redis) servers.lock.clear();
@@ -108,20 +108,20 @@ Result<Servers> provide_servers(const RunOptions& options, const Capabilities& c
   if (lock_count > 0) {
     // With the failover guard on, the lock server gets replicas to WAIT for
     // (through the replication proxy when a failover will lose a write).
-    TopologyPlan plan;
+    LayoutPlan plan;
     plan.lock_servers = lock_count;
     plan.clients = options.clients;
     plan.replica_via_proxy = needs.replica_via_proxy;
     plan.replicas = needs.replica_via_proxy ? 0 : options.wait_replicas;
     plan.client_proxies = needs.client_proxies;
     plan.clock_shim = needs.clock_shim;
-    auto topology = Topology::start(plan);
+    auto topology = LockServerLayout::start(plan);
     if (!topology)
       return Error{topology.error().kind == ErrorKind::usage ? ErrorKind::usage : ErrorKind::io, topology.error().message};
     servers.topology = std::move(topology).value();
     servers.lock = servers.topology->endpoints();
   }
-  auto counter_server = provide_lock_servers({}, 1);  // one fresh master of our own
+  auto counter_server = provide_given_or_own_servers({}, 1);  // one fresh master of our own
   if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
   servers.owned = std::move(counter_server->owned);
   servers.counter_server = servers.owned.back().get();

@@ -48,7 +48,7 @@ struct ServerFacts {
   std::string counter_endpoint;
   bool counter_shared = false;  // the counter lives on a lock server
   std::string version;          // of the first lock server (the counter's when there is none)
-  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (cluster_servers.h)
+  nlohmann::json cluster = nullptr;  // --cluster: masters, the keys' slots (run_cluster.h)
 };
 
 // From a moment that freed the lock to the next acquisition by anyone (the
@@ -66,7 +66,7 @@ Unavailability unavailability_after(const std::vector<std::int64_t>& freed_ns, c
 
 // What one run saw, gathered by measure() for the document.
 struct Findings {
-  const LockDescription& lock;  // the run's lock, or its fleet (run/fleet.h: run_description)
+  const LockDescription& lock;  // the run's lock, or its fleet (run/run_locks.h: run_description)
   const ServerFacts& servers;
   const WorkloadOutcome& outcome;
   const Tally& tally;
@@ -80,7 +80,7 @@ struct Findings {
   std::string nemesis;
   nlohmann::json faults = nlohmann::json::array();  // one record per --fault (fault.h)
   Unavailability unavailability;
-  nlohmann::json adapters = nlohmann::json::object();  // lock name -> its adapter's probe (run/fleet.h)
+  nlohmann::json adapters = nlohmann::json::object();  // lock name -> its adapter's probe (run/run_locks.h)
   nlohmann::json fleet = nullptr;                      // --fleet: per lock, its clients' counts
 };
 

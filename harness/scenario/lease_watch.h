@@ -7,7 +7,7 @@
 #include <string>
 
 #include "scenario/scenario.h"
-#include "support/conditions.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 

@@ -16,7 +16,7 @@
 //   ProcessActor (process_actor.h) a named fork()ed child, for stories that
 //              stop a whole process (SIGSTOP stops its watchdog too)
 //
-// Waiting is by polled conditions (conditions.h) and step gates (step_gate.h),
+// Waiting is by polled conditions (conditions.h, redis_probe.h) and step gates (step_gate.h),
 // never by sleeps, so a story replays the same way on every run.
 #pragma once
 
@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "support/conditions.h"
+#include "support/redis_probe.h"
 #include "lock.h"
 #include "scenario/messages.h"
 #include "scenario/narrator.h"

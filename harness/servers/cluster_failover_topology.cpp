@@ -9,7 +9,7 @@
 
 #include "support/conditions.h"
 #include "servers/proxied_replication.h"
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 namespace locklab::harness {
 namespace {

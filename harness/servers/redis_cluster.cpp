@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "redis/reply.h"
 
 namespace locklab::harness {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 namespace locklab::harness {
 

@@ -8,7 +8,7 @@
 
 #include "registry.h"
 #include "workload/lock_catalog.h"
-#include "report/report.h"
+#include "report/comparison_report.h"
 #include "run/run_document.h"
 #include "support/text.h"
 

@@ -1,7 +1,7 @@
 #include "trials/cluster_trial.h"
 
 #include "history/history.h"
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 namespace locklab::harness {
 

@@ -11,7 +11,7 @@ namespace {
 
 // A client of the trial: discovers the master through the sentinels, makes
 // its lock there, tries once (wait as given).
-Result<TrialClient> acquire_via_sentinel(const FailoverTrial& trial, const SentinelTopology& topology,
+Result<TrialClient> acquire_via_sentinel(const SentinelTrial& trial, const SentinelTopology& topology,
                                          const SharedHistory& history, int client, std::chrono::milliseconds wait) {
   auto master = redis::discover_master(topology.sentinels(), topology.master_name());
   if (!master) return master.error();
@@ -29,7 +29,7 @@ Result<TrialClient> acquire_via_sentinel(const FailoverTrial& trial, const Senti
 
 }  // namespace
 
-Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial) {
+Result<FailoverOutcome> run_sentinel_trial(const SentinelTrial& trial) {
   auto started = SentinelTopology::start(trial.sentinel);
   if (!started) return started.error();
   SentinelTopology& topology = **started;

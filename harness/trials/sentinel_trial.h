@@ -16,13 +16,13 @@ namespace locklab::harness {
 // promotes the replica, client B discovers the new master and acquires the
 // same lock. A's and B's sections are recorded in a SharedHistory and judged
 // by the checker.
-struct FailoverTrial {
+struct SentinelTrial {
   std::string lock = "lua-safe-delete";
   int wait_replicas = 0;  // 1 = the WAIT guard
   std::chrono::milliseconds ttl{10'000};
   SentinelSettings sentinel;
 };
 
-Result<FailoverOutcome> run_failover_trial(const FailoverTrial& trial);
+Result<FailoverOutcome> run_sentinel_trial(const SentinelTrial& trial);
 
 }  // namespace locklab::harness

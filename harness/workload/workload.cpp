@@ -13,7 +13,7 @@
 
 #include "support/client_cgroup.h"
 #include "support/process_control.h"
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 
 namespace locklab::harness {
 namespace {

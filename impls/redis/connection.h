@@ -36,7 +36,7 @@ struct ConnectionOptions {
   std::string user;      // empty = AUTH <password> (legacy form)
   std::string password;  // empty = no AUTH
   // `endpoint` is one node of a Redis Cluster: redis::Link then routes every
-  // command and script by its first key (redis/cluster.h). Connection itself
+  // command and script by its first key (redis/cluster_routing.h). Connection itself
   // ignores it (it talks to `endpoint`, as always).
   bool cluster = false;
   // false: this connection is the harness's, not the lock's (the oracle Redis):

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "redis/connection.h"
 #include "redis/script.h"
 

@@ -19,7 +19,7 @@
 #include "counter_service.h"
 #include "counter_table.h"
 #include "scenario/messages.h"
-#include "servers/lock_servers.h"
+#include "servers/given_or_own_servers.h"
 #include "servers/redis_server.h"
 #include "support/text.h"
 #include "registry.h"
@@ -48,7 +48,7 @@ struct Flags {
 
 // The Redis servers the locks and the counter use: --redis ones, or our own
 // (stopped when this goes away, and on SIGINT/SIGTERM, by the launcher); lock[0] also holds the counter.
-using Servers = harness::LockServers;
+using Servers = harness::GivenOrOwnServers;
 
 Result<Servers> provide_servers(const Flags& flags, bool need_many) {
   std::vector<redis::Endpoint> given;
@@ -58,7 +58,7 @@ Result<Servers> provide_servers(const Flags& flags, bool need_many) {
     if (!endpoints) return Error{ErrorKind::usage, why};
     given = std::move(endpoints).value();
   }
-  return harness::provide_lock_servers(given, need_many ? static_cast<std::size_t>(flags.nodes) : 1);
+  return harness::provide_given_or_own_servers(given, need_many ? static_cast<std::size_t>(flags.nodes) : 1);
 }
 
 CounterSetup base_setup(const Flags& flags, const Servers& servers) {

@@ -1,6 +1,9 @@
 // A step point where a client parks for a topology fault (nemesis/node_faults.h):
 // the holder stays inside, alive -- a watchdog keeps running -- while the
 // coordinator changes the world around it, always within a bound.
+// Across processes: a forked client parks on cells shared across fork(). Not
+// scenario/step_gate.h's StepGate, which parks the threads of one process for
+// a story and a test.
 #pragma once
 
 #include <memory>
@@ -15,9 +18,9 @@ namespace locklab::harness {
 // until the coordinator lets it go. One shot: once a client parked, the gate
 // lets every later one through. The cells live in memory shared across
 // fork(), so a client process parks and the coordinator sees it.
-class Gate {
+class CrossProcessGate {
  public:
-  Gate(std::string point, int client)
+  CrossProcessGate(std::string point, int client)
       : point_(std::move(point)), client_(client), cells_(std::make_shared<SharedCells>(5)) {}
 
   StepHook hook(int client) const;

@@ -1,8 +1,8 @@
-#include "workload/counter_resource.h"
+#include "resource/counter_resource.h"
 
 #include <charconv>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 namespace locklab::harness {
 namespace {

@@ -1,4 +1,4 @@
-#include "run/fleet.h"
+#include "run/run_locks.h"
 
 namespace locklab::harness {
 namespace {

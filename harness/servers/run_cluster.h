@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 #include "servers/redis_cluster.h"
 
 namespace locklab::harness {
 
 inline constexpr std::size_t kRunClusterMasters = 3;
 
-struct ClusterServers {
+struct RunCluster {
   std::unique_ptr<RedisCluster> started;  // null: an existing cluster
   redis::ConnectionOptions seed;          // cluster = true; the first seed that answered
   std::vector<redis::SlotRange> slots;    // CLUSTER SLOTS when the run started
@@ -34,12 +34,12 @@ struct ClusterServers {
 // Without seeds (--redis): starts kRunClusterMasters masters with
 // replicas_per_master replicas each (--wait-replicas: the WAIT guard needs them).
 // With them: the first seed that answers CLUSTER SLOTS. ErrorKind::io when neither works.
-Result<ClusterServers> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master);
+Result<RunCluster> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master);
 
 // The run document's redis.cluster block: who started it, the masters, and
 // where the lock key and the counter key live (the counter's is null when it is
 // not on the cluster, i.e. --counter-redis).
-nlohmann::json cluster_facts(const ClusterServers& cluster, std::size_t replicas_per_master, const std::string& lock_key,
+nlohmann::json cluster_facts(const RunCluster& cluster, std::size_t replicas_per_master, const std::string& lock_key,
                              const std::string& counter_key, bool counter_on_cluster);
 
 }  // namespace locklab::harness

@@ -1,4 +1,4 @@
-#include "servers/cluster_servers.h"
+#include "servers/run_cluster.h"
 
 #include <algorithm>
 
@@ -14,10 +14,10 @@ Result<std::vector<redis::SlotRange>> slot_map(const redis::ConnectionOptions& s
   return cluster.slot_map();
 }
 
-Result<ClusterServers> existing_cluster(const std::vector<redis::Endpoint>& seeds) {
+Result<RunCluster> existing_cluster(const std::vector<redis::Endpoint>& seeds) {
   std::string why;
   for (const auto& endpoint : seeds) {
-    ClusterServers servers;
+    RunCluster servers;
     servers.seed.endpoint = endpoint;
     servers.seed.cluster = true;
     auto slots = slot_map(servers.seed);
@@ -30,13 +30,13 @@ Result<ClusterServers> existing_cluster(const std::vector<redis::Endpoint>& seed
   return Error{ErrorKind::io, "--cluster: no seed answered CLUSTER SLOTS (" + why + ")"};
 }
 
-Result<ClusterServers> started_cluster(std::size_t replicas_per_master) {
+Result<RunCluster> started_cluster(std::size_t replicas_per_master) {
   ClusterOptions plan;
   plan.masters = kRunClusterMasters;
   plan.replicas_per_master = replicas_per_master;
   auto cluster = RedisCluster::start(plan);
   if (!cluster) return Error{ErrorKind::io, "cannot start a Redis Cluster: " + cluster.error().message};
-  ClusterServers servers;
+  RunCluster servers;
   servers.seed = (*cluster)->seed();
   servers.started = std::move(cluster).value();
   auto slots = slot_map(servers.seed);
@@ -47,14 +47,14 @@ Result<ClusterServers> started_cluster(std::size_t replicas_per_master) {
 
 }  // namespace
 
-std::optional<redis::Endpoint> ClusterServers::master_of(const std::string& key) const {
+std::optional<redis::Endpoint> RunCluster::master_of(const std::string& key) const {
   const int slot = redis::key_slot(key);
   for (const auto& range : slots)
     if (range.first <= slot && slot <= range.last) return range.master;
   return std::nullopt;
 }
 
-std::vector<redis::Endpoint> ClusterServers::masters() const {
+std::vector<redis::Endpoint> RunCluster::masters() const {
   std::vector<redis::SlotRange> ordered = slots;
   std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<redis::Endpoint> masters;
@@ -67,11 +67,11 @@ std::vector<redis::Endpoint> ClusterServers::masters() const {
   return masters;
 }
 
-Result<ClusterServers> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master) {
+Result<RunCluster> provide_cluster(const std::vector<redis::Endpoint>& seeds, std::size_t replicas_per_master) {
   return seeds.empty() ? started_cluster(replicas_per_master) : existing_cluster(seeds);
 }
 
-nlohmann::json cluster_facts(const ClusterServers& cluster, std::size_t replicas_per_master, const std::string& lock_key,
+nlohmann::json cluster_facts(const RunCluster& cluster, std::size_t replicas_per_master, const std::string& lock_key,
                              const std::string& counter_key, bool counter_on_cluster) {
   auto where = [&](const std::string& key) -> nlohmann::json {
     const auto master = cluster.master_of(key);

@@ -1,28 +1,28 @@
-#include "servers/lock_topology.h"
+#include "servers/lock_server_layout.h"
 
 namespace locklab::harness {
 
-Result<std::unique_ptr<Topology>> Topology::start(const TopologyPlan& plan) {
+Result<std::unique_ptr<LockServerLayout>> LockServerLayout::start(const LayoutPlan& plan) {
   if (plan.lock_servers == 0) return Error{ErrorKind::usage, "a topology needs at least one lock server"};
   if ((plan.replica_via_proxy || plan.replicas > 0) && plan.lock_servers != 1)
     return Error{ErrorKind::usage, "replicas are for a single lock server (not a multi-node lock)"};
   if (plan.replica_via_proxy && plan.replicas > 1)
     return Error{ErrorKind::usage, "a failover topology has exactly one replica (--wait-replicas 0 or 1)"};
-  std::unique_ptr<Topology> topology(new Topology(plan));
+  std::unique_ptr<LockServerLayout> topology(new LockServerLayout(plan));
   if (auto started = topology->start_servers(); !started) return started.error();
   if (auto started = topology->start_proxies(); !started) return started.error();
   return topology;
 }
 
 // Proxies first (they lead to the servers), then the servers.
-Topology::~Topology() {
+LockServerLayout::~LockServerLayout() {
   client_links_.clear();
   fronts_.clear();
   replication_.reset();
   owned_.clear();
 }
 
-Status Topology::start_servers() {
+Status LockServerLayout::start_servers() {
   ServerOptions options;
   options.clock_shim = plan_.clock_shim;
   if (plan_.replica_via_proxy) {
@@ -38,7 +38,7 @@ Status Topology::start_servers() {
   return Done{};
 }
 
-Status Topology::start_proxies() {
+Status LockServerLayout::start_proxies() {
   if (plan_.replica_via_proxy) {
     for (std::size_t j = 0; j < size(); ++j) {
       auto front = TcpProxy::start(server(j).endpoint());
@@ -59,51 +59,51 @@ Status Topology::start_proxies() {
   return Done{};
 }
 
-RedisServer& Topology::server(std::size_t j) const {
+RedisServer& LockServerLayout::server(std::size_t j) const {
   if (replication_) return failed_over_ ? replication_->replica() : replication_->master();
   return *owned_.at(j);
 }
 
-std::vector<RedisServer*> Topology::servers() const {
+std::vector<RedisServer*> LockServerLayout::servers() const {
   std::vector<RedisServer*> all;
   for (std::size_t j = 0; j < size(); ++j) all.push_back(&server(j));
   return all;
 }
 
-redis::ConnectionOptions Topology::endpoint(std::size_t j) const {
+redis::ConnectionOptions LockServerLayout::endpoint(std::size_t j) const {
   redis::ConnectionOptions options = server(j).connection_options();
   if (!fronts_.empty()) options.endpoint = fronts_.at(j)->endpoint();
   return options;
 }
 
-std::vector<redis::ConnectionOptions> Topology::endpoints() const {
+std::vector<redis::ConnectionOptions> LockServerLayout::endpoints() const {
   std::vector<redis::ConnectionOptions> all;
   for (std::size_t j = 0; j < size(); ++j) all.push_back(endpoint(j));
   return all;
 }
 
-std::vector<redis::ConnectionOptions> Topology::client_endpoints(int client) const {
+std::vector<redis::ConnectionOptions> LockServerLayout::client_endpoints(int client) const {
   std::vector<redis::ConnectionOptions> all = endpoints();
   if (client_links_.empty()) return all;
   for (std::size_t j = 0; j < all.size(); ++j) all[j].endpoint = client_link(client, j)->endpoint();
   return all;
 }
 
-TcpProxy* Topology::front(std::size_t j) const { return fronts_.empty() ? nullptr : fronts_.at(j).get(); }
+TcpProxy* LockServerLayout::front(std::size_t j) const { return fronts_.empty() ? nullptr : fronts_.at(j).get(); }
 
-TcpProxy* Topology::client_link(int client, std::size_t j) const {
+TcpProxy* LockServerLayout::client_link(int client, std::size_t j) const {
   if (client_links_.empty() || client < 0 || static_cast<std::size_t>(client) >= client_links_.size()) return nullptr;
   return client_links_[static_cast<std::size_t>(client)].at(j).get();
 }
 
-std::vector<TcpProxy*> Topology::client_links(int client) const {
+std::vector<TcpProxy*> LockServerLayout::client_links(int client) const {
   std::vector<TcpProxy*> links;
   for (std::size_t j = 0; j < size(); ++j)
     if (TcpProxy* link = client_link(client, j)) links.push_back(link);
   return links;
 }
 
-Result<redis::Endpoint> Topology::fail_over() {
+Result<redis::Endpoint> LockServerLayout::fail_over() {
   if (!replication_ || fronts_.empty()) return Error{ErrorKind::usage, "this topology has no replica to fail over to"};
   if (failed_over_) return Error{ErrorKind::usage, "already failed over"};
   auto promoted = replication_->fail_over();
@@ -115,7 +115,7 @@ Result<redis::Endpoint> Topology::fail_over() {
   return promoted->endpoint;
 }
 
-void Topology::heal_client_links() {
+void LockServerLayout::heal_client_links() {
   for (auto& links : client_links_)
     for (auto& link : links) {
       link->pass();

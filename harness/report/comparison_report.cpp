@@ -1,4 +1,4 @@
-#include "report/report.h"
+#include "report/comparison_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "servers/lock_servers.h"
+#include "servers/given_or_own_servers.h"
 
 #include <sstream>
 
@@ -28,9 +28,9 @@ redis::ConnectionOptions plain_options(const redis::Endpoint& endpoint) {
   return options;
 }
 
-Result<LockServers> provide_lock_servers(const std::vector<redis::Endpoint>& given, std::size_t own_count,
-                                         const OptionsFor& options_for) {
-  LockServers servers;
+Result<GivenOrOwnServers> provide_given_or_own_servers(const std::vector<redis::Endpoint>& given,
+                                                       std::size_t own_count, const OptionsFor& options_for) {
+  GivenOrOwnServers servers;
   if (!given.empty()) {
     for (const auto& endpoint : given) servers.lock.push_back(options_for(endpoint));
     return servers;

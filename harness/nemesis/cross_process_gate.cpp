@@ -1,4 +1,4 @@
-#include "nemesis/fault_gate.h"
+#include "nemesis/cross_process_gate.h"
 
 #include <chrono>
 #include <thread>
@@ -14,7 +14,7 @@ constexpr auto kGateLimit = 120s;
 
 }  // namespace
 
-StepHook Gate::hook(int client) const {
+StepHook CrossProcessGate::hook(int client) const {
   if (client_ >= 0 && client != client_) return {};
   return [cells = cells_, point = point_, client](std::string_view at) {
     SharedCells& c = *cells;
@@ -26,13 +26,13 @@ StepHook Gate::hook(int client) const {
   };
 }
 
-void Gate::arm(int skip_client) {
+void CrossProcessGate::arm(int skip_client) {
   (*cells_)[kSkip].store(skip_client + 1);
   (*cells_)[kArmed].store(1);
   (*cells_)[kEverArmed].store(1);
 }
 
-void Gate::release() {
+void CrossProcessGate::release() {
   (*cells_)[kArmed].store(0);
   (*cells_)[kReleased].store(1);
 }

@@ -27,7 +27,7 @@
 
 namespace locklab::harness {
 
-struct TopologyPlan {
+struct LayoutPlan {
   std::size_t lock_servers = 1;
   int clients = 0;
   int replicas = 0;                // plain replicas of lock server 0 (the WAIT guard without failover)
@@ -36,15 +36,15 @@ struct TopologyPlan {
   bool clock_shim = false;
 };
 
-class Topology {
+class LockServerLayout {
  public:
-  static Result<std::unique_ptr<Topology>> start(const TopologyPlan& plan);
+  static Result<std::unique_ptr<LockServerLayout>> start(const LayoutPlan& plan);
 
-  Topology(const Topology&) = delete;
-  Topology& operator=(const Topology&) = delete;
-  ~Topology();
+  LockServerLayout(const LockServerLayout&) = delete;
+  LockServerLayout& operator=(const LockServerLayout&) = delete;
+  ~LockServerLayout();
 
-  const TopologyPlan& plan() const { return plan_; }
+  const LayoutPlan& plan() const { return plan_; }
   std::size_t size() const { return plan_.lock_servers; }
 
   // The process serving lock server j now (after a failover: the promoted replica).
@@ -70,11 +70,11 @@ class Topology {
   void heal_client_links();
 
  private:
-  explicit Topology(TopologyPlan plan) : plan_(std::move(plan)) {}
+  explicit LockServerLayout(LayoutPlan plan) : plan_(std::move(plan)) {}
   Status start_servers();
   Status start_proxies();
 
-  TopologyPlan plan_;
+  LayoutPlan plan_;
   ServerList owned_;                                 // lock servers (and plain replicas)
   std::unique_ptr<ProxiedReplication> replication_;  // lock server 0 when replica_via_proxy
   bool failed_over_ = false;

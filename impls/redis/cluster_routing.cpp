@@ -1,4 +1,4 @@
-#include "redis/cluster.h"
+#include "redis/cluster_routing.h"
 
 #include <algorithm>
 #include <array>

@@ -17,7 +17,7 @@ namespace locklab::harness {
 // Parses "host:port[,host:port...]"; nullopt + *why when malformed.
 std::optional<std::vector<redis::Endpoint>> parse_endpoints(const std::string& text, std::string* why);
 
-struct LockServers {
+struct GivenOrOwnServers {
   ServerList owned;                           // ours; stopped when this goes away (empty for given ones)
   std::vector<redis::ConnectionOptions> lock;  // how to reach each, in order
 };
@@ -29,7 +29,7 @@ redis::ConnectionOptions plain_options(const redis::Endpoint& endpoint);
 
 // The `given` endpoints, each reached as `options_for` says; none given:
 // `own_count` fresh masters of our own, reached as they say (connection_options()).
-Result<LockServers> provide_lock_servers(const std::vector<redis::Endpoint>& given, std::size_t own_count,
-                                         const OptionsFor& options_for = plain_options);
+Result<GivenOrOwnServers> provide_given_or_own_servers(const std::vector<redis::Endpoint>& given,
+                                                       std::size_t own_count, const OptionsFor& options_for = plain_options);
 
 }  // namespace locklab::harness
