@@ -8,6 +8,7 @@
 #include "report/index.h"
 #include "report/matrix_report.h"
 #include "report/comparison_report.h"
+#include "report/lost_updates_table.h"
 #include "run/run_document.h"
 
 namespace locklab::harness {
@@ -138,7 +139,7 @@ TEST(Report, MarkdownHtmlAndCounterTable) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("fill=\"#d62728\""), std::string::npos) << "overlapping sections drawn in red";
   EXPECT_EQ(html.find("http"), std::string::npos) << "self-contained: no links to fetch";
-  EXPECT_NE(counter_table(runs).find("lua-safe-delete"), std::string::npos);
+  EXPECT_NE(lost_updates_table(runs).find("lua-safe-delete"), std::string::npos);
   ASSERT_TRUE(write_report(runs, (dir / "report").string()));
   EXPECT_TRUE(fs::exists(dir / "report/report.md"));
   EXPECT_TRUE(fs::exists(dir / "report/report.html"));
