@@ -127,12 +127,8 @@ std::string config_line(const RunDocuments& runs) {
     return out.str();
   }
   const json& c = runs.front()["config"];
-  out << c.value("clients", 0) << " " << c.value("mode", std::string("?")) << " clients, ";
-  if (c.contains("ops") && c["ops"].is_number())
-    out << c["ops"].get<std::int64_t>() << " attempts";
-  else if (c.contains("duration_s") && c["duration_s"].is_number())
-    out << c["duration_s"].get<double>() << " s each";
-  out << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
+  out << c.value("clients", 0) << " " << c.value("mode", std::string("?")) << " clients, "
+      << workload_text(c, /*each=*/true) << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
       << c.value("wait_ms", 0) << " ms, retry " << c.value("retry_ms", 0) << " ms; Redis "
       << text_at(runs.front(), "/redis/version") << ", " << number_at(runs.front(), "/machine/cores") << " cores";
   if (const auto command = c.value("command", std::string()); !command.empty()) out << ". Made by: `" << command << "`";

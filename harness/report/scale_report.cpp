@@ -33,9 +33,10 @@ const ScalePoint* find_point(const std::vector<ScalePoint>& points, const std::s
     if (point.lock == lock && point.clients == clients) return &point;
   return nullptr;
 }
+// The run's verdict; `otherwise` when it has none (a point whose run failed to start).
 std::string verdict_of(const json& run, const std::string& otherwise) {
-  return run.is_object() && run.contains("verdict") && run["verdict"].is_string() ? run["verdict"].get<std::string>()
-                                                                                 : otherwise;
+  const std::string verdict = text_at(run, "/verdict");
+  return verdict.empty() ? otherwise : verdict;
 }
 double throughput(const ScalePoint& point) { return number_at(point.run, "/throughput/acquisitions_per_s"); }
 
