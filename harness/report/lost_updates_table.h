@@ -3,10 +3,10 @@
 // counter demo's table: scenarios/counter_demo/counter_table.cpp.)
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

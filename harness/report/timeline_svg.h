@@ -3,9 +3,9 @@
 // own, and the CSS its lane labels need on a page.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 
