@@ -1,6 +1,7 @@
 // Result documents: required keys, atomic writes (never a partial file), the report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +9,10 @@
 #include "report/index.h"
 #include "report/matrix_report.h"
 #include "report/comparison_report.h"
+#include "report/lost_updates_table.h"
+#include "report/run_header.h"
+#include "report/scale_report.h"
+#include "report/timeline_svg.h"
 #include "run/run_document.h"
 
 namespace locklab::harness {
@@ -129,7 +134,7 @@ TEST(Results, FailedAtomicWriteLeavesNothingAtThePath) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken"});
 }
 
-TEST(Report, MarkdownHtmlAndCounterTable) {
+TEST(Report, MarkdownHtmlAndLostUpdatesTable) {
   TempDir dir;
   const RunDocuments runs = {complete_document("no-lock"), complete_document("lua-safe-delete")};
   const std::string markdown = markdown_report(runs);
@@ -138,7 +143,10 @@ TEST(Report, MarkdownHtmlAndCounterTable) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("fill=\"#d62728\""), std::string::npos) << "overlapping sections drawn in red";
   EXPECT_EQ(html.find("http"), std::string::npos) << "self-contained: no links to fetch";
-  EXPECT_NE(counter_table(runs).find("lua-safe-delete"), std::string::npos);
+  const std::string table = lost_updates_table(runs);
+  EXPECT_EQ(table.rfind("lock ", 0), 0u) << table;
+  EXPECT_NE(table.find("\nlua-safe-delete "), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "a header line and one per run: " << table;
   ASSERT_TRUE(write_report(runs, (dir / "report").string()));
   EXPECT_TRUE(fs::exists(dir / "report/report.md"));
   EXPECT_TRUE(fs::exists(dir / "report/report.html"));
@@ -198,6 +206,40 @@ TEST(Report, PagesAreHeadBodyTail) {
   MatrixResult matrix;
   EXPECT_EQ(matrix_html(matrix), html_head("locklab fault matrix", matrix_html_css()) + matrix_html_body(matrix) +
                                      html_tail());
+}
+
+// The pages' CSS rules are said once (issue 29): each page's CSS starts with the
+// shared body rule (the comparison and the scale page with the shared table
+// rules too), and the pages that draw timelines carry the timeline's rules.
+TEST(Report, PagesShareTheirCssRules) {
+  EXPECT_EQ(body_css(1500), "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}");
+  EXPECT_EQ(body_css(0, "1.5em"), "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}") << "no width";
+  EXPECT_EQ(page_css(1200).rfind(body_css(1200), 0), 0u);
+  EXPECT_EQ(comparison_html_css().rfind(page_css(1200), 0), 0u) << comparison_html_css();
+  EXPECT_NE(comparison_html_css().find(timeline_css()), std::string::npos);
+  EXPECT_EQ(matrix_html_css().rfind(body_css(1500), 0), 0u) << matrix_html_css();
+  EXPECT_EQ(matrix_html_css().find(page_css(1500)), std::string::npos) << "the matrix styles its own table";
+  EXPECT_NE(matrix_html_css().find(timeline_css()), std::string::npos);
+  EXPECT_NE(scale_html(ScaleSweep{}).find("<style>" + page_css(1200)), std::string::npos);
+  EXPECT_NE(index_html(MatrixResult{}, {complete_document("no-lock")}).find("<style>" + body_css(0, "1.5em")),
+            std::string::npos);
+  const std::string timeline = render_timeline(timeline_of(complete_document()));
+  EXPECT_NE(timeline.find("class=\"lane\""), std::string::npos) << "the class timeline_css() styles: " << timeline;
+}
+
+// How much a run's clients did, said by one function for a run's header and
+// for the comparison's line over many runs: a count of attempts, or seconds.
+TEST(Report, WorkloadTextSaysAttemptsOrSeconds) {
+  EXPECT_EQ(workload_text(json{{"ops", 400}, {"duration_s", nullptr}}), "400 attempts");
+  EXPECT_EQ(workload_text(json{{"ops", 1000000}}, true), "1000000 attempts") << "a count, never 1e+06";
+  EXPECT_EQ(workload_text(json{{"ops", nullptr}, {"duration_s", 2.5}}), "2.5 s");
+  EXPECT_EQ(workload_text(json{{"duration_s", 3.0}}, true), "3 s each");
+  EXPECT_EQ(workload_text(json{{"duration_s", "3"}}), "") << "not a number: not recorded";
+  EXPECT_EQ(workload_text(json::object()), "");
+  const json run = complete_document();  // 2 process clients, duration 1 s
+  EXPECT_NE(run_header(run).find("2 process clients, 1 s, hold"), std::string::npos) << run_header(run);
+  const std::string markdown = markdown_report({run, run});
+  EXPECT_NE(markdown.find("2 process clients, 1 s each, hold"), std::string::npos) << markdown;
 }
 
 TEST(Index, BothBodiesInTheirSectionsEachWithItsOwnCss) {

@@ -12,9 +12,10 @@
 namespace locklab::harness {
 namespace {
 
-constexpr const char* kIndexCss =
-    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
-    "nav p{font-size:15px}section{border-top:1px solid #ccc;margin-top:2em}";
+// The page's own rules; each section brings its page's CSS, scoped to it (scoped_css).
+std::string index_css() {
+  return body_css(0, "1.5em") + "nav p{font-size:15px}section{border-top:1px solid #ccc;margin-top:2em}";
+}
 
 // Each rule of a page's CSS ("a,b{...}c{...}") limited to the section it is
 // in: "#id a,#id b{...}"; the page's body rule becomes the section's. The two
@@ -51,7 +52,7 @@ Result<std::string> read_text(const std::string& path) {
 std::string index_html(const MatrixResult& matrix, const RunDocuments& comparison) {
   std::ostringstream out;
   out << html_head("locklab: fault matrix and comparison",
-                   kIndexCss + scoped_css(matrix_html_css(), "matrix") + scoped_css(comparison_html_css(), "comparison"))
+                   index_css() + scoped_css(matrix_html_css(), "matrix") + scoped_css(comparison_html_css(), "comparison"))
       << "<h1>locklab</h1>\n<nav><p>1. <a href=\"#matrix\">The fault matrix</a>: every generation against every "
          "fault.\n2. <a href=\"#comparison\">The comparison</a>: every generation through the same workload, no "
          "faults.</p></nav>\n"

@@ -9,8 +9,8 @@
 #include "report/html.h"
 #include "report/matrix_likeness.h"
 #include "report/page_words.h"
-#include "report/comparison_report.h"
 #include "report/run_header.h"
+#include "report/timeline_svg.h"
 #include "support/files.h"
 #include "support/json_read.h"
 
@@ -187,7 +187,7 @@ std::string matrix_markdown(const MatrixResult& result) {
 }
 
 std::string matrix_html_css() {
-  return "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}"
+  return body_css(1500) +
          "table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #bbb;padding:3px 5px}"
          "th{background:#f3f3f3;font-weight:600}td.lock{font-weight:600;white-space:nowrap}"
          "td.cell{text-align:center;min-width:70px}.n{display:block;font-size:10px;color:#333}"
@@ -196,9 +196,8 @@ std::string matrix_html_css() {
          ".deadlock{background:#f7c27f}.liveness{background:#fff1a0}.na{background:#eeeeee;color:#888}"
          ".error{background:#888;color:#fff}.miss{outline:3px solid #000;outline-offset:-3px}"
          ".exposed{background-image:repeating-linear-gradient(45deg,transparent 0 6px,#f4a3a3 6px 9px)}"
-         ".legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #bbb}"
-         "svg text{font-size:12px;font-family:system-ui,sans-serif}.lane{font-size:10px;fill:#555}"
-         ".note{color:#555;font-size:13px}";
+         ".legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #bbb}" +
+         timeline_css() + ".note{color:#555;font-size:13px}";
 }
 
 // Under the table: what the counts in a cell are (the key of its Chinese in page_words.cpp).

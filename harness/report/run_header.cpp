@@ -2,6 +2,7 @@
 #include "report/run_header.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "support/json_read.h"
@@ -33,15 +34,22 @@ std::string run_header(const json& run) {
   const json c = run.value("config", json::object());
   std::ostringstream out;
   out << text_at(run, "/lock") << ": " << faults_text(c) << "; " << c.value("clients", 0) << " "
-      << c.value("mode", std::string("?")) << " clients, ";
-  if (c.contains("ops") && c["ops"].is_number())
-    out << c["ops"].get<std::int64_t>() << " attempts";
-  else if (c.contains("duration_s") && c["duration_s"].is_number())
-    out << c["duration_s"].get<double>() << " s";
-  out << ", hold " << c.value("hold_ms", 0) << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait "
-      << c.value("wait_ms", 0) << " ms, retry " << c.value("retry_ms", 0) << " ms.";
+      << c.value("mode", std::string("?")) << " clients, " << workload_text(c) << ", hold " << c.value("hold_ms", 0)
+      << " ms, ttl " << c.value("ttl_ms", 0) << " ms, wait " << c.value("wait_ms", 0) << " ms, retry "
+      << c.value("retry_ms", 0) << " ms.";
   const std::string command = c.value("command", std::string());
   out << (command.empty() ? std::string(" Made by: (not recorded)") : " Made by: `" + command + "`");
+  return out.str();
+}
+
+std::string workload_text(const json& config, bool each) {
+  // -1: not recorded (a run has one of the two; the other is null).
+  if (const double ops = number_at(config, "/ops", -1); ops >= 0)
+    return std::to_string(static_cast<std::int64_t>(ops)) + " attempts";
+  const double duration = number_at(config, "/duration_s", -1);
+  if (duration < 0) return "";
+  std::ostringstream out;  // as the stream prints a double: 2.5, 10, 0.25
+  out << duration << (each ? " s each" : " s");
   return out.str();
 }
 

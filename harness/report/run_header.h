@@ -17,6 +17,10 @@ namespace locklab::harness {
 // retry 5 ms. Made by: `locklab run ...`" (no fault: "no fault").
 std::string run_header(const nlohmann::json& run);
 
+// How much the clients of a run did, from its "config": "400 attempts" (--ops) or "2.5 s" (--duration; "2.5 s each"
+// when `each`, for the comparison's line that speaks of many runs); "" when the config records neither.
+std::string workload_text(const nlohmann::json& config, bool each = false);
+
 // Whether every run was made with the same setup (clients, mode, attempts or
 // duration, hold, ttl, wait, retry, faults, steps, command): then one line says
 // it for all; else each run needs its own header.

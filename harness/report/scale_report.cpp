@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "report/html.h"
-#include "report/comparison_report.h"
 #include "support/json_read.h"
 #include "support/text.h"
 
@@ -34,9 +33,10 @@ const ScalePoint* find_point(const std::vector<ScalePoint>& points, const std::s
     if (point.lock == lock && point.clients == clients) return &point;
   return nullptr;
 }
+// The run's verdict; `otherwise` when it has none (a point whose run failed to start).
 std::string verdict_of(const json& run, const std::string& otherwise) {
-  return run.is_object() && run.contains("verdict") && run["verdict"].is_string() ? run["verdict"].get<std::string>()
-                                                                                 : otherwise;
+  const std::string verdict = text_at(run, "/verdict");
+  return verdict.empty() ? otherwise : verdict;
 }
 double throughput(const ScalePoint& point) { return number_at(point.run, "/throughput/acquisitions_per_s"); }
 
@@ -269,10 +269,7 @@ std::string scale_svg(const ScaleSweep& sweep) { return svg_line_chart(sweep); }
 std::string scale_html(const ScaleSweep& sweep) {
   const auto& points = sweep.points;
   std::ostringstream out;
-  out << html_head("locklab scale",
-                   "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
-         "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-         "th{background:#f3f3f3}td:first-child{text-align:left}.note{color:#666;font-size:13px}")
+  out << html_head("locklab scale", page_css(1200) + "td:first-child{text-align:left}.note{color:#666;font-size:13px}")
       << "<h1>locklab scale</h1>\n<p class=\"note\">"
       << config_line(points) << "</p>\n";
   if (const auto line = limit_line(sweep.limit); !line.empty()) out << "<p>" << line << "</p>\n";

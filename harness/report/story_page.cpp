@@ -6,6 +6,7 @@
 #include "report/html.h"
 #include "report/page_words.h"
 #include "report/story_page_assets.h"
+#include "support/json_read.h"
 #include "support/text.h"
 
 namespace locklab::harness {
@@ -13,40 +14,35 @@ namespace {
 
 using nlohmann::json;
 
-std::string text_of(const json& document, const char* field) {
-  const auto found = document.find(field);
-  return found != document.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
 std::string verdict_class(const std::string& verdict) {
   if (verdict == "race shown") return "race";
   if (verdict == "fix holds") return "fix";
   return "unexpected";
 }
 
-// The document's text in the story's language: "race_text" etc. when the story wrote them
-// (scenario.cpp, in its --lang), else the English field.
-std::string told(const json& document, const char* field) {
-  const std::string shown = text_of(document, (std::string(field) + "_text").c_str());
-  return shown.empty() ? text_of(document, field) : shown;
+// The document's text in the story's language: "/race_text" etc. when the story wrote them
+// (scenario.cpp, in its --lang), else the English field ("/race").
+std::string told(const json& document, const char* pointer) {
+  const std::string shown = text_at(document, (std::string(pointer) + "_text").c_str());
+  return shown.empty() ? text_at(document, pointer) : shown;
 }
 
 std::string header_html(const json& document, const std::string& lang) {
-  const std::string lock = text_of(document, "lock");
+  const std::string lock = text_at(document, "/lock");
   std::string flags;
   for (const auto& flag : document.value("flags", json::array()))
     if (flag.is_string()) flags += " --" + flag.get<std::string>();
   const bool race_expected = document.value("race_expected", true);
-  const std::string verdict = text_of(document, "verdict");
-  const std::string expects = race_expected ? page_word(lang, "the race: {0}", {told(document, "race")})
+  const std::string verdict = text_at(document, "/verdict");
+  const std::string expects = race_expected ? page_word(lang, "the race: {0}", {told(document, "/race")})
                                             : page_word(lang, "the race not to happen");
   std::ostringstream out;
-  out << "<header><h1>" << html_escape(text_of(document, "scenario")) << "<span class=\"lock\">--lock "
-      << html_escape(lock + flags) << "</span></h1>\n<p class=\"story\">" << html_escape(text_of(document, "story"))
-      << "</p>\n<p class=\"source\">" << html_escape(told(document, "source")) << " &middot; "
+  out << "<header><h1>" << html_escape(text_at(document, "/scenario")) << "<span class=\"lock\">--lock "
+      << html_escape(lock + flags) << "</span></h1>\n<p class=\"story\">" << html_escape(text_at(document, "/story"))
+      << "</p>\n<p class=\"source\">" << html_escape(told(document, "/source")) << " &middot; "
       << html_escape(page_word(lang, "the lesson expects {0}", {expects})) << "</p>\n<p class=\"verdict "
-      << verdict_class(verdict) << "\">" << html_escape(page_word(lang, "verdict: {0}", {told(document, "verdict")}))
-      << " &mdash; " << html_escape(told(document, "detail")) << "</p></header>\n";
+      << verdict_class(verdict) << "\">" << html_escape(page_word(lang, "verdict: {0}", {told(document, "/verdict")}))
+      << " &mdash; " << html_escape(told(document, "/detail")) << "</p></header>\n";
   return out.str();
 }
 
@@ -69,16 +65,16 @@ bool wrong_owner_delete(const std::string& effect) {
 
 std::string step_html(const json& step) {
   const int number = step.value("step", 0);
-  const std::string kind = text_of(step, "kind");
+  const std::string kind = text_at(step, "/kind");
   std::ostringstream out;
   out << "<li class=\"step kind-" << html_escape(kind.empty() ? "narration" : kind) << "\" id=\"step-" << number
       << "\" data-step=\"" << number << "\"><span class=\"n\">" << number << "</span><span class=\"t\">"
       << fixed(step.value("t_ms", 0.0), 1) << " ms</span><span class=\"who\">"
-      << html_escape(text_of(step, "who") == "--" ? "--" : text_of(step, "who")) << "</span><span class=\"text\">"
-      << html_escape(text_of(step, "text")) << "</span>";
+      << html_escape(text_at(step, "/who") == "--" ? "--" : text_at(step, "/who")) << "</span><span class=\"text\">"
+      << html_escape(text_at(step, "/text")) << "</span>";
   if (const auto lock = step.find("lock"); lock != step.end() && lock->is_object()) {
-    const std::string effect = text_of(*lock, "effect");
-    out << "<span class=\"effect" << (wrong_owner_delete(effect) ? " bad" : "") << "\">" << html_escape(text_of(*lock, "key"))
+    const std::string effect = text_at(*lock, "/effect");
+    out << "<span class=\"effect" << (wrong_owner_delete(effect) ? " bad" : "") << "\">" << html_escape(text_at(*lock, "/key"))
         << ": " << html_escape(effect) << "</span>";
   }
   out << "</li>\n";
@@ -109,8 +105,8 @@ std::string page_data(const json& document) {
   for (const auto& step : document.value("steps", json::array())) {
     json slim = {{"step", step.value("step", 0)},
                  {"t_ms", step.value("t_ms", 0.0)},
-                 {"who", text_of(step, "who")},
-                 {"kind", text_of(step, "kind")},
+                 {"who", text_at(step, "/who")},
+                 {"kind", text_at(step, "/kind")},
                  {"state", step.value("state", json{{"inside", json::array()}, {"keys", json::array()}})}};
     if (step.contains("sent_ms")) slim["sent_ms"] = step["sent_ms"];
     if (step.contains("lock")) slim["lock"] = step["lock"];
@@ -120,7 +116,7 @@ std::string page_data(const json& document) {
   for (const char* field : {"clients", "sections", "overlaps", "keys"})
     if (!view.contains(field)) view[field] = json::array();
   if (!view.contains("end_ms")) view["end_ms"] = 0.0;
-  std::string text = json{{"steps", steps}, {"view", view}, {"words", page_words(text_of(document, "lang"))}}.dump();
+  std::string text = json{{"steps", steps}, {"view", view}, {"words", page_words(text_at(document, "/lang"))}}.dump();
   std::string safe;
   safe.reserve(text.size());
   for (char c : text) {
@@ -136,10 +132,10 @@ std::string page_data(const json& document) {
 
 std::string story_page(const json& document) {
   const json steps = document.value("steps", json::array());
-  const std::string lang = text_of(document, "lang");
+  const std::string lang = text_at(document, "/lang");
   std::ostringstream out;
   // The body starts hiding what lies ahead of the current step; without the script nothing is hidden.
-  out << html_head(html_escape(text_of(document, "scenario") + " (" + text_of(document, "lock") + ")"),
+  out << html_head(html_escape(text_at(document, "/scenario") + " (" + text_at(document, "/lock") + ")"),
                    story_page_css(), html_lang(lang))
       << "<script>document.body.className = 'hide-ahead';</script>\n" << header_html(document, lang) << controls_html(steps.size(), lang) << "<main><section id=\"steps-pane\"><ol id=\"steps\">\n";
   for (const auto& step : steps) out << step_html(step);

@@ -9,6 +9,7 @@
 #include "registry.h"
 #include "workload/lock_catalog.h"
 #include "report/comparison_report.h"
+#include "report/lost_updates_table.h"
 #include "run/run_document.h"
 #include "support/text.h"
 
@@ -78,7 +79,7 @@ Result<CompareSummary> compare(const CompareOptions& options) {
   if (auto written = write_report(runs, dir); !written) return written.error();
   std::printf("%s\nCounter demo (each critical section adds 1; expected = increments the clients were told "
               "succeeded):\n\n%s\nResults: %s/*.json\nReport:  %s/report.md, %s/report.html\n",
-              markdown_report(runs).c_str(), counter_table(runs).c_str(), dir.c_str(), dir.c_str(), dir.c_str());
+              markdown_report(runs).c_str(), lost_updates_table(runs).c_str(), dir.c_str(), dir.c_str(), dir.c_str());
   return summary;
 }
 

@@ -14,7 +14,7 @@
 
 #include "support/run_id.h"
 #include "servers/redis_server.h"
-#include "report/comparison_report.h"
+#include "report/timeline_svg.h"
 #include "registry.h"
 #include "workload/lock_catalog.h"
 #include "run/run_document.h"
