@@ -10,7 +10,8 @@
 #include "nemesis/fault_registry.h"
 #include "nemesis/step_actions.h"
 #include "history/metrics.h"
-#include "run/multihost.h"
+#include "run/host_coordinator.h"
+#include "run/redis_section_oracle.h"
 #include "redis/sentinel.h"
 #include "servers/redis_server.h"
 #include "run/run_locks.h"
@@ -335,7 +336,7 @@ Result<Servers> provide_reachable_servers(const RunOptions& options, const Capab
   return servers;
 }
 
-// With an oracle, join the run on it (multihost.h): barriers, and its reading
+// With an oracle, join the run on it (host_coordinator.h): barriers, and its reading
 // at the end. No oracle: no coordinator.
 Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, const std::optional<OracleSide>& oracle) {
   if (!oracle) return std::optional<HostCoordinator>{};
