@@ -28,9 +28,10 @@
 #include <utility>
 #include <vector>
 
-#include "history/checker.h"
 #include "redis/connection.h"
 #include "redis/result.h"
+
+#include "history/checker.h"
 #include "run/redis_section_oracle.h"
 
 namespace locklab::harness {

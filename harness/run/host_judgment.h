@@ -5,16 +5,17 @@
 // oracle: --oracle, with or without --run-id.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "redis/result.h"
+
 #include "history/checker.h"
 #include "history/history.h"
-#include "redis/result.h"
 #include "run/host_coordinator.h"
 #include "run/options.h"
 #include "servers/redis_server.h"

@@ -2,9 +2,9 @@
 // (host_coordinator.h) combined into one locklab.merged/1 document.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "redis/result.h"
 

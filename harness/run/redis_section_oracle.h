@@ -22,6 +22,7 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+
 #include "workload/section_oracle.h"
 
 namespace locklab::harness {

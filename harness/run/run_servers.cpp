@@ -1,6 +1,7 @@
 #include "run/run_servers.h"
 
 #include "redis/sentinel.h"
+
 #include "servers/given_or_own_servers.h"
 #include "servers/server_stats.h"
 

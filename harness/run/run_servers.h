@@ -4,18 +4,20 @@
 // document records of them, and what the run's locks left on them.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "redis/connection.h"
+#include "redis/result.h"
+
+#include "registry.h"
+
 #include "history/checker.h"
 #include "nemesis/fault.h"
 #include "nemesis/nemesis.h"
-#include "redis/connection.h"
-#include "redis/result.h"
-#include "registry.h"
 #include "resource/counter_resource.h"
 #include "run/options.h"
 #include "run/run_document.h"
