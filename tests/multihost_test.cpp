@@ -12,6 +12,7 @@
 #include <string>
 
 #include "support/conditions.h"
+#include "run/merge_runs.h"
 #include "run/options.h"
 #include "redis/connection.h"
 #include "servers/redis_server.h"
@@ -331,6 +332,30 @@ TEST(OwnOracle, TheLocksCostIsTheSameWithAndWithoutTheOracle) {
     EXPECT_EQ(with["commands_sent_per_acquisition"], without["commands_sent_per_acquisition"]) << lock;
     EXPECT_EQ(with["server_commands_per_acquisition"], without["server_commands_per_acquisition"]) << lock;
   }
+}
+
+// merge_runs on hand-made documents (no Redis): a host whose counter_final is
+// null (it could not read the counter) leaves the others' reading standing;
+// when no host read it, the merge is `error`, one reason.
+json host_document(const std::string& host, const json& counter_final) {
+  return {{"lock", "setnx"},
+          {"verdict", "safe"},
+          {"totals", {{"acquired", 10}}},
+          {"counter", {{"expected", 10}, {"unconfirmed_writes", 0}}},
+          {"multihost", {{"run_id", "r"}, {"host", host}, {"hosts", 2}, {"counter_final", counter_final},
+                         {"max_occupancy", 1}, {"overlapped_entries", 0}, {"violating_pairs", 0}}}};
+}
+
+TEST(MergeRuns, AHostWithoutTheCounterLeavesTheOthersReading) {
+  const auto merged = harness::merge_runs({host_document("a", nullptr), host_document("b", 20)});
+  ASSERT_TRUE(merged) << merged.error().message;
+  EXPECT_EQ((*merged)["counter"]["final"], 20) << merged->dump(2);
+  EXPECT_EQ((*merged)["verdict"], "safe") << merged->dump(2);
+  const auto unread = harness::merge_runs({host_document("a", nullptr), host_document("b", nullptr)});
+  ASSERT_TRUE(unread) << unread.error().message;
+  EXPECT_EQ((*unread)["counter"]["final"], -1);
+  EXPECT_EQ((*unread)["verdict"], "error");
+  EXPECT_EQ((*unread)["verdict_reasons"], json::array({"no host could read the final counter"})) << unread->dump(2);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "nemesis/fault_registry.h"
 #include "registry.h"
 #include "report/comparison_report.h"
-#include "run/multihost.h"
+#include "run/merge_runs.h"
 #include "run/run.h"
 #include "run/run_document.h"
 #include "workload/lock_catalog.h"

@@ -1,7 +1,7 @@
 // The options of one run: the one source of its defaults (RunOptions' member
 // initialisers) and of its limits (`bounds`). The CLI's validators and
 // validate() both read them, so a value the CLI refuses is the value a library
-// caller (scenarios, the fault matrix, benchmarks) is refused, with the same
+// caller (the sweeps, the benchmarks, tests) is refused, with the same
 // one-line message.
 #pragma once
 
@@ -70,7 +70,7 @@ struct RunOptions {
   std::string json_path;  // recorded in config only; the caller writes
   std::string command;    // the command line that asked for this run, recorded for reproduction
   bool expect_safe = false;  // recorded in config only; the CLI decides the exit code
-  // Several client hosts (multihost.h): the same run id on every host, the
+  // Several client hosts (host_coordinator.h): the same run id on every host, the
   // oracle Redis for the barriers and the section oracle, and how many hosts.
   std::string run_id;                     // empty: a single-host run
   std::optional<redis::Endpoint> oracle;  // with run_id

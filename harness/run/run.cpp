@@ -3,141 +3,25 @@
 #include <algorithm>
 
 #include "history/checker.h"
-#include "servers/cluster_failover_topology.h"
-#include "servers/run_cluster.h"
-#include "servers/given_or_own_servers.h"
-#include "resource/counter_resource.h"
+#include "history/metrics.h"
 #include "nemesis/fault_registry.h"
 #include "nemesis/step_actions.h"
-#include "history/metrics.h"
-#include "run/multihost.h"
-#include "redis/sentinel.h"
-#include "servers/redis_server.h"
-#include "run/run_locks.h"
-#include "workload/adapter_probe.h"
-#include "run/run_document.h"
-#include "servers/server_stats.h"
-#include "servers/lock_server_layout.h"
+#include "resource/counter_resource.h"
+#include "run/host_judgment.h"
 #include "run/lease_witness.h"
+#include "run/redis_section_oracle.h"
+#include "run/run_document.h"
+#include "run/run_locks.h"
+#include "run/run_servers.h"
+#include "servers/lock_server_layout.h"
+#include "servers/redis_server.h"
+#include "servers/server_stats.h"
+#include "workload/adapter_probe.h"
 
 namespace locklab::harness {
 namespace {
 
 using std::chrono::milliseconds;
-
-// Connections the coordinator itself uses: short timeouts, a bad endpoint must fail fast.
-redis::ConnectionOptions coordinator_options(const redis::Endpoint& endpoint) {
-  redis::ConnectionOptions options;
-  options.endpoint = endpoint;
-  options.connect_timeout = milliseconds{1000};
-  options.command_timeout = milliseconds{2000};
-  return options;
-}
-
-// Our own servers, when no --redis: the lock servers laid out as the faults
-// need them (servers/lock_server_layout.h) + one counter server that no fault will ever touch
-// (the resource is not what is under test).
-struct Servers {
-  ServerList owned;                            // the counter server
-  std::unique_ptr<LockServerLayout> topology;  // the lock servers (own servers, a lock that uses Redis)
-  std::vector<redis::ConnectionOptions> lock;
-  redis::ConnectionOptions counter;
-  RedisServer* counter_server = nullptr;
-  bool counter_shared = false;  // the counter lives on a lock server
-  std::optional<RunCluster> cluster;  // --cluster: keeps a cluster started for the run alive until its end
-  std::unique_ptr<ClusterFailoverTopology> cluster_failover;  // --cluster --fault failover
-  nlohmann::json cluster_facts = nullptr;
-};
-
-// --cluster: the lock is reached through the cluster's seed, routed by slot;
-// the counter too unless --counter-redis (run_cluster.h).
-Result<Servers> provide_cluster_servers(const RunOptions& options, const Capabilities& can) {
-  auto cluster = provide_cluster(options.redis, static_cast<std::size_t>(options.wait_replicas));
-  if (!cluster) return cluster.error();
-  Servers servers;
-  if (can.uses_redis) servers.lock.push_back(cluster->seed);
-  static const WorkloadConfig defaults;  // the counter's key is the workload's
-  const std::string& counter_key = defaults.counter_key;
-  servers.counter = options.counter_redis ? coordinator_options(*options.counter_redis) : cluster->seed;
-  // The cluster is the lock servers: its command count then includes the counter's GET/SET.
-  servers.counter_shared = !options.counter_redis && can.uses_redis;
-  servers.cluster_facts = cluster_facts(*cluster, static_cast<std::size_t>(options.wait_replicas), options.key, counter_key,
-                                        !options.counter_redis);
-  servers.cluster = std::move(cluster).value();
-  return servers;
-}
-
-// --cluster with the failover fault (a started cluster, not --redis seeds):
-// a cluster whose key's master replicates through a proxy the fault holds
-// (servers/cluster_failover_topology.h), reached through a seed at another
-// master. The counter is a server of its own: the failover must not lose it.
-Result<Servers> provide_cluster_failover_servers(const RunOptions& options) {
-  ClusterFailoverSettings settings;
-  settings.key = options.key;
-  auto topology = ClusterFailoverTopology::start(settings);
-  if (!topology) return Error{ErrorKind::io, "the failover cluster: " + topology.error().message};
-  Servers servers;
-  servers.cluster_failover = std::move(topology).value();
-  servers.lock.push_back(servers.cluster_failover->seed());
-  auto counter_server = provide_given_or_own_servers({}, 1);
-  if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
-  servers.owned = std::move(counter_server->owned);
-  servers.counter_server = servers.owned.back().get();
-  servers.counter = servers.counter_server->connection_options();
-  servers.cluster_facts = {{"started", true}, {"failover", "the key's master replicates through a proxy"},
-                           {"masters", servers.cluster_failover->cluster().masters().size()}};
-  return servers;
-}
-
-Result<Servers> provide_servers(const RunOptions& options, const Capabilities& can, const FaultNeeds& needs) {
-  if (options.cluster && options.redis.empty() && needs.replica_via_proxy && can.uses_redis)
-    return provide_cluster_failover_servers(options);
-  if (options.cluster) return provide_cluster_servers(options, can);
-  Servers servers;
-  if (!options.redis.empty()) {
-    auto given = provide_given_or_own_servers(options.redis, 0, coordinator_options);
-    if (!given) return given.error();
-    servers.lock = std::move(given->lock);
-    if (!can.uses_redis) servers.lock.clear();
-    servers.counter = coordinator_options(options.counter_redis.value_or(options.redis.front()));
-    for (const auto& lock : servers.lock)
-      if (lock.endpoint.to_string() == servers.counter.endpoint.to_string()) servers.counter_shared = true;
-    return servers;
-  }
-  const std::size_t lock_count = !can.uses_redis ? 0 : can.multi_node ? options.nodes : 1;
-  if (lock_count > 0) {
-    // With the failover guard on, the lock server gets replicas to WAIT for
-    // (through the replication proxy when a failover will lose a write).
-    LayoutPlan plan;
-    plan.lock_servers = lock_count;
-    plan.clients = options.clients;
-    plan.replica_via_proxy = needs.replica_via_proxy;
-    plan.replicas = needs.replica_via_proxy ? 0 : options.wait_replicas;
-    plan.client_proxies = needs.client_proxies;
-    plan.clock_shim = needs.clock_shim;
-    auto topology = LockServerLayout::start(plan);
-    if (!topology)
-      return Error{topology.error().kind == ErrorKind::usage ? ErrorKind::usage : ErrorKind::io, topology.error().message};
-    servers.topology = std::move(topology).value();
-    servers.lock = servers.topology->endpoints();
-  }
-  auto counter_server = provide_given_or_own_servers({}, 1);  // one fresh master of our own
-  if (!counter_server) return Error{ErrorKind::io, "cannot start redis-server: " + counter_server.error().message};
-  servers.owned = std::move(counter_server->owned);
-  servers.counter_server = servers.owned.back().get();
-  servers.counter = servers.counter_server->connection_options();
-  return servers;
-}
-
-ServerFacts server_facts(const Servers& servers) {
-  ServerFacts facts;
-  for (const auto& server : servers.lock) facts.lock_endpoints.push_back(server.endpoint.to_string());
-  facts.counter_endpoint = servers.counter.endpoint.to_string();
-  facts.counter_shared = servers.counter_shared;
-  facts.cluster = servers.cluster_facts;
-  facts.version = server_version(servers.lock.empty() ? servers.counter : servers.lock.front());
-  return facts;
-}
 
 // Adapters start in every client at once before the barrier: an interpreter
 // each (node's takes ~0.3 s of CPU), on a machine that may have 2 cores.
@@ -147,7 +31,8 @@ milliseconds adapter_setup_bound(const std::vector<RunLock>& locks) {
   return adapters == 0 ? milliseconds{0} : milliseconds{10'000 + 500 * adapters};
 }
 
-WorkloadConfig workload_config(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks) {
+WorkloadConfig workload_config(const RunOptions& options, const RunServers& servers,
+                               const std::vector<RunLock>& locks) {
   WorkloadConfig workload;
   workload.lock_name = options.lock;
   workload.make_lock = client_lock_maker(locks);
@@ -256,94 +141,6 @@ std::vector<std::string> measurement_errors(const Tally& t, const WorkloadOutcom
   return errors;
 }
 
-// The oracle Redis of the run: the shared one (--oracle HOST:PORT, --run-id),
-// or one the run starts for itself (bare --oracle): a server of its own, never
-// behind a proxy, never faulted, with a fresh internal run id for its keys.
-struct OracleSide {
-  std::unique_ptr<RedisServer> own;  // the self-started oracle, stopped with the run
-  OracleConfig config;
-};
-
-Result<std::optional<OracleSide>> provide_oracle(const RunOptions& options) {
-  if (!options.oracle && !options.own_oracle) return std::optional<OracleSide>{};
-  OracleSide side;
-  side.config.host = host_label();
-  if (options.own_oracle) {
-    auto server = RedisServer::start();
-    if (!server) return Error{ErrorKind::io, "cannot start the oracle's redis-server: " + server.error().message};
-    side.own = std::move(server).value();
-    side.config.server = coordinator_options(side.own->endpoint());
-    side.config.run_id = "own:" + side.config.host + ":" + std::to_string(monotonic_ns());
-  } else {
-    side.config.server = coordinator_options(*options.oracle);
-    side.config.run_id = options.run_id;
-  }
-  side.config.server.counted = false;  // the oracle's traffic is not the lock's cost
-  if (auto ok = reachable(side.config.server); !ok) return Error{ErrorKind::io, "oracle: " + ok.error().message};
-  return std::optional<OracleSide>{std::move(side)};
-}
-
-nlohmann::json pairs_json(const OraclePairs& pairs) {
-  return {{"violations", pairs.violations}, {"fenced_off", pairs.fenced_off}, {"serialized", pairs.serialized}};
-}
-
-// The document's "multihost" block: what this host and the oracle saw.
-nlohmann::json multihost_block(const RunOptions& options, const Result<OracleReading>& reading,
-                               const std::optional<std::int64_t>& counter_final, std::int64_t confirmed) {
-  return {{"run_id", options.run_id},
-          {"host", host_label()},
-          {"hosts", options.hosts},
-          {"oracle", options.oracle->to_string()},
-          {"max_occupancy", reading ? reading->max_occupancy : -1},
-          {"overlapped_entries", reading ? reading->overlapped_entries : -1},
-          {"violating_pairs", reading ? reading->pairs.violations : -1},
-          {"pairs", reading ? pairs_json(reading->pairs) : nlohmann::json(nullptr)},
-          {"counter_final", counter_final ? nlohmann::json(*counter_final) : nlohmann::json(nullptr)},
-          {"confirmed_increments", confirmed}};
-}
-
-// Oracle commands that failed, over every client (their own and their removal after death).
-std::int64_t oracle_errors(const SharedHistory& history) {
-  std::int64_t errors = 0;
-  for (int i = 0; i < history.clients(); ++i) errors += history.slot(i).oracle_errors.load();
-  return errors;
-}
-
-}  // namespace
-
-// --sentinel: the run uses the master the sentinels name now, as if given with --redis.
-Result<RunOptions> resolve_sentinel_master(RunOptions options) {
-  if (options.sentinels.empty()) return options;
-  std::vector<redis::ConnectionOptions> sentinels;
-  for (const auto& endpoint : options.sentinels) sentinels.push_back(coordinator_options(endpoint));
-  auto master = redis::discover_master(sentinels, options.sentinel_master);
-  if (!master) return Error{ErrorKind::io, "--sentinel: " + master.error().message};
-  options.redis = {*master};
-  return options;
-}
-
-namespace {
-
-// The servers of the run (provide_servers), each answering before anything starts.
-Result<Servers> provide_reachable_servers(const RunOptions& options, const Capabilities& can,
-                                          const FaultNeeds& needs) {
-  auto servers = provide_servers(options, can, needs);
-  if (!servers) return servers.error();
-  for (const auto& server : servers->lock)
-    if (auto ok = reachable(server); !ok) return ok.error();
-  if (auto ok = reachable(servers->counter); !ok) return ok.error();
-  return servers;
-}
-
-// With an oracle, join the run on it (multihost.h): barriers, and its reading
-// at the end. No oracle: no coordinator.
-Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, const std::optional<OracleSide>& oracle) {
-  if (!oracle) return std::optional<HostCoordinator>{};
-  auto joined = HostCoordinator::join(oracle->config, options.hosts);
-  if (!joined) return joined.error();
-  return std::optional<HostCoordinator>{std::move(joined).value()};
-}
-
 // Every adapter of the run, probed once by the coordinator (workload/adapter_probe.h).
 struct AdapterProbes {
   nlohmann::json record = nlohmann::json::object();  // the document's `adapters`: lock name -> its probe
@@ -352,7 +149,7 @@ struct AdapterProbes {
 
 // The adapters' probe, before any client starts: the coordinator's own
 // connections to the lock servers, the run's key and lease.
-AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const Servers& servers,
+AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& options, const RunServers& servers,
                                  const Capabilities& laid_out) {
   LockConfig config;
   config.key = options.key;
@@ -368,22 +165,18 @@ AdapterProbes probe_run_adapters(std::vector<RunLock>& locks, const RunOptions& 
   return probes;
 }
 
-// No lock left from an earlier run (the keys the run's locks hold), the
-// counter from zero. Once per run: with several hosts, the first to arrive does it.
-Status start_from_clean_slate(const RunOptions& options, const Servers& servers, const NemesisContext& keys,
-                              CounterResource& counter, std::optional<HostCoordinator>& coordinator) {
-  auto clean_slate = [&]() -> Status {
-    for (const auto& key : lock_keys(keys))
-      for (const auto& server : servers.lock) (void)ask(server, {"DEL", key});
-    if (auto reset = counter.reset(); !reset) return Error{ErrorKind::io, "counter reset: " + reset.error().message};
-    return Done{};
-  };
+// The clean slate (run_servers.h), once per run: with several hosts, the
+// first to arrive makes it, and the others wait until it has.
+Status clean_slate_once(const RunOptions& options, const RunServers& servers, const NemesisContext& keys,
+                        CounterResource& counter, std::optional<HostCoordinator>& coordinator) {
+  auto clean_slate = [&] { return start_from_clean_slate(servers, keys, counter); };
   return coordinator ? coordinator->arrive(clean_slate, milliseconds{options.barrier_timeout_ms}) : clean_slate();
 }
 
 // What the nemeses may act on: the lock keys and their servers (the clients'
 // history joins it once it exists: watch_history).
-NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunLock>& locks, const Servers& servers) {
+NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunLock>& locks,
+                               const RunServers& servers) {
   NemesisContext context;
   context.key = options.key;
   context.client_keys = client_keys(locks, options.key);
@@ -403,10 +196,10 @@ void watch_history(NemesisContext& context, const SharedHistory& history) {
 
 // The run's witness: every lock server the run started, directly (not
 // through the fronts or the client links: a fault must not blind it); its
-// keys. Servers the run does not own are not watched (docs/harness.md, "The
+// keys. RunServers the run does not own are not watched (docs/harness.md, "The
 // server as witness").
-std::unique_ptr<LeaseWitness> make_witness(const RunOptions& options, const Servers& servers, const Capabilities& can,
-                                           const NemesisContext& context) {
+std::unique_ptr<LeaseWitness> make_witness(const RunOptions& options, const RunServers& servers,
+                                           const Capabilities& can, const NemesisContext& context) {
   if (!can.uses_redis) return LeaseWitness::unwatched("the lock uses no Redis server: there is no lease to watch");
   if (options.cluster)
     return LeaseWitness::unwatched("a Redis Cluster: the key's master can change under the run (failover, "
@@ -452,7 +245,7 @@ struct ClientsRun {
   Status started_together = Done{};
 };
 
-Result<ClientsRun> run_clients(const RunOptions& options, const Servers& servers, const std::vector<RunLock>& locks,
+Result<ClientsRun> run_clients(const RunOptions& options, const RunServers& servers, const std::vector<RunLock>& locks,
                                const SharedHistory& history, FaultSet& nemeses, const StepNemesis& steps,
                                NemesisContext& context, std::optional<HostCoordinator>& coordinator,
                                const std::optional<OracleSide>& oracle, LeaseWitness& witness) {
@@ -486,7 +279,7 @@ struct RunEnd {
   std::int64_t confirmed = 0;  // critical sections whose counter write was acknowledged
 };
 
-RunEnd read_run_end(const RunOptions& options, const Servers& servers, const SharedHistory& history,
+RunEnd read_run_end(const RunOptions& options, const RunServers& servers, const SharedHistory& history,
                     const WorkloadOutcome& outcome, CounterResource& counter,
                     std::optional<HostCoordinator>& coordinator) {
   RunEnd end;
@@ -500,21 +293,7 @@ RunEnd read_run_end(const RunOptions& options, const Servers& servers, const Sha
   return end;
 }
 
-// What the run's locks left on their servers: every key they hold; not
-// looked for when one lock's key is unknown (an adapter that named none).
-KeysLeft lock_keys_left(const Servers& servers, const NemesisContext& context) {
-  KeysLeft left;
-  for (const auto& key : context.client_keys) left.looked = left.looked && !key.empty();
-  for (const auto& key : lock_keys(context)) {
-    const auto on_servers = keys_left(servers.lock, key);
-    left.keys += on_servers.keys;
-    left.without_ttl += on_servers.without_ttl;
-  }
-  if (!left.looked) left = {0, 0, false};
-  return left;
-}
-
-Safety check_run_safety(const RunOptions& options, const Capabilities& can, const Servers& servers,
+Safety check_run_safety(const RunOptions& options, const Capabilities& can, const RunServers& servers,
                         const NemesisContext& context, const SharedHistory& history, const WorkloadOutcome& outcome,
                         const RunEnd& end, bool several_hosts) {
   SafetyInput input;
@@ -553,30 +332,6 @@ Verdict judge_run(const Safety& safety, const WorkloadOutcome& outcome, const Ru
     verdict.reasons.insert(verdict.reasons.begin(), errors.begin(), errors.end());
   }
   return verdict;
-}
-
-// With an oracle: both barriers must have held, every oracle command must
-// have been applied, and the oracle must have seen no pair of holders the
-// resource did not serialise (across every host of the run).
-void judge_across_hosts(Verdict& verdict, const Result<OracleReading>& reading, const ClientsRun& run,
-                        const RunEnd& end, std::int64_t failed_oracle_commands) {
-  auto error = [&verdict](const std::string& why) {
-    verdict.verdict = "error";
-    verdict.reasons.insert(verdict.reasons.begin(), why);
-  };
-  for (const Status* barrier : {&run.started_together, &end.finished_together})
-    if (!*barrier) error("barrier: " + barrier->error().message);
-  if (failed_oracle_commands > 0)
-    error(std::to_string(failed_oracle_commands) +
-          " oracle command(s) failed: the oracle may have missed a holder (" + end.tally.last_error + ")");
-  if (!reading) {
-    error("cannot read the oracle: " + reading.error().message);
-  } else if (reading->pairs.violations > 0) {
-    if (verdict.verdict != "error") verdict.verdict = "violation";
-    verdict.reasons.push_back("the oracle saw " + std::to_string(reading->pairs.violations) +
-                              " pair(s) of sections inside at once that the resource did not serialise (at most " +
-                              std::to_string(reading->max_occupancy) + " holders at once)");
-  }
 }
 
 // An asked-for fault that did not act leaves the run without what it was
@@ -641,46 +396,6 @@ BiteEvidence bite_evidence(const SharedHistory& history, const RunOptions& optio
   return BiteEvidence::from(history, milliseconds{lease_ms}, can.auto_extends);
 }
 
-// One host: the history and the oracle Redis watched the same sections, so
-// after the fencing rule they must agree on whether two holders overlapped.
-// (Several hosts: the oracle also sees the others' sections; merge judges.)
-struct Agreement {
-  bool judged = false;  // both readings exist and the run is on one host
-  bool agree = true;
-};
-
-Agreement check_agreement(Verdict& verdict, const Safety& safety, const Result<OracleReading>& reading, int hosts) {
-  if (!reading || hosts != 1) return {};
-  const bool history_saw = safety.overlaps.pairs > 0;
-  const bool oracle_saw = reading->pairs.violations > 0;
-  if (history_saw == oracle_saw) return {true, true};
-  verdict.verdict = "error";
-  verdict.reasons.insert(verdict.reasons.begin(),
-                         "the two oracles disagree: the history saw " + std::to_string(safety.overlaps.pairs) +
-                             " overlapping pair(s), the oracle Redis " + std::to_string(reading->pairs.violations) +
-                             " violating pair(s)");
-  return {true, false};
-}
-
-// The document's "oracles" block: both oracles' figures side by side.
-nlohmann::json oracles_block(const Safety& safety, const Result<OracleReading>& reading, const Agreement& agreement,
-                             std::int64_t failed_oracle_commands) {
-  nlohmann::json history = {{"overlapping_pairs", safety.overlaps.pairs},
-                            {"fenced_off_pairs", safety.overlaps_fenced_off},
-                            {"serialized_pairs", safety.overlaps_serialized_by_fence},
-                            {"max_concurrent", safety.overlaps.max_concurrent}};
-  nlohmann::json redis = nullptr;
-  if (reading)
-    redis = {{"pairs", pairs_json(reading->pairs)},
-             {"max_occupancy", reading->max_occupancy},
-             {"overlapped_entries", reading->overlapped_entries},
-             {"sections", reading->sections},
-             {"failed_commands", failed_oracle_commands}};
-  return {{"history", history},
-          {"redis", redis},
-          {"agree", agreement.judged ? nlohmann::json(agreement.agree) : nlohmann::json(nullptr)}};
-}
-
 Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
   MetricsInput input;
   input.records = end.records;
@@ -691,12 +406,8 @@ Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {
   return compute_metrics(input);
 }
 
-}  // namespace
-
-namespace {
-
 // The clients' run; none when an adapter failed its probe (the run is then error).
-Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& options, const Servers& servers,
+Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& options, const RunServers& servers,
                                const std::vector<RunLock>& locks, const SharedHistory& history, FaultSet& nemeses,
                                const StepNemesis& steps, NemesisContext& context,
                                std::optional<HostCoordinator>& coordinator, const std::optional<OracleSide>& oracle,
@@ -712,7 +423,7 @@ Result<ClientsRun> run_or_skip(const AdapterProbes& probes, const RunOptions& op
 struct MeasuredRun {
   const RunOptions& options;
   std::vector<RunLock>& locks;
-  const Servers& servers;
+  const RunServers& servers;
   const NemesisContext& context;
   const SharedHistory& history;
   FaultSet& nemeses;
@@ -747,7 +458,8 @@ nlohmann::json judge_and_record(const MeasuredRun& m) {
   const std::int64_t failed_oracle_commands = oracle_errors(m.history);
   if (m.coordinator) {
     reading = m.coordinator->reading();
-    judge_across_hosts(verdict, reading, m.run, end, failed_oracle_commands);
+    judge_across_hosts(verdict, reading, {m.run.started_together, end.finished_together}, failed_oracle_commands,
+                       end.tally.last_error);
     agreement = check_agreement(verdict, safety, reading, options.hosts);
   }
   judge_faults_acted(verdict, m.nemeses, m.steps);
@@ -807,7 +519,7 @@ Result<nlohmann::json> measure(const RunOptions& given, Nemesis* nemesis) {
   NemesisContext context = nemesis_context(options, *locks, *servers);
   if (auto problem = unknown_key_problem(options, *locks, **faults, probes)) return Error{ErrorKind::usage, *problem};
   CounterResource counter(servers->counter);
-  if (auto clean = start_from_clean_slate(options, *servers, context, counter, coordinator); !clean) return clean.error();
+  if (auto clean = clean_slate_once(options, *servers, context, counter, coordinator); !clean) return clean.error();
 
   std::string why;
   auto history = SharedHistory::create(options.clients, record_capacity(options), &why);

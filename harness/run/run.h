@@ -1,6 +1,6 @@
 // One measured run: servers up, workload, checker, metrics, one JSON document.
-// Shared by `locklab run` and `locklab compare`, and by anything else that
-// composes the harness (scenarios, the fault matrix, benchmarks).
+// Called by the CLI (`locklab run`), the sweeps (compare, the fault matrix,
+// scale, fleets) and the benchmarks.
 #pragma once
 
 #include <nlohmann/json.hpp>

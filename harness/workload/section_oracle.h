@@ -1,7 +1,7 @@
 // What the workload tells an oracle outside the shared-memory history: each
 // critical section's entry and exit, and when its access to the protected
 // resource began and ended. The workload sees only this interface; the one
-// implementation (the oracle Redis, multihost.h) is chosen by the run.
+// implementation (the oracle Redis, run/redis_section_oracle.h) is chosen by the run.
 //
 // Every call is one event of the section, in order: enter, observe_read,
 // observe_write (skipped when the write failed: its window stays open), leave.

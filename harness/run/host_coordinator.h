@@ -1,73 +1,40 @@
 // Runs spread over several client hosts (issue 12 item 5): `locklab run` on
 // each machine with the same --run-id, --hosts N and --oracle HOST:PORT. A run
 // on one host may also start an oracle of its own (bare --oracle): the same
-// oracle, the same keys, one host.
+// oracle, the same keys, one host. This is one host's part in it; the run
+// provides the oracle and judges what it read (host_judgment.h).
 //
 // The oracle is a Redis of its own, never subject to faults. It serves
 //   - the start barrier: each host INCRs `ready` and waits until N are ready;
 //     the first host to arrive resets the shared lock server's key and counter
 //     (once for the whole run) before anyone is ready;
-//   - the section oracle (section_oracle.h), which needs no synchronised
-//     clocks: the only order it uses is the oracle's own `seq` counter, which
-//     its scripts INCR atomically. Occupancy is per holder: the hash `holders`
-//     maps each client (host label/client index) to its open section's id.
-//     Entering a section gets an id (INCR `sections`), stamps it with `seq`,
-//     pushes one pair "other this" onto `pairs` for every holder present,
-//     and adds this client to `holders`; leaving removes it. A client that dies
-//     inside never leaves: the coordinator that reaps it removes its entry
-//     (client_died), as it ends the client's section in the history. Each
-//     section's read start and write end are `seq` stamps in section:<id>,
-//     with its token and whether the resource refused it; at the end the
-//     pairs are judged by classify_overlap (checker.h) on those stamps;
+//   - the section oracle (redis_section_oracle.h): every client's sections
+//     and the pairs of holders inside at once, judged here at the end
+//     (reading()) by classify_overlap (checker.h);
 //   - the end barrier: each host waits until all N are done, so every host
 //     reads the same final counter and the same pairs.
 // Keys: locklab:run:<run id>:{arrived,reset,ready,done,holders,max,overlaps,
 // pairs,seq,sections,section:<id>}. Use a fresh run id per run: `arrived` is
 // never cleared, and a host arriving beyond --hosts is refused (a usage error).
 //
-// `locklab merge` combines the hosts' documents (merge_runs below).
+// `locklab merge` combines the hosts' documents (merge_runs.h).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "history/checker.h"
 #include "redis/connection.h"
-#include "redis/script.h"
 #include "redis/result.h"
-#include "workload/section_oracle.h"
+
+#include "history/checker.h"
+#include "run/redis_section_oracle.h"
 
 namespace locklab::harness {
-
-struct OracleConfig {
-  redis::ConnectionOptions server;  // uncounted (ConnectionOptions::counted): not the lock's traffic
-  std::string run_id;
-  std::string host;  // this host's label (host_label()), taken in the coordinator before the fork
-};
-
-// The keys of one run on the oracle.
-std::string oracle_key(const std::string& run_id, const std::string& name);
-
-// The oracle Redis as the workload's SectionOracles: a client's connection
-// and the coordinator's removal of a dead client's holder entry.
-class RedisSectionOracles : public SectionOracles {
- public:
-  explicit RedisSectionOracles(OracleConfig config) : config_(std::move(config)) {}
-  Result<std::unique_ptr<SectionOracle>> connect(int client) const override;
-  Status client_died(int client) override;
-
- private:
-  OracleConfig config_;
-  std::optional<redis::Connection> reaper_;  // connected on first use: never inherited by a forked client
-};
 
 // Pairs of sections that were inside at once, by what classify_overlap says of them.
 struct OraclePairs {
@@ -144,17 +111,5 @@ Status HostCoordinator::arrive(Reset&& reset_shared_state, std::chrono::millisec
 // This machine's name as the documents record it: hostname:pid (two runs on
 // one machine are two hosts).
 std::string host_label();
-
-// `locklab merge`: one combined document from the hosts' run documents of one
-// run id. Sums acquisitions and confirmed increments; the oracle's figures are
-// the maximum any host read (every host reads after the end barrier). The
-// verdict is the worst of: each host's verdict, in the order
-// error > violation > deadlock > safe (a run that could not measure overrules
-// its findings); violation when the oracle counted violating pairs or the
-// shared counter is not exact (final vs the sum of confirmed increments, up to
-// the unconfirmed writes); error when the documents are not exactly the run's
-// hosts (too few, or one host twice). A usage Error when the documents do not
-// belong to one multi-host run (different run ids or locks, not --run-id runs).
-Result<nlohmann::json> merge_runs(const std::vector<nlohmann::json>& runs);
 
 }  // namespace locklab::harness
