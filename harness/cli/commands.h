@@ -28,7 +28,7 @@ Command add_run(CLI::App& app);
 Command add_merge(CLI::App& app);
 Command add_failover(CLI::App& app);
 
-// sweep_commands.cpp: many runs.
+// sweep_commands.cpp: many runs; and fine-grained, seed 001's sales trial.
 Command add_compare(CLI::App& app);
 Command add_matrix(CLI::App& app);
 Command add_fleets(CLI::App& app);
