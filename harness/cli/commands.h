@@ -17,9 +17,11 @@ struct Command {
   std::function<int(const std::string& command_line)> run;
 };
 
-// list_commands.cpp: what there is, and rendering what was measured.
+// list_commands.cpp: what there is.
 Command add_list(CLI::App& app);
 Command add_scenarios(CLI::App& app);
+
+// report_commands.cpp: rendering what was measured.
 Command add_report(CLI::App& app);
 Command add_index(CLI::App& app);
 
@@ -34,5 +36,8 @@ Command add_matrix(CLI::App& app);
 Command add_fleets(CLI::App& app);
 Command add_scale(CLI::App& app);
 Command add_fine_grained(CLI::App& app);
+
+// serve_command.cpp: fresh redis-servers for another program (scripts/compare-peers).
+Command add_serve(CLI::App& app);
 
 }  // namespace locklab::cli
