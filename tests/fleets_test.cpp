@@ -95,15 +95,15 @@ PairMember member(const std::string& lock, const std::string& key, std::int64_t 
   m.lock = lock;
   m.key = key;
   m.clients = 2;
-  m.attempts = acquired;
-  m.acquired = acquired;
+  m.counts.attempts = acquired;
+  m.counts.acquired = acquired;
   return m;
 }
 
 FleetPair safe_pair(PairMember a, PairMember b) {
   FleetPair pair;
   pair.verdict = "safe";
-  pair.counter_expected = pair.counter_actual = a.acquired + b.acquired;
+  pair.counter_expected = pair.counter_actual = a.counts.acquired + b.counts.acquired;
   pair.members = {std::move(a), std::move(b)};
   judge_pair(pair);
   return pair;
@@ -126,7 +126,7 @@ TEST(FleetJudgment, SafeExactAndBothInIsShared) {
 // Too few sections of one lock: no overlap is what two locks that ignore each other would show too.
 TEST(FleetJudgment, ALockThatGotInFewerThanTheMinimumShowsNothing) {
   PairMember never = member("fair-queue", "K", 0);
-  never.timeouts = 2;
+  never.counts.timeouts = 2;
   const FleetPair pair = safe_pair(never, member("ext:redis-py", "K", 617));
   EXPECT_EQ(pair.sharing, Sharing::not_shown) << "not one-sided: nothing shows that they exclude each other";
   EXPECT_EQ(codes(pair), std::vector<std::string>{"few"});
@@ -159,11 +159,11 @@ TEST(FleetJudgment, WrongTypeIsAValueTypeAnyOtherErrorIsNamed) {
   FleetPair pair;
   pair.verdict = "error";
   pair.members = {member("hash", "K", 4), member("timestamp", "K", 6)};
-  pair.members[0].errors = 3;
-  pair.members[0].unknown = 2;
-  pair.members[0].last_error = "script failed: WRONGTYPE Operation against a key holding the wrong kind of value";
-  pair.members[1].release_errors = 1;
-  pair.members[1].last_error = "K holds 'abc', not a timestamp";
+  pair.members[0].counts.errors = 3;
+  pair.members[0].counts.unknown = 2;
+  pair.members[0].counts.last_error = "script failed: WRONGTYPE Operation against a key holding the wrong kind of value";
+  pair.members[1].counts.release_errors = 1;
+  pair.members[1].counts.last_error = "K holds 'abc', not a timestamp";
   pair.counter_expected = pair.counter_actual = 10;
   judge_pair(pair);
   EXPECT_EQ(pair.sharing, Sharing::cannot);
@@ -181,9 +181,9 @@ TEST(FleetJudgment, WrongTypeOnCallsOfUnknownOutcomeIsStillAValueType) {
   pair.verdict = "error";
   pair.verdict_reasons = {"fleet: ext:node-redisson failed 1278 of 1668 acquires"};
   pair.members = {member("setnx", "K", 157), member("ext:node-redisson", "K", 390)};
-  pair.members[1].attempts = 1668;
-  pair.members[1].unknown = 1278;
-  pair.members[1].last_error = "acquire unknown: WRONGTYPE Operation against a key holding the wrong kind of value";
+  pair.members[1].counts.attempts = 1668;
+  pair.members[1].counts.unknown = 1278;
+  pair.members[1].counts.last_error = "acquire unknown: WRONGTYPE Operation against a key holding the wrong kind of value";
   pair.counter_expected = pair.counter_actual = 547;
   judge_pair(pair);
   EXPECT_EQ(pair.sharing, Sharing::cannot);
@@ -226,9 +226,9 @@ TEST(FleetJudgment, UnknownOutcomesAreNotErrorsAndLeaveTheRunNotMeasured) {
   pair.verdict = "error";
   pair.verdict_reasons = {"fleet: ext:b failed 3 of 40 acquires and 0 releases on the shared key"};
   pair.members = {member("a", "K", 40), member("ext:b", "K", 37)};
-  pair.members[1].attempts = 40;
-  pair.members[1].unknown = 3;
-  pair.members[1].last_error = "no answer within 2000 ms";
+  pair.members[1].counts.attempts = 40;
+  pair.members[1].counts.unknown = 3;
+  pair.members[1].counts.last_error = "no answer within 2000 ms";
   pair.counter_expected = pair.counter_actual = 77;
   judge_pair(pair);
   EXPECT_EQ(pair.sharing, Sharing::not_measured);
@@ -239,7 +239,7 @@ TEST(FleetJudgment, UnknownOutcomesAreNotErrorsAndLeaveTheRunNotMeasured) {
 
 TEST(FleetJudgment, AStarvedLockIsOneSidedAndANotifyingOtherIsWhy) {
   PairMember waiter = member("poller", "K", 12);
-  waiter.timeouts = 15;
+  waiter.counts.timeouts = 15;
   PairMember notifier = member("queue", "K", 300);
   notifier.notifies_waiters = true;
   const FleetPair pair = safe_pair(notifier, waiter);
@@ -251,20 +251,20 @@ TEST(FleetJudgment, AStarvedLockIsOneSidedAndANotifyingOtherIsWhy) {
 
 TEST(FleetJudgment, ALockThatTimedOutAsOftenAsItGotInStarved) {
   PairMember poller = member("poller", "K", 20);
-  poller.timeouts = 20;
+  poller.counts.timeouts = 20;
   const FleetPair starved = safe_pair(member("queue", "K", 750), poller);
   EXPECT_EQ(starved.sharing, Sharing::one_sided);
   EXPECT_NE(starved.why[0].text.find("poller starved: it got in 20 times and timed out 20 times, queue got in 750 times"),
             std::string::npos) << starved.why[0].text;
   EXPECT_EQ(starved.why[0].text.find("wake"), std::string::npos) << "nobody here wakes anybody";
   PairMember queued = member("queued", "K", 0);
-  queued.timeouts = 2;
+  queued.counts.timeouts = 2;
   queued.notifies_waiters = true;
   const FleetPair unwoken = safe_pair(queued, member("poller", "K", 600));
   EXPECT_EQ(unwoken.sharing, Sharing::not_shown) << "it never got in";
   EXPECT_NE(unwoken.why[0].text.find("its waiters wait for a wake-up that poller's release does not send"),
             std::string::npos) << unwoken.why[0].text;
-  poller.timeouts = 19;
+  poller.counts.timeouts = 19;
   EXPECT_EQ(safe_pair(member("queue", "K", 750), poller).sharing, Sharing::shares) << "19 timeouts in 39 is no starving";
 }
 
@@ -294,7 +294,7 @@ TEST(FleetJudgment, DifferentKeysCannotShareWhenTheRunCouldNotBeJudged) {
 TEST(FleetJudgment, AStarvedLockOnOtherServersCannotShareEvenWithoutAnOverlap) {
   PairMember majority = member("ext:quorum", "K", 0);
   majority.multi_node = true;
-  majority.timeouts = 2;
+  majority.counts.timeouts = 2;
   FleetPair pair;
   pair.verdict = "safe";
   pair.lock_servers = 5;
@@ -322,9 +322,9 @@ TEST(FleetsReport, NotShownPairsAndUnknownOutcomesAreCountedApart) {
   FleetsResult result;
   result.workload = "w";
   PairMember never = member("fair-queue", "K", 0);
-  never.timeouts = 2;
+  never.counts.timeouts = 2;
   result.pairs = {safe_pair(member("a", "K", 40), member("b", "K", 40)), safe_pair(never, member("ext:c", "K", 600))};
-  result.pairs[1].members[1].unknown = 4;  // the judgment ran before; this is what the report reads
+  result.pairs[1].members[1].counts.unknown = 4;  // the judgment ran before; this is what the report reads
   const json counts = fleets_json(result)["counts"];
   EXPECT_EQ(counts["shares"], 1);
   EXPECT_EQ(counts["not_shown"], 1);

@@ -13,6 +13,7 @@
 #include "registry.h"
 #include "sweeps/compare.h"
 #include "run/run.h"
+#include "support/run_id.h"
 #include "fixtures/locklab_binary.h"
 
 namespace locklab::harness {
@@ -306,6 +307,30 @@ TEST(Compare, ReturnsErrorsAsValues) {
   ASSERT_FALSE(unwritable);
   EXPECT_NE(unwritable.error().kind, ErrorKind::usage);
   EXPECT_NE(unwritable.error().message.find("cannot create"), std::string::npos) << unwritable.error().message;
+}
+
+// Every sweep's --out: the directory given, or a new timestamped one under its
+// results/<kind>/, created either way; one that cannot be made is an io Error.
+TEST(ResultDir, GivenOrNewAndCreated) {
+  const testing::ScratchDir dir("locklab-result-dir");
+  auto given = result_dir(dir.path("a/b"), dir.path("unused"));
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(*given, dir.path("a/b"));
+  EXPECT_TRUE(fs::is_directory(*given));
+  EXPECT_FALSE(fs::exists(dir.path("unused")));
+
+  auto first = result_dir("", dir.path("results"));
+  auto second = result_dir("", dir.path("results"));
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(fs::path(*first).parent_path(), fs::path(dir.path("results")));
+  EXPECT_NE(*first, *second);  // the second in the same second gets a suffix
+  EXPECT_TRUE(fs::is_directory(*first) && fs::is_directory(*second));
+
+  std::ofstream(dir.path("file")) << "x";
+  auto blocked = result_dir(dir.path("file") + "/out", "");
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().kind, ErrorKind::io);
+  EXPECT_EQ(blocked.error().message.rfind("cannot create " + dir.path("file") + "/out: ", 0), 0u) << blocked.error().message;
 }
 
 }  // namespace

@@ -17,9 +17,11 @@ struct Command {
   std::function<int(const std::string& command_line)> run;
 };
 
-// list_commands.cpp: what there is, and rendering what was measured.
+// list_commands.cpp: what there is.
 Command add_list(CLI::App& app);
 Command add_scenarios(CLI::App& app);
+
+// report_commands.cpp: rendering what was measured.
 Command add_report(CLI::App& app);
 Command add_index(CLI::App& app);
 
@@ -28,11 +30,14 @@ Command add_run(CLI::App& app);
 Command add_merge(CLI::App& app);
 Command add_failover(CLI::App& app);
 
-// sweep_commands.cpp: many runs.
+// sweep_commands.cpp: many runs; and fine-grained, seed 001's sales trial.
 Command add_compare(CLI::App& app);
 Command add_matrix(CLI::App& app);
 Command add_fleets(CLI::App& app);
 Command add_scale(CLI::App& app);
 Command add_fine_grained(CLI::App& app);
+
+// serve_command.cpp: fresh redis-servers for another program (scripts/compare-peers).
+Command add_serve(CLI::App& app);
 
 }  // namespace locklab::cli

@@ -1,5 +1,6 @@
 // locklab: the command line of the contention harness.
-//   locklab list | scenarios | run | compare | merge | failover | matrix | fleets | report | scale | fine-grained | index   (each with --help)
+//   locklab list | scenarios | run | compare | merge | failover | matrix | fleets | report | scale | fine-grained
+//           | index | serve   (each with --help)
 // Each subcommand is an add_<command>() of cli/commands.h; the exit codes are flags.h's.
 #include <CLI/CLI.hpp>
 
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
                                          add_compare(app),  add_merge(app),     add_failover(app),
                                          add_matrix(app),   add_fleets(app),    add_report(app),
                                          add_scale(app),
-                                         add_fine_grained(app), add_index(app)};
+                                         add_fine_grained(app), add_index(app), add_serve(app)};
   if (auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   try {
     for (const auto& command : commands)

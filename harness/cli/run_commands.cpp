@@ -85,14 +85,11 @@ int run_one(RunOptions options, const std::string& json_path, bool expect_safe) 
   return kOk;
 }
 
-// `locklab merge`: the hosts' documents of one --run-id run, combined (run/multihost.h).
+// `locklab merge`: the hosts' documents of one --run-id run, combined (run/merge_runs.h).
 int merge_files(const std::vector<std::string>& files, const std::string& out) {
-  RunDocuments runs;
-  for (const auto& file : files) {
-    auto document = load_run(file);
-    if (!document) return complain(kUsage, document.error().message);
-    runs.push_back(std::move(*document));
-  }
+  auto loaded = load_runs(files);
+  if (!loaded) return complain(kUsage, loaded.error().message);
+  const RunDocuments runs = std::move(loaded).value();
   Result<nlohmann::json> merged = Error{ErrorKind::usage, "not merged"};
   try {
     merged = merge_runs(runs);

@@ -1,4 +1,5 @@
-// `locklab compare`, `matrix`, `fleets`, `scale` and `fine-grained`: the sweeps, many runs each.
+// `locklab compare`, `matrix`, `fleets`, `scale`: the sweeps, many runs each; and
+// `fine-grained`, seed 001's sales trial (trials/sales_trial.h), a measurement too.
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -11,10 +12,10 @@
 #include "report/scale_report.h"
 #include "registry.h"
 #include "sweeps/compare.h"
-#include "sweeps/fine_grained.h"
 #include "sweeps/fleets.h"
 #include "sweeps/matrix.h"
 #include "sweeps/scale.h"
+#include "trials/sales_trial.h"
 
 namespace locklab::cli {
 
@@ -156,7 +157,7 @@ void add_scale_flags(CLI::App& scl, ScaleOptions& scale_options) {
 }
 
 // The checks of `fine-grained` that no one flag's validator can make.
-std::optional<std::string> fine_grained_problem(const FineGrainedOptions& flags) {
+std::optional<std::string> fine_grained_problem(const SalesTrialOptions& flags) {
   const auto* generation = find_generation(flags.lock);
   if (!generation) return "unknown lock '" + flags.lock + "'";
   if (generation->capabilities.multi_node) return flags.lock + " needs independent masters, not a cluster";
@@ -169,14 +170,14 @@ std::optional<std::string> fine_grained_problem(const FineGrainedOptions& flags)
 
 // Exit 0: every run sold exactly the units with no counter below zero; 1: a run
 // oversold or failed; 2: usage.
-int fine_grained_sweep(const FineGrainedOptions& flags) {
+int fine_grained_trial(const SalesTrialOptions& flags) {
   if (auto problem = fine_grained_problem(flags)) return complain(kUsage, *problem);
-  auto all_correct = fine_grained(flags);
+  auto all_correct = run_sales_trial(flags);
   if (!all_correct) return complain(kRuntime, all_correct.error().message);
   return *all_correct ? kOk : kRuntime;
 }
 
-void add_fine_grained_flags(CLI::App& app, FineGrainedOptions& flags) {
+void add_fine_grained_flags(CLI::App& app, SalesTrialOptions& flags) {
   app.add_option("--lock", flags.lock, "Lock generation (not redlock; no-lock shows the oversell)")->capture_default_str();
   app.add_option("--clients", flags.clients, "Client threads")->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--keys", flags.keys, "Product counts to run (K)")->capture_default_str()->check(CLI::Range(1, 65536))
@@ -283,9 +284,9 @@ Command add_fine_grained(CLI::App& app) {
   auto* fine = app.add_subcommand("fine-grained",
                                   "Seed 001's fine-grained locks: K products, M clients each locking the product it "
                                   "sells; sales/s on one master and on a 3-master Redis Cluster, and no oversell.");
-  auto options = std::make_shared<FineGrainedOptions>();
+  auto options = std::make_shared<SalesTrialOptions>();
   add_fine_grained_flags(*fine, *options);
-  return {fine, [options](const std::string&) { return fine_grained_sweep(*options); }};
+  return {fine, [options](const std::string&) { return fine_grained_trial(*options); }};
 }
 
 }  // namespace locklab::cli

@@ -18,19 +18,14 @@ json optional_number(const std::optional<double>& value) { return value ? json(*
 json member_json(const PairMember& member) {
   json noop = nullptr;
   if (member.noop_p50_us) noop = {{"p50", optional_number(member.noop_p50_us)}, {"p99", optional_number(member.noop_p99_us)}};
-  return {{"lock", member.lock},
-          {"key", member.key},
-          {"multi_node", member.multi_node},
-          {"notifies_waiters", member.notifies_waiters},
-          {"clients", member.clients},
-          {"attempts", member.attempts},
-          {"acquired", member.acquired},
-          {"timeouts", member.timeouts},
-          {"errors", member.errors},
-          {"unknown", member.unknown},
-          {"release_errors", member.release_errors},
-          {"last_error", member.last_error.empty() ? json(nullptr) : json(member.last_error)},
-          {"noop_us", noop}};
+  json entry = lock_counts_json(member.counts);
+  entry["lock"] = member.lock;
+  entry["key"] = member.key;
+  entry["multi_node"] = member.multi_node;
+  entry["notifies_waiters"] = member.notifies_waiters;
+  entry["clients"] = member.clients;  // a count (the run document's `fleet` names the first and last)
+  entry["noop_us"] = noop;
+  return entry;
 }
 
 json pair_json(const FleetPair& pair) {
@@ -114,10 +109,9 @@ std::string grid(const FleetsResult& result) {
 }
 
 // "a / b" of one count over the pair's two members.
-template <class Field>
-std::string per_member(const FleetPair& pair, Field field) {
+std::string per_member(const FleetPair& pair, std::int64_t LockCounts::*count) {
   std::string text;
-  for (const auto& member : pair.members) text += (text.empty() ? "" : " / ") + std::to_string(member.*field);
+  for (const auto& member : pair.members) text += (text.empty() ? "" : " / ") + std::to_string(member.counts.*count);
   return text;
 }
 
@@ -145,8 +139,8 @@ std::string pair_table(const FleetsResult& result) {
          "| adapter no-op p50 / p99 | run |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const auto& pair : result.pairs) {
     out << "| " << pair.locks_text() << " | " << sharing_name(pair.sharing) << " | " << why_text(pair) << " | "
-        << per_member(pair, &PairMember::acquired) << " | " << per_member(pair, &PairMember::timeouts) << " | "
-        << per_member(pair, &PairMember::errors) << " | " << per_member(pair, &PairMember::unknown) << " | "
+        << per_member(pair, &LockCounts::acquired) << " | " << per_member(pair, &LockCounts::timeouts) << " | "
+        << per_member(pair, &LockCounts::errors) << " | " << per_member(pair, &LockCounts::unknown) << " | "
         << pair.overlaps << " | " << pair.counter_expected << " / " << pair.counter_actual << " | "
         << round_trips(pair) << " | " << fixed(pair.wall_s, 1) << " s |\n";
   }

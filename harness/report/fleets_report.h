@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "redis/result.h"
+#include "support/lock_counts.h"
 
 namespace locklab::harness {
 
@@ -51,11 +52,7 @@ struct PairMember {
   bool multi_node = false;
   bool notifies_waiters = false;
   int clients = 0;
-  std::int64_t attempts = 0, acquired = 0, timeouts = 0;
-  std::int64_t errors = 0;   // acquires that ended error (the lock said it failed)
-  std::int64_t unknown = 0;  // acquires whose outcome the lock could not tell (legal for an adapter)
-  std::int64_t release_errors = 0;
-  std::string last_error;
+  LockCounts counts;  // its clients' counts, read from the run document's `fleet` block
   std::optional<double> noop_p50_us, noop_p99_us;  // an adapter's no-op round trip (its probe)
 };
 

@@ -257,4 +257,14 @@ Result<nlohmann::json> load_run(const std::string& path) {
   return document;
 }
 
+Result<std::vector<nlohmann::json>> load_runs(const std::vector<std::string>& paths) {
+  std::vector<nlohmann::json> runs;
+  for (const auto& path : paths) {
+    auto document = load_run(path);
+    if (!document) return document.error();
+    runs.push_back(std::move(document).value());
+  }
+  return runs;
+}
+
 }  // namespace locklab::harness

@@ -94,5 +94,7 @@ std::vector<std::string> missing_run_keys(const nlohmann::json& document);
 
 // Reads and validates one run document; an Error names the file and the problem.
 Result<nlohmann::json> load_run(const std::string& path);
+// load_run() of each path, in order; the first that fails is the Error.
+Result<std::vector<nlohmann::json>> load_runs(const std::vector<std::string>& paths);
 
 }  // namespace locklab::harness

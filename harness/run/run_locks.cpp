@@ -1,18 +1,15 @@
 #include "run/run_locks.h"
 
+#include "support/lock_counts.h"
+
 namespace locklab::harness {
 namespace {
 
 using nlohmann::json;
 
 // What one run lock's clients counted, summed over their slots.
-struct MemberCounts {
-  std::int64_t attempts = 0, acquired = 0, timeouts = 0, errors = 0, unknown = 0, release_errors = 0;
-  std::string last_error;
-};
-
-MemberCounts member_counts(const RunLock& member, const SharedHistory& history) {
-  MemberCounts counts;
+LockCounts member_counts(const RunLock& member, const SharedHistory& history) {
+  LockCounts counts;
   for (int i = member.first_client; i < member.first_client + member.clients && i < history.clients(); ++i) {
     const ClientSlot& slot = history.slot(i);
     counts.attempts += slot.attempts.load();
@@ -61,17 +58,11 @@ json fleet_json(const std::vector<RunLock>& locks, const RunOptions& options, co
   if (options.fleet.empty()) return nullptr;
   json fleet = json::array();
   for (const auto& member : locks) {
-    const MemberCounts counts = member_counts(member, history);
-    fleet.push_back({{"lock", member.lock.name},
-                     {"number", member.lock.number},
-                     {"clients", {member.first_client, member.first_client + member.clients - 1}},
-                     {"attempts", counts.attempts},
-                     {"acquired", counts.acquired},
-                     {"timeouts", counts.timeouts},
-                     {"errors", counts.errors},
-                     {"unknown", counts.unknown},
-                     {"release_errors", counts.release_errors},
-                     {"last_error", counts.last_error.empty() ? json(nullptr) : json(counts.last_error)}});
+    json entry = lock_counts_json(member_counts(member, history));
+    entry["lock"] = member.lock.name;
+    entry["number"] = member.lock.number;
+    entry["clients"] = {member.first_client, member.first_client + member.clients - 1};  // first and last client
+    fleet.push_back(std::move(entry));
   }
   return fleet;
 }
@@ -98,7 +89,7 @@ void judge_fleet(Verdict& verdict, const std::vector<RunLock>& locks, const RunO
   if (faults_injected) return;
   std::vector<std::string> reasons;
   for (const auto& member : locks) {
-    const MemberCounts counts = member_counts(member, history);
+    const LockCounts counts = member_counts(member, history);
     const std::int64_t failed = counts.errors + counts.unknown + counts.release_errors;
     if (failed == 0) continue;
     reasons.push_back("fleet: " + member.lock.name + " failed " + std::to_string(counts.errors + counts.unknown) +

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace locklab::harness {
@@ -14,6 +15,14 @@ namespace locklab::harness {
 inline double number_at(const nlohmann::json& document, const char* pointer, double fallback = 0) {
   const nlohmann::json::json_pointer at(pointer);
   if (!document.is_object() || !document.contains(at) || !document[at].is_number()) return fallback;
+  return document[at].get<double>();
+}
+
+// The number at a JSON pointer, or nullopt where there is none: a figure a
+// document may lack, and whose absence is not 0 (an adapter's no-op round trip).
+inline std::optional<double> optional_number_at(const nlohmann::json& document, const char* pointer) {
+  const nlohmann::json::json_pointer at(pointer);
+  if (!document.is_object() || !document.contains(at) || !document[at].is_number()) return std::nullopt;
   return document[at].get<double>();
 }
 

@@ -16,4 +16,12 @@ std::string new_run_id(const std::string& parent) {
   return id;
 }
 
+Result<std::string> result_dir(const std::string& out, const std::string& parent) {
+  const std::string dir = out.empty() ? (std::filesystem::path(parent) / new_run_id(parent)).string() : out;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
+  return dir;
+}
+
 }  // namespace locklab::harness

@@ -11,6 +11,7 @@
 #include "report/comparison_report.h"
 #include "report/lost_updates_table.h"
 #include "run/run_document.h"
+#include "support/run_id.h"
 #include "support/text.h"
 
 namespace locklab::harness {
@@ -43,11 +44,9 @@ Result<CompareSummary> compare(const CompareOptions& options) {
     if (auto problem = validate(probe)) return Error{ErrorKind::usage, *problem};
   }
 
-  std::string dir = options.out;
-  if (dir.empty()) dir = (std::filesystem::path("results/runs") / new_run_id("results/runs")).string();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + dir + ": " + ec.message()};
+  auto made = result_dir(options.out, "results/runs");
+  if (!made) return made.error();
+  const std::string dir = std::move(made).value();
 
   CompareSummary summary;
   summary.dir = dir;

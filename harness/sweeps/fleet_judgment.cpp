@@ -15,11 +15,14 @@ const PairMember& other_of(const FleetPair& pair, const PairMember& member) {
 // locks clash whatever the adapter made of the failed call (node-redisson's
 // script error is `unknown` to its adapter: the script may have run in part).
 bool type_clash(const PairMember& member) {
-  return member.errors + member.release_errors + member.unknown > 0 &&
-         member.last_error.find("WRONGTYPE") != std::string::npos;
+  const LockCounts& counts = member.counts;
+  return counts.errors + counts.release_errors + counts.unknown > 0 &&
+         counts.last_error.find("WRONGTYPE") != std::string::npos;
 }
 
-bool lock_failed(const PairMember& member) { return member.errors + member.release_errors > 0 || type_clash(member); }
+bool lock_failed(const PairMember& member) {
+  return member.counts.errors + member.counts.release_errors > 0 || type_clash(member);
+}
 
 bool any_lock_failed(const FleetPair& pair) { return lock_failed(pair.members[0]) || lock_failed(pair.members[1]); }
 
@@ -34,9 +37,11 @@ bool broken(const FleetPair& pair) {
 }
 
 // A lock that waited out its bound at least as often as it got in.
-bool starved(const PairMember& member) { return member.timeouts > 0 && member.timeouts >= member.acquired; }
+bool starved(const PairMember& member) {
+  return member.counts.timeouts > 0 && member.counts.timeouts >= member.counts.acquired;
+}
 
-bool too_few(const PairMember& member) { return member.acquired < kFleetMinSections; }
+bool too_few(const PairMember& member) { return member.counts.acquired < kFleetMinSections; }
 
 // "once", "2 times".
 std::string times(std::int64_t count) { return count == 1 ? "once" : std::to_string(count) + " times"; }
@@ -64,15 +69,16 @@ std::vector<PairReason> catalog_reasons(const FleetPair& pair) {
 
 // "38 of 738 acquires", "1 release", both joined by "and", then "(2 more of unknown outcome)".
 std::string failed_counts(const PairMember& member) {
+  const LockCounts& counts = member.counts;
   std::string text;
-  if (member.errors > 0) text = std::to_string(member.errors) + " of " + std::to_string(member.attempts) + " acquires";
-  if (member.release_errors > 0)
-    text += (text.empty() ? "" : " and ") + std::to_string(member.release_errors) +
-            (member.release_errors == 1 ? " release" : " releases");
-  if (member.unknown > 0 && text.empty())
-    text = std::to_string(member.unknown) + " of " + std::to_string(member.attempts) + " acquires, of unknown outcome,";
-  else if (member.unknown > 0)
-    text += " (" + std::to_string(member.unknown) + " more of unknown outcome)";
+  if (counts.errors > 0) text = std::to_string(counts.errors) + " of " + std::to_string(counts.attempts) + " acquires";
+  if (counts.release_errors > 0)
+    text += (text.empty() ? "" : " and ") + std::to_string(counts.release_errors) +
+            (counts.release_errors == 1 ? " release" : " releases");
+  if (counts.unknown > 0 && text.empty())
+    text = std::to_string(counts.unknown) + " of " + std::to_string(counts.attempts) + " acquires, of unknown outcome,";
+  else if (counts.unknown > 0)
+    text += " (" + std::to_string(counts.unknown) + " more of unknown outcome)";
   return text;
 }
 
@@ -85,7 +91,7 @@ void add_error_reasons(FleetPair& pair) {
                                       " keeps another Redis type there"});
     else
       pair.why.push_back({"errors", member.lock + " failed " + failed_counts(member) +
-                                        " with no fault injected: " + member.last_error});
+                                        " with no fault injected: " + member.counts.last_error});
   }
 }
 
@@ -97,8 +103,8 @@ std::string first_reason(const FleetPair& pair) {
 std::string counts_text(const FleetPair& pair) {
   std::string text;
   for (const auto& member : pair.members)
-    text += (text.empty() ? "" : ", ") + member.lock + " got in " + times(member.acquired) + " and timed out " +
-            times(member.timeouts);
+    text += (text.empty() ? "" : ", ") + member.lock + " got in " + times(member.counts.acquired) +
+            " and timed out " + times(member.counts.timeouts);
   return text;
 }
 
@@ -122,10 +128,10 @@ void judge_by_catalog(FleetPair& pair, std::vector<PairReason> catalog) {
 void judge_unjudged(FleetPair& pair) {
   pair.sharing = Sharing::not_measured;
   for (const auto& member : pair.members)
-    if (member.unknown > 0)
-      pair.why.push_back({"run", member.lock + " could not tell the outcome of " + std::to_string(member.unknown) +
-                                     " of " + std::to_string(member.attempts) + " acquires (unknown) with no fault " +
-                                     "injected, so nobody can say who held the key: " + member.last_error});
+    if (const LockCounts& counts = member.counts; counts.unknown > 0)
+      pair.why.push_back({"run", member.lock + " could not tell the outcome of " + std::to_string(counts.unknown) +
+                                     " of " + std::to_string(counts.attempts) + " acquires (unknown) with no fault " +
+                                     "injected, so nobody can say who held the key: " + counts.last_error});
   if (pair.why.empty()) pair.why.push_back({"run", "the run could not be judged: " + first_reason(pair)});
 }
 
@@ -149,10 +155,11 @@ void add_few_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
     if (!too_few(member)) continue;
     const PairMember& other = other_of(pair, member);
-    pair.why.push_back({"few", member.lock + " got in " + times(member.acquired) + " and timed out " +
-                                   times(member.timeouts) + ", " + other.lock + " got in " + times(other.acquired) +
-                                   ": with fewer than " + std::to_string(kFleetMinSections) + " sections of a lock, no " +
-                                   "overlap does not show that the two exclude each other" + wake_text(member, other)});
+    pair.why.push_back({"few", member.lock + " got in " + times(member.counts.acquired) + " and timed out " +
+                                   times(member.counts.timeouts) + ", " + other.lock + " got in " +
+                                   times(other.counts.acquired) + ": with fewer than " +
+                                   std::to_string(kFleetMinSections) + " sections of a lock, no overlap does not " +
+                                   "show that the two exclude each other" + wake_text(member, other)});
   }
 }
 
@@ -160,9 +167,9 @@ void add_starved_reasons(FleetPair& pair) {
   for (const auto& member : pair.members) {
     if (!starved(member)) continue;
     const PairMember& other = other_of(pair, member);
-    pair.why.push_back({"starved", member.lock + " starved: it got in " + times(member.acquired) + " and timed out " +
-                                       times(member.timeouts) + ", " + other.lock + " got in " +
-                                       times(other.acquired) + wake_text(member, other)});
+    pair.why.push_back({"starved", member.lock + " starved: it got in " + times(member.counts.acquired) +
+                                       " and timed out " + times(member.counts.timeouts) + ", " + other.lock +
+                                       " got in " + times(other.counts.acquired) + wake_text(member, other)});
   }
 }
 
@@ -172,8 +179,8 @@ void add_shared_reason(FleetPair& pair) {
   const std::string where =
       a.multi_node ? "the same " + std::to_string(pair.lock_servers) + " lock servers (a majority each)" : "one server";
   pair.why.push_back({"same", "same key " + code_span(key) + " on " + where + ": the counter exact over " +
-                                  std::to_string(a.acquired) + " + " + std::to_string(pair.members[1].acquired) +
-                                  " sections, no overlap, no error"});
+                                  std::to_string(a.counts.acquired) + " + " +
+                                  std::to_string(pair.members[1].counts.acquired) + " sections, no overlap, no error"});
 }
 
 // A pair whose run held: not shown, one-sided or shares.

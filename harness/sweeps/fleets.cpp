@@ -4,11 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <optional>
 #include <sstream>
 
 #include "registry.h"
+#include "support/json_read.h"
+#include "support/lock_counts.h"
 #include "support/run_id.h"
 #include "support/text.h"
 #include "sweeps/adapter_declaration.h"
@@ -55,17 +56,6 @@ std::optional<std::string> options_problem(const FleetsOptions& options, const s
   return validate(pair_options(options, pairs.front()));
 }
 
-std::optional<double> number_or_none(const json& document, const char* pointer) {
-  const json::json_pointer at(pointer);
-  if (!document.contains(at) || !document.at(at).is_number()) return std::nullopt;
-  return document.at(at).get<double>();
-}
-
-std::int64_t count_of(const json& object, const char* field) {
-  const json value = object.value(field, json(0));
-  return value.is_number_integer() ? value.get<std::int64_t>() : 0;
-}
-
 // What the catalog says of `lock`, and what its clients counted in `document`.
 PairMember member_of(const std::string& lock, int clients, const json& document, const std::string& key,
                      const UserAdapters& user) {
@@ -77,19 +67,12 @@ PairMember member_of(const std::string& lock, int clients, const json& document,
     member.multi_node = described->capabilities.multi_node;
     member.notifies_waiters = described->capabilities.notifies_waiters;
   }
-  for (const auto& entry : document.value("fleet", json::array())) {
-    if (entry.value("lock", "") != lock) continue;
-    member.attempts = count_of(entry, "attempts");
-    member.acquired = count_of(entry, "acquired");
-    member.timeouts = count_of(entry, "timeouts");
-    member.errors = count_of(entry, "errors");
-    member.unknown = count_of(entry, "unknown");  // indefinite, not a failure: the judgment tells them apart
-    member.release_errors = count_of(entry, "release_errors");
-    if (entry.value("last_error", json()).is_string()) member.last_error = entry["last_error"].get<std::string>();
-  }
+  // Its unknown outcomes are indefinite, not failures: the judgment tells them apart.
+  for (const auto& entry : document.value("fleet", json::array()))
+    if (entry.value("lock", "") == lock) member.counts = read_lock_counts(entry);
   const json probe = document.value("adapters", json::object()).value(lock, json::object());
-  member.noop_p50_us = number_or_none(probe, "/noop_us/p50");
-  member.noop_p99_us = number_or_none(probe, "/noop_us/p99");
+  member.noop_p50_us = optional_number_at(probe, "/noop_us/p50");
+  member.noop_p99_us = optional_number_at(probe, "/noop_us/p99");
   // An adapter no catalog declares was asked before the pairs ran
   // (run_fleets: its key and words are in `user`); one whose init_ok could not
   // be read then is what it claimed at this run's probe, if it got that far.
@@ -108,9 +91,9 @@ PairMember member_of(const std::string& lock, int clients, const json& document,
 void read_run(FleetPair& pair, const json& document) {
   pair.verdict = document.value("verdict", "error");
   pair.verdict_reasons = document.value("verdict_reasons", std::vector<std::string>{});
-  pair.overlaps = static_cast<std::int64_t>(number_or_none(document, "/safety/overlaps").value_or(0));
-  pair.counter_expected = static_cast<std::int64_t>(number_or_none(document, "/counter/expected").value_or(0));
-  pair.counter_actual = static_cast<std::int64_t>(number_or_none(document, "/counter/actual").value_or(0));
+  pair.overlaps = static_cast<std::int64_t>(optional_number_at(document, "/safety/overlaps").value_or(0));
+  pair.counter_expected = static_cast<std::int64_t>(optional_number_at(document, "/counter/expected").value_or(0));
+  pair.counter_actual = static_cast<std::int64_t>(optional_number_at(document, "/counter/actual").value_or(0));
   const json endpoints = document.contains(json::json_pointer("/redis/endpoints"))
                              ? document.at(json::json_pointer("/redis/endpoints")) : json::array();
   pair.lock_servers = std::max<int>(1, static_cast<int>(endpoints.size()));
@@ -193,11 +176,9 @@ Result<FleetsResult> run_fleets(const FleetsOptions& given) {
   FleetsOptions options = given;
   options.user = std::move(user).value();
   FleetsResult result;
-  result.dir = options.out.empty() ? (std::filesystem::path("results/runs") / new_run_id("results/runs")).string()
-                                   : options.out;
-  std::error_code ec;
-  std::filesystem::create_directories(result.dir, ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + ": " + ec.message()};
+  auto made = result_dir(options.out, "results/runs");
+  if (!made) return made.error();
+  result.dir = std::move(made).value();
   result.command = options.command;
   result.key = options.base.key;
   result.workload = workload_text(options);

@@ -166,11 +166,9 @@ Result<ScaleSummary> scale(const ScaleOptions& options) {
   }
 
   ScaleSummary summary;
-  summary.dir = options.out.empty() ? (std::filesystem::path("results/scale") / new_run_id("results/scale")).string()
-                                    : options.out;
-  std::error_code ec;
-  std::filesystem::create_directories(summary.dir, ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + summary.dir + ": " + ec.message()};
+  auto made = result_dir(options.out, "results/scale");
+  if (!made) return made.error();
+  summary.dir = std::move(made).value();
 
   auto servers = start_servers();
   if (!servers) return servers.error();

@@ -14,7 +14,7 @@
 // cluster spreads the keys over its masters.
 //
 // The flags and their checks are `locklab fine-grained`'s (cli/sweep_commands.cpp).
-#include "sweeps/fine_grained.h"
+#include "trials/sales_trial.h"
 
 #include <algorithm>
 #include <atomic>
@@ -41,7 +41,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-using Flags = FineGrainedOptions;
+using Flags = SalesTrialOptions;
 
 struct SaleRun {
   std::string topology;
@@ -222,7 +222,7 @@ void print_row(const SaleRun& trial, const Flags& flags) {
 
 }  // namespace
 
-Result<bool> fine_grained(const FineGrainedOptions& flags) {
+Result<bool> run_sales_trial(const SalesTrialOptions& flags) {
   struct Topology {
     std::string name;
     redis::ConnectionOptions server;

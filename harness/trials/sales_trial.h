@@ -1,6 +1,8 @@
 // `locklab fine-grained`: seed 001's advice measured. K products, M client
 // threads each locking the product it sells; sales/s per K on one master and on
-// a 3-master Redis Cluster, and the check that nothing was oversold.
+// a 3-master Redis Cluster, and the check that nothing was oversold. A trial,
+// not a sweep: it runs its own clients on its own servers, K lock keys at once,
+// where measure() judges one key.
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 
 namespace locklab::harness {
 
-struct FineGrainedOptions {
+struct SalesTrialOptions {
   std::string lock = "lua-safe-delete";
   int clients = 8;
   std::vector<int> keys{1, 16, 256};
@@ -26,6 +28,6 @@ struct FineGrainedOptions {
 // line. true: every run sold exactly the units stocked, no counter below zero;
 // false: a run oversold or came up short; an Error: a run could not be made
 // (its message names the topology).
-Result<bool> fine_grained(const FineGrainedOptions& options);
+Result<bool> run_sales_trial(const SalesTrialOptions& options);
 
 }  // namespace locklab::harness
