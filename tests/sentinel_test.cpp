@@ -62,18 +62,24 @@ TEST(SentinelDiscovery, RediscoveryIsForLostConnectionsAndReadonlyReplies) {
   EXPECT_FALSE(redis::needs_rediscovery(Error{ErrorKind::usage, "empty key"}));
 }
 
-// `locklab run --sentinel`: measure() locks on the master the sentinels name,
-// before the failover and, asked again, on the promoted replica after it.
-TEST(SentinelDiscovery, RunLocksOnTheMasterTheSentinelsName) {
-  auto topology = harness::SentinelTopology::start();
-  ASSERT_TRUE(topology) << topology.error().message;
+// `locklab run --sentinel m` with this topology's sentinels: a short run of two thread clients.
+harness::RunOptions sentinel_run(const harness::SentinelTopology& topology) {
   harness::RunOptions options;
   options.lock = "lua-safe-delete";
   options.clients = 2;
   options.ops = 20;
   options.mode = harness::ClientMode::thread;
   options.sentinel_master = "m";
-  for (const auto& sentinel : (*topology)->sentinels()) options.sentinels.push_back(sentinel.endpoint);
+  for (const auto& sentinel : topology.sentinels()) options.sentinels.push_back(sentinel.endpoint);
+  return options;
+}
+
+// `locklab run --sentinel`: measure() locks on the master the sentinels name,
+// before the failover and, asked again, on the promoted replica after it.
+TEST(SentinelDiscovery, RunLocksOnTheMasterTheSentinelsName) {
+  auto topology = harness::SentinelTopology::start();
+  ASSERT_TRUE(topology) << topology.error().message;
+  harness::RunOptions options = sentinel_run(**topology);
 
   auto before = harness::measure(options);
   ASSERT_TRUE(before) << before.error().message;
@@ -95,13 +101,7 @@ TEST(SentinelDiscovery, CounterRedisKeepsTheCounterOffTheMaster) {
   ASSERT_TRUE(topology) << topology.error().message;
   auto counter = harness::RedisServer::start();
   ASSERT_TRUE(counter) << counter.error().message;
-  harness::RunOptions options;
-  options.lock = "lua-safe-delete";
-  options.clients = 2;
-  options.ops = 20;
-  options.mode = harness::ClientMode::thread;
-  options.sentinel_master = "m";
-  for (const auto& sentinel : (*topology)->sentinels()) options.sentinels.push_back(sentinel.endpoint);
+  harness::RunOptions options = sentinel_run(**topology);
   options.counter_redis = (*counter)->endpoint();
   ASSERT_EQ(harness::validate(options), std::nullopt);
 
