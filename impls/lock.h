@@ -122,7 +122,7 @@ class DistributedLock {
   // every later call fails at once; empty while it works. None of ours breaks.
   virtual std::string broken() const { return {}; }
   // A lock whose own process died mid-run (an adapter that exited): why, in one line; the
-  // client is then a crashed client (workload.cpp), not a failed one. None of ours dies.
+  // client is then a crashed client (workload/client_pools.cpp), not a failed one. None of ours dies.
   virtual std::string died() const { return {}; }
   // Asked inside a section, without blocking: has the lock's own process died since its last
   // call (died() then says why)? A client must not write for a service that is gone.

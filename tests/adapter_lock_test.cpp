@@ -242,7 +242,7 @@ TEST_F(AdapterLockTest, FailsAtStartSaysWhy) {
 }
 
 // An adapter that dies of an error while its client holds the lock: died_now() sees it at
-// once, without a call (the client then crashes inside its section, workload.cpp), and it
+// once, without a call (the client then crashes inside its section, workload/client_loop.cpp), and it
 // is a death with its line, not a broken adapter.
 TEST_F(AdapterLockTest, DiesInTheSectionIsSeenAtOnce) {
   auto lock = broken({kBroken + "dies_after_acquire.py", "error"});

@@ -216,7 +216,7 @@ void judge_overlaps(const SafetyInput& input, Safety& safety) {
   safety.overlaps_serialized_by_fence = classified.serialized_by_fence;
   // The live occupancy counter sees what the records see, or more if a section
   // is missing from them: every recorded interval covers the time the counter
-  // counted it (workload.cpp). The counter cannot tell a fence-excused holder
+  // counted it (workload/client_loop.cpp). The counter cannot tell a fence-excused holder
   // from a real one, so two or more live holders are excused only when every
   // recorded intersecting pair was fenced off or serialized by the fence (at
   // least one such pair, no violating one), and the live depth is no more than

@@ -307,7 +307,7 @@ Status AdapterLock::check_init(const Reply& reply) {
 // adapter any process of which left it (setsid; a watchdog it forks, a shell
 // wrapper's child) would keep running, and extending, through both. The whole
 // tree counts: the adapter's, and when we are a subreaper (a client process
-// without a cgroup, workload.cpp) ours, where its orphans land. In a client
+// without a cgroup, client_pools.cpp) ours, where its orphans land. In a client
 // cgroup every process the adapter starts is in it, setsid or not: no check;
 // nor where runs put their clients in cgroups (the coordinator's probe of an
 // adapter, adapter_probe.h, ends it before any fault).

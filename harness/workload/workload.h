@@ -6,17 +6,11 @@
 // really excludes. With a fencing token the read and write carry it and the
 // resource refuses stale holders (counted as stale_writes_rejected).
 //
-// Clients are separate processes by default (fork; each builds its own lock
-// and connections after the fork, like the seeds' separate JVMs) or threads.
-// A client process leads a process group of its own, with whatever its lock
-// starts (an adapter, docs/adapters.md): the faults pause and kill the group,
-// and the coordinator ends every client's group, confirmed from /proc, as it
-// reaps the client, so no adapter outlives the run. Where the machine allows
-// it, each client process also has a cgroup of its own (support/client_cgroup.h),
-// and the faults and the coordinator act on the cgroup: a process of the
-// adapter's that called setsid() is reached too.
-// Everything they observe goes into a SharedHistory the coordinator created
-// before forking.
+// Clients are separate processes by default (fork) or threads; everything they
+// observe goes into a SharedHistory the coordinator created before forking.
+// Inside the component: one client's loop is client_loop.h's; how clients are
+// started, isolated (process groups, cgroups), supervised and reaped is
+// client_pools.cpp's; this header and workload.cpp are the entry.
 #pragma once
 
 #include <sys/types.h>
@@ -76,7 +70,7 @@ struct WorkloadOutcome {
   std::vector<std::string> failures;  // process mode: "client N: <its last error>" per failed client
   std::vector<std::int64_t> crashed_ns;  // when the coordinator saw each crashed client exit (monotonic)
   // Crashed clients whose adapter exited mid-run, each "client N's adapter exited ...: the
-  // service dies on <its stderr's error line>" (workload.cpp end_lock).
+  // service dies on <its stderr's error line>" (client_loop.cpp end_lock).
   std::vector<std::string> adapter_deaths;
   redis::Traffic thread_traffic;  // thread mode: this process's traffic during the run
   std::vector<pid_t> pids;
