@@ -6,26 +6,6 @@ namespace locklab::harness {
 
 using nlohmann::json;
 
-const char* class_name(CellClass cell_class) {
-  switch (cell_class) {
-    case CellClass::safe: return "safe";
-    case CellClass::me_violation: return "me-violation";
-    case CellClass::wrong_owner: return "wrong-owner";
-    case CellClass::deadlock: return "deadlock";
-    case CellClass::liveness: return "liveness";
-    case CellClass::not_applicable: return "n/a";
-    case CellClass::error: return "error";
-  }
-  return "error";
-}
-
-std::optional<CellClass> parse_class(std::string_view name) {
-  for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
-                      CellClass::liveness, CellClass::not_applicable, CellClass::error})
-    if (name == class_name(c)) return c;
-  return std::nullopt;
-}
-
 const std::vector<FaultColumn>& fault_columns() {
   static const std::vector<FaultColumn> all = {
       {"holder-crash", "holder crash", "1", "holder-crash: SIGKILL-like death inside the critical section", false,

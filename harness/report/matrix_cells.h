@@ -12,16 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "report/cell_class.h"
+
 namespace locklab::harness {
 
 inline constexpr const char* kCellSchema = "locklab.matrix-cell/1";
 inline constexpr const char* kMatrixSchema = "locklab.matrix/1";
-
-// What a cell shows (faults-design.md, "Matrix cell classes").
-enum class CellClass { safe, me_violation, wrong_owner, deadlock, liveness, not_applicable, error };
-
-const char* class_name(CellClass cell_class);  // "safe", "me-violation", "wrong-owner", ..., "n/a", "error"
-std::optional<CellClass> parse_class(std::string_view name);
 
 // One column: a fault, as a row of the anchors' matrix.
 struct FaultColumn {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sweeps/matrix.h"
+#include "report/cell_class.h"
 
 namespace locklab::harness {
 
