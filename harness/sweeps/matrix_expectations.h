@@ -7,11 +7,13 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "report/cell_class.h"
+#include "sweeps/matrix_columns.h"
 
 namespace locklab::harness {
 
@@ -35,6 +37,9 @@ std::string expected_text(const Expectation& expectation);
 
 // nullopt: nothing is written down for this cell (the matrix counts it as a
 // mismatch, so a new generation or column cannot slip in unexamined).
-std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
+// The generations' cells come from the column's record in `table`
+// (sweeps/matrix_columns.h), the libraries' from the tables here.
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,
+                                        std::span<const MatrixColumn> table = matrix_columns());
 
 }  // namespace locklab::harness
