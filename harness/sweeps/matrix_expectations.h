@@ -1,9 +1,10 @@
-// The expected class of every generation x fault cell of `locklab matrix`,
-// written down once in code (here) and once in prose (docs/faults.md, "The
-// matrix"), each with a one-line reason. Adapted from the anchors' matrix
-// (/work/shared/anchors/faults.md §(b)) to what our generations actually do.
-// The peer libraries' rows (`ext:NAME`) are written down the same way, their
-// prose and source lines in docs/peers.md ("Expected cells of the peers").
+// The expected class of every cell of `locklab matrix`, each with a one-line
+// reason. A generation's cells are written in its column's record
+// (sweeps/matrix_columns.cpp; docs/faults.md's list is rendered from them),
+// adapted from the anchors' matrix (/work/shared/anchors/faults.md §(b)) to what
+// our generations actually do. The peer libraries' rows (`ext:NAME`) are
+// written here, their prose and source lines in docs/peers.md ("Expected
+// cells of the peers").
 #pragma once
 
 #include <optional>
