@@ -15,6 +15,7 @@
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_registry.h"
 #include "report/matrix_cells.h"
+#include "sweeps/matrix_columns.h"
 #include "nemesis/nemesis.h"
 #include "run/run.h"
 #include "fixtures/locklab_binary.h"
@@ -102,7 +103,7 @@ TEST(FaultRegistry, TheOldSpellingsAreAliases) {
     auto fault = make_fault(*spec, options);
     ASSERT_TRUE(fault) << fault.error().message;
     EXPECT_EQ((*fault)->name(), name);
-    EXPECT_NE(find_column(name), nullptr) << "the fault is named as its matrix column";
+    EXPECT_NE(find_matrix_column(name), nullptr) << "the fault is named as its matrix column";
   }
   bool listed = false;
   for (const auto& line : fault_names()) listed |= line.rfind("holder-crash", 0) == 0 && line.find("(also crash-holder)") != std::string::npos;

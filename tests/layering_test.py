@@ -600,12 +600,40 @@ def check_adapters(root):
     return problems
 
 
+COLUMN_TABLE = "harness/sweeps/matrix_columns.cpp"
+# Where a column's name may be written as a string: its one record; the faults of the same names, where they
+# are made (nemesis/) and applied (run/: the fault "failover" needs a replica); the command line's help text
+# (cli/); and the libraries' rows of cells (matrix_expectations.cpp), until they move to the catalog.
+COLUMN_NAME_HOMES = (COLUMN_TABLE, "harness/nemesis/", "harness/run/", "harness/cli/",
+                     "harness/sweeps/matrix_expectations.cpp")
+
+
+def check_column_literals(root):
+    """A matrix column is one record in one table: no other harness file spells its name as a string literal."""
+    table = os.path.join(root, COLUMN_TABLE)
+    if not os.path.isfile(table):
+        return [COLUMN_TABLE + ": missing (the matrix's column table)"]
+    names = re.findall(r'\.name = "([^"]+)"', open(table, encoding="utf-8").read())
+    if not names:
+        return [COLUMN_TABLE + ": no `.name = \"...\"` entries found"]
+    literal = re.compile(r'"(%s)"' % "|".join(re.escape(n) for n in names))
+    problems = []
+    for rel in source_files(root):
+        if not rel.startswith("harness/") or rel.startswith(COLUMN_NAME_HOMES):
+            continue
+        for number, line in enumerate(open(os.path.join(root, rel), encoding="utf-8"), 1):
+            for match in literal.finditer(line):
+                problems.append('%s:%d: "%s" names the matrix column %s: find it in %s (find_matrix_column)'
+                                % (rel, number, match.group(1), match.group(1), COLUMN_TABLE))
+    return problems
+
+
 def check(root):
     """Every crossing, one line each (empty: the tree follows the DAG)."""
     nodes = read_dag(root)
     reach = closure(nodes)
     return (check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes) +
-            check_readme(root, nodes) + check_adapters(root))
+            check_readme(root, nodes) + check_adapters(root) + check_column_literals(root))
 
 
 def plant(copy, rel, text, mode="a"):
@@ -709,6 +737,9 @@ def self_test(root):
         ("a Python adapter's __import__ of a computed name",
          lambda c: plant(c, ADAPTERS + "/python/redis_py.py", "\nmodule = __import__('serve' + '_lock')\n"),
          "loads code by a name computed at run time"),
+        ("a column's name spelled outside its record",
+         lambda c: plant(c, "harness/report/matrix_report.cpp", '\n// const char* k = "node-restart";\n'),
+         '"node-restart" names the matrix column node-restart'),
         ("C++ naming an adapter's file",
          lambda c: plant(c, "harness/workload/lock_catalog.cpp", '\n// "python/redis_py.py"\n'),
          "names the adapter redis_py.py: the C++ finds adapters through harness/adapters/catalog.json only"),

@@ -49,10 +49,10 @@ json with(json safety, const std::string& key, json value) {
 }
 
 TEST(MatrixPlan, EveryColumnHasItsPlan) {
-  // The columns are listed in report/ (the report draws them) and planned in
-  // sweeps/: a column without a plan would run its cells with no fault at all.
-  for (const auto& column : fault_columns()) EXPECT_TRUE(has_plan(column.name)) << column.name;
-  EXPECT_FALSE(has_plan("no-such-column"));
+  // A column without a plan would run its cells with no fault at all: every
+  // record of the table carries one (sweeps/matrix_columns.h).
+  for (const auto& column : matrix_columns()) EXPECT_NE(column.plan, nullptr) << column.name;
+  EXPECT_EQ(find_matrix_column("no-such-column"), nullptr);
 }
 
 // failover and node-restart take the key away and reset the waiters'
@@ -66,7 +66,7 @@ TEST(MatrixPlan, LostKeyColumnsKeepTheHolderInsideLongerThanAReconnect) {
   const auto library = find_lock("ext:node-redisson");
   ASSERT_TRUE(library) << library.error().message;
   for (const std::string column : {"failover", "node-restart"}) {
-    const CellPlan plan = plan_cell(*library, *find_column(column), true);
+    const CellPlan plan = plan_cell(*library, *find_matrix_column(column), true);
     EXPECT_EQ(plan.options.ttl_ms, 2000) << column;
     EXPECT_GE(plan.options.ttl_ms / 2, 950) << column << ": the holder's patience is half its lease";
     EXPECT_EQ(plan.options.wait_ms, 30) << column;
@@ -83,11 +83,11 @@ TEST(MatrixPlan, AWatchdogLockWaitsTwoSecondsForAContenderAndOthersHalfALease) {
   const auto plain = find_lock("lua-safe-delete");
   ASSERT_TRUE(watchdog && plain);
   for (const std::string column : {"failover", "node-restart", "clock-jump"}) {
-    const CellPlan kept = plan_cell(*watchdog, *find_column(column), true);
+    const CellPlan kept = plan_cell(*watchdog, *find_matrix_column(column), true);
     ASSERT_EQ(kept.faults.size(), 1u) << column;
     EXPECT_NE(kept.faults[0].find(":patience=2000"), std::string::npos) << column << ": " << kept.faults[0];
     EXPECT_GE(kept.options.duration_s, 3.0) << column;
-    const CellPlan lapsing = plan_cell(*plain, *find_column(column), true);
+    const CellPlan lapsing = plan_cell(*plain, *find_matrix_column(column), true);
     ASSERT_EQ(lapsing.faults.size(), 1u) << column;
     EXPECT_EQ(lapsing.faults[0].find("patience"), std::string::npos) << column << ": " << lapsing.faults[0];
   }
@@ -100,15 +100,15 @@ TEST(MatrixPlan, ACatalogClusterRowRunsOnlyItsFailoverOnTheCluster) {
   const auto redisson = find_lock("ext:redisson-3.18.1");
   if (!redisson) GTEST_SKIP() << redisson.error().message;
   ASSERT_EQ(redisson->failover_topology, "cluster");
-  for (const auto& column : fault_columns()) {
+  for (const auto& column : matrix_columns()) {
     const CellPlan plan = plan_cell(*redisson, column, true);
     EXPECT_EQ(plan.options.cluster, column.name == "failover") << column.name;
   }
-  EXPECT_GE(plan_cell(*redisson, *find_column("failover"), true).options.duration_s, 8.0);
+  EXPECT_GE(plan_cell(*redisson, *find_matrix_column("failover"), true).options.duration_s, 8.0);
   const auto other = find_lock("ext:node-redisson");
   ASSERT_TRUE(other) << other.error().message;
   EXPECT_EQ(other->failover_topology, "");
-  EXPECT_FALSE(plan_cell(*other, *find_column("failover"), true).options.cluster);
+  EXPECT_FALSE(plan_cell(*other, *find_matrix_column("failover"), true).options.cluster);
 }
 
 TEST(MatrixClassify, EachClassFromItsRunDocument) {
@@ -339,7 +339,7 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
                           "RedisLockRegistry, the two Rust rows and the two Python venv rows (ext:python-redis-lock, "
                           "ext:pottery-redlock) are rows too, their variant rows beside them";
   for (const auto& generation : rows) {
-    for (const auto& column : fault_columns()) {
+    for (const auto& column : matrix_columns()) {
       const auto expectation = expected_cell(generation.name, column.name);
       ASSERT_TRUE(expectation) << generation.name << " x " << column.name << " has no expectation";
       EXPECT_FALSE(expectation->reason.empty()) << generation.name << " x " << column.name;
@@ -391,33 +391,8 @@ TEST(MatrixStepPoints, EveryGenerationPassesTheStepPointsItsCellsParkAt) {
   }
 }
 
-TEST(MatrixExpectations, DocsListEveryCellWithTheSameClass) {
-  std::ifstream in(LOCKLAB_FAULTS_DOC);
-  ASSERT_TRUE(in) << LOCKLAB_FAULTS_DOC;
-  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  for (const auto& generation : generations()) {
-    if (!generation.capabilities.uses_redis) continue;
-    for (const auto& column : fault_columns()) {
-      const auto expectation = expected_cell(generation.name, column.name);
-      ASSERT_TRUE(expectation);
-      const std::string row = "| " + generation.name + " | " + column.name + " | " + expected_text(*expectation) +
-                              " | " + expectation->reason + " |";
-      EXPECT_NE(doc.find(row), std::string::npos) << "docs/faults.md lacks the row: " << row;
-    }
-  }
-}
-
-// Every column states its bite, and docs/faults.md says it in the column's section.
-TEST(MatrixExpectations, DocsStateEveryColumnsBite) {
-  std::ifstream in(LOCKLAB_FAULTS_DOC);
-  ASSERT_TRUE(in) << LOCKLAB_FAULTS_DOC;
-  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  for (const auto& column : fault_columns()) {
-    ASSERT_FALSE(column.bites.empty()) << column.name << " states no bite";
-    EXPECT_NE(doc.find("Bites when: " + column.bites + " ("), std::string::npos)
-        << "docs/faults.md lacks the bite of " << column.name << ": " << column.bites;
-  }
-}
+// docs/faults.md's list of the columns is rendered from the table and
+// checked byte for byte: tests/matrix_columns_test.cpp, DocsColumnListIsTheTables.
 
 // The peer libraries' rows (issue 18): every column of every library the
 // issue ships is written down, and docs/peers.md lists each cell with the
@@ -431,7 +406,7 @@ TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
                                  "ext:redis-lock", "ext:node-redis-warlock", "ext:simple-redis-mutex",
                                  "ext:redlock-universal", "ext:node-redisson", "ext:go-redsync", "ext:go-redsync-5",
                                  "ext:bsm-redislock"}) {
-    for (const auto& column : fault_columns()) {
+    for (const auto& column : matrix_columns()) {
       const auto expectation = expected_cell(peer, column.name);
       ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
       EXPECT_FALSE(expectation->reason.empty()) << peer << " x " << column.name;
@@ -731,7 +706,7 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
 TEST_F(MatrixRun, GoRedsyncReleaseRaceHoldsAndItsClockSkewIsNotApplicable) {
   const auto lock = find_lock("ext:go-redsync");
   ASSERT_TRUE(lock) << lock.error().message;
-  const CellPlan skew = plan_cell(*lock, *find_column("clock-skew"), true);
+  const CellPlan skew = plan_cell(*lock, *find_matrix_column("clock-skew"), true);
   EXPECT_NE(skew.not_applicable.find("the LD_PRELOAD clock shim cannot skew it"), std::string::npos)
       << skew.not_applicable;
   if (const std::string missing = missing_prerequisite(*lock); !missing.empty()) GTEST_SKIP() << missing;
@@ -759,7 +734,7 @@ TEST_F(MatrixRun, GoRedsyncReleaseRaceHoldsAndItsClockSkewIsNotApplicable) {
 TEST_F(MatrixRun, RslockReleaseRaceAndClockSkewRunAndHold) {
   const auto lock = find_lock("ext:rslock");
   ASSERT_TRUE(lock) << lock.error().message;
-  EXPECT_EQ(plan_cell(*lock, *find_column("clock-skew"), true).not_applicable, "");
+  EXPECT_EQ(plan_cell(*lock, *find_matrix_column("clock-skew"), true).not_applicable, "");
   if (const std::string missing = missing_prerequisite(*lock); !missing.empty()) GTEST_SKIP() << missing;
   MatrixOptions options;
   options.quick = true;
@@ -805,7 +780,7 @@ TEST(MatrixExpectations, PeerDocsListEveryRustCellWithTheSameClass) {
   ASSERT_TRUE(in);
   const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   for (const std::string peer : {"ext:rslock", "ext:redlock-rs"}) {
-    for (const auto& column : fault_columns()) {
+    for (const auto& column : matrix_columns()) {
       const auto expectation = expected_cell(peer, column.name);
       ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
       const std::string row =

@@ -33,7 +33,7 @@ CellPlan protocol_plan(const std::string& lock, const std::string& column, const
                        const std::string& keys) {
   const Generation* generation = find_generation(lock);
   EXPECT_NE(generation, nullptr) << lock;
-  CellPlan plan = harness::plan_cell(*generation, *harness::find_column(column), /*quick=*/true);
+  CellPlan plan = harness::plan_cell(*generation, *harness::find_matrix_column(column), /*quick=*/true);
   EXPECT_EQ(plan.faults.size(), 1u);
   std::string& spec = plan.faults.at(0);
   const auto at = spec.find("at=");
@@ -104,7 +104,7 @@ TEST(ProtocolPoints, RedlocksReleaseParkedOnEveryNodeIsSafe) {
 TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) {
   const Generation* redlock = find_generation("redlock");
   ASSERT_NE(redlock, nullptr);
-  CellPlan plan = harness::plan_cell(*redlock, *harness::find_column("holder-crash"), /*quick=*/true);
+  CellPlan plan = harness::plan_cell(*redlock, *harness::find_matrix_column("holder-crash"), /*quick=*/true);
   plan.faults = {"holder-crash:at=resp:EVALSHA|EVAL:when=holder"};
   plan.options.faults = plan.faults;
   auto document = harness::measure(plan.options);

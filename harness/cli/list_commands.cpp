@@ -1,12 +1,18 @@
-// `locklab list` and `scenarios`: what there is (report_commands.cpp renders what was measured).
+// `locklab list` (the locks; `list columns`: the matrix's columns) and `scenarios`: what there is (report_commands.cpp renders what was measured).
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "registry.h"
+#include "report/columns_doc.h"
 #include "scenario/scenario_catalog.h"
+#include "support/files.h"
+#include "sweeps/matrix_columns.h"
 #include "workload/lock_catalog.h"
 
 namespace locklab::cli {
@@ -54,11 +60,45 @@ int list_scenarios() {
   return kOk;
 }
 
+// `locklab list columns`: the matrix's columns, one line each; with
+// --markdown, docs/faults.md's list rendered from the column table; with
+// --write-doc FILE, that list written between FILE's columns markers.
+struct ColumnsFlags {
+  bool markdown = false;
+  std::string write_doc;
+};
+
+int list_columns(const ColumnsFlags& flags) {
+  const std::string markdown = columns_markdown(columns_doc());
+  if (flags.write_doc.empty()) {
+    if (flags.markdown) std::printf("%s", markdown.c_str());
+    else
+      for (const auto& column : matrix_columns())
+        std::printf("%-20s %-4s %s -- %s\n", column.name.c_str(), column.anchor_row.c_str(), column.title.c_str(),
+                    column.how.c_str());
+    return kOk;
+  }
+  std::ifstream in(flags.write_doc);
+  if (!in) return complain(kUsage, "--write-doc: cannot read " + flags.write_doc);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto updated = with_columns_block(doc, markdown);
+  if (!updated) return complain(kUsage, "--write-doc " + flags.write_doc + ": " + updated.error().message);
+  if (auto written = write_file_atomically(flags.write_doc, *updated); !written)
+    return complain(kRuntime, written.error().message);
+  std::printf("%s: the columns' list %s\n", flags.write_doc.c_str(), *updated == doc ? "was already the table's" : "rewritten");
+  return kOk;
+}
+
 }  // namespace
 
 Command add_list(CLI::App& app) {
   auto* list = app.add_subcommand("list", "List the lock generations and the shipped adapters (ext:NAME), one line each");
-  return {list, [](const std::string&) { return list_generations(); }};
+  auto* columns = list->add_subcommand("columns", "List the matrix's columns (sweeps/matrix_columns.cpp), one line each");
+  auto flags = std::make_shared<ColumnsFlags>();
+  columns->add_flag("--markdown", flags->markdown, "Print docs/faults.md's list of the columns, rendered from the table");
+  columns->add_option("--write-doc", flags->write_doc, "Write that list between FILE's columns:begin/end markers")
+      ->option_text("FILE");
+  return {list, [columns, flags](const std::string&) { return columns->parsed() ? list_columns(*flags) : list_generations(); }};
 }
 
 Command add_scenarios(CLI::App& app) {

@@ -6,67 +6,6 @@ namespace locklab::harness {
 
 using nlohmann::json;
 
-const char* class_name(CellClass cell_class) {
-  switch (cell_class) {
-    case CellClass::safe: return "safe";
-    case CellClass::me_violation: return "me-violation";
-    case CellClass::wrong_owner: return "wrong-owner";
-    case CellClass::deadlock: return "deadlock";
-    case CellClass::liveness: return "liveness";
-    case CellClass::not_applicable: return "n/a";
-    case CellClass::error: return "error";
-  }
-  return "error";
-}
-
-std::optional<CellClass> parse_class(std::string_view name) {
-  for (CellClass c : {CellClass::safe, CellClass::me_violation, CellClass::wrong_owner, CellClass::deadlock,
-                      CellClass::liveness, CellClass::not_applicable, CellClass::error})
-    if (name == class_name(c)) return c;
-  return std::nullopt;
-}
-
-const std::vector<FaultColumn>& fault_columns() {
-  static const std::vector<FaultColumn> all = {
-      {"holder-crash", "holder crash", "1", "holder-crash: SIGKILL-like death inside the critical section", false,
-       "the holder died inside its section (or after it, before its release returned), and another client tried "
-       "afterwards"},
-      {"holder-pause", "pause > TTL", "2", "holder-pause: SIGSTOP the holder process until another client acquired",
-       false, "the holder was stopped inside its section past its lease's earliest end, while another client tried"},
-      {"slow-holder", "slow CS > TTL", "3", "slow-holder: one critical section lasts 3 x ttl, process alive", false,
-       "the section outlived its lease's earliest end while another client tried"},
-      {"release-race", "check-then-DEL", "4",
-       "holder-pause at the release window until another client got in and is inside", false,
-       "the holder was stopped in its release window until another client had entered, and that client was still inside when it went on"},
-      {"expire-gap", "SETNX/EXPIRE gap", "5", "holder-crash at after-setnx-before-expire", false,
-       "the holder died between the two commands, leaving a key with no TTL, and another client tried afterwards"},
-      {"clock-skew", "client clock skew", "6", "clock-skew: client 1's wall clock 5 x ttl ahead", false,
-       "the skewed client, its clock ahead, tried while another client's lease was live and its clock read that lease as over"},
-      {"failover", "failover", "7", "failover: replication held, master killed, replica promoted after the first acquire",
-       /*topology=*/true, "the master was failed over while the holder was inside, and another client tried while it still was"},
-      {"node-minority", "minority crash", "8", "node-crash: 2 of 5 nodes killed at start, never restarted",
-       /*topology=*/true, "a minority of the lock's nodes was down while clients tried to acquire"},
-      {"node-restart", "restart, no persistence", "9",
-       "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once", /*topology=*/true,
-       "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was inside, and another client tried while it still was"},
-      {"clock-jump", "node clock jump", "10",
-       "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); waiters "
-       "poll every 30 ms",
-       /*topology=*/true, "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and another client tried while it still was"},
-      {"net-cut", "net: holder cut", "11a", "net cut: the holder loses its lock-server links while it works 2 x ttl",
-       /*topology=*/true, "the holder was cut off past its lease's earliest end while another client tried"},
-      {"unavailable-release", "unavailable: release", "12", "unavailable: the release is refused", /*topology=*/true,
-       "the holder's release could not reach the server, and another client tried from then on"},
-  };
-  return all;
-}
-
-const FaultColumn* find_column(std::string_view name) {
-  for (const auto& column : fault_columns())
-    if (column.name == name) return &column;
-  return nullptr;
-}
-
 namespace {
 // The classes whose verdict was "safe": the only ones the exposed mark applies to.
 bool verdict_was_safe(CellClass cell_class) { return cell_class == CellClass::safe || cell_class == CellClass::liveness; }
@@ -120,6 +59,26 @@ json cell_json(const Cell& cell) {
           {"error", cell.error.empty() ? json(nullptr) : json(cell.error)},
           {"observed_reason", cell.observed_reason.empty() ? json(nullptr) : json(cell.observed_reason)},
           {"run", cell.run}};
+}
+
+json heading_json(const ColumnHeading& heading) {
+  return {{"name", heading.name},
+          {"title", heading.title},
+          {"anchor_row", heading.anchor_row},
+          {"how", heading.how},
+          {"bites", heading.bites}};
+}
+
+std::optional<ColumnHeading> parse_heading(const json& heading) {
+  if (!heading.is_object()) return std::nullopt;
+  ColumnHeading parsed;
+  for (auto [key, field] : {std::pair{"name", &parsed.name}, {"title", &parsed.title}, {"anchor_row", &parsed.anchor_row},
+                            {"how", &parsed.how}, {"bites", &parsed.bites}}) {
+    const auto value = heading.find(key);
+    if (value == heading.end() || !value->is_string()) return std::nullopt;
+    *field = value->get<std::string>();
+  }
+  return parsed;
 }
 
 }  // namespace locklab::harness

@@ -1,7 +1,6 @@
 // The matrix's result model, shared by the sweep that measures it
-// (matrix.h) and the report that draws it (matrix_report.h): the cell
-// classes, the columns (one fault each, in the anchors' row order), a
-// measured cell and the whole result, and a cell's JSON form.
+// (matrix.h) and the report that draws it (matrix_report.h): a column's
+// heading, a measured cell and the whole result, and a cell's JSON form.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,30 +11,23 @@
 #include <string_view>
 #include <vector>
 
+#include "report/cell_class.h"
+
 namespace locklab::harness {
 
 inline constexpr const char* kCellSchema = "locklab.matrix-cell/1";
 inline constexpr const char* kMatrixSchema = "locklab.matrix/1";
 
-// What a cell shows (faults-design.md, "Matrix cell classes").
-enum class CellClass { safe, me_violation, wrong_owner, deadlock, liveness, not_applicable, error };
-
-const char* class_name(CellClass cell_class);  // "safe", "me-violation", "wrong-owner", ..., "n/a", "error"
-std::optional<CellClass> parse_class(std::string_view name);
-
-// One column: a fault, as a row of the anchors' matrix.
-struct FaultColumn {
+// What the report shows of a column (a fault, as a row of the anchors' matrix): the
+// sweep fills it from its column table (sweeps/matrix_columns.h), so the
+// report never looks a column up.
+struct ColumnHeading {
   std::string name;        // `--fault NAME` of `locklab matrix`
   std::string title;       // the report's column header
   std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
   std::string how;         // one line: how the cell injects it
-  bool topology = false;   // a server, link or replica fault: its cells run for a time, not a number of attempts
   std::string bites;       // when its race had its chance: the fault's bite (docs/harness.md, "Bite")
 };
-
-// Every column, in the anchors' row order.
-const std::vector<FaultColumn>& fault_columns();
-const FaultColumn* find_column(std::string_view name);
 
 struct Cell {
   std::string lock;
@@ -73,6 +65,9 @@ struct MatrixResult {
   std::string lang = "en";          // matrix.html's headings and notes: en or zh (`locklab matrix --lang`)
   std::vector<std::string> locks;   // rows, in order
   std::vector<std::string> faults;  // columns, in order
+  // The columns' headings, as the sweep's table gives them: the report looks
+  // each of `faults` up here (none: it shows the bare name).
+  std::vector<ColumnHeading> columns;
   // Each row's generation number ("3"; "ext" for a library), where the sweep
   // knew it: the report names "generation 3 set-nx-px-token" with it.
   std::map<std::string, std::string> numbers;
@@ -92,5 +87,9 @@ struct MatrixResult {
 
 // A cell as its JSON file holds it (schema locklab.matrix-cell/1).
 nlohmann::json cell_json(const Cell& cell);
+
+// A column's heading as matrix.json lists it, and back (nullopt: not an object of strings).
+nlohmann::json heading_json(const ColumnHeading& heading);
+std::optional<ColumnHeading> parse_heading(const nlohmann::json& heading);
 
 }  // namespace locklab::harness

@@ -67,7 +67,14 @@ std::string wrong_owner_mark(const Cell& cell) {
   return " · wo " + integer(releases);
 }
 
-std::string title_of(const FaultColumn* column, const std::string& name) {
+// The heading the sweep gave the column (MatrixResult::columns), or nullptr.
+const ColumnHeading* heading_of(const MatrixResult& result, const std::string& fault) {
+  for (const auto& heading : result.columns)
+    if (heading.name == fault) return &heading;
+  return nullptr;
+}
+
+std::string title_of(const ColumnHeading* column, const std::string& name) {
   return column ? column->title + " (" + column->anchor_row + ")" : name;
 }
 
@@ -112,7 +119,7 @@ bool violating(const Cell& cell) {
 std::string matrix_table(const MatrixResult& result) {
   std::ostringstream out;
   out << "# locklab fault matrix\n\n" << workload_line(result) << "\n\n| lock | language, version |";
-  for (const auto& fault : result.faults) out << " " << title_of(find_column(fault), fault) << " |";
+  for (const auto& fault : result.faults) out << " " << title_of(heading_of(result, fault), fault) << " |";
   out << "\n|---|---|";
   for (std::size_t i = 0; i < result.faults.size(); ++i) out << "---|";
   out << "\n";
@@ -223,7 +230,7 @@ std::string matrix_html_body(const MatrixResult& result) {
       << "</span><span class=\"miss\">" << html_escape(page_word(lang, "differs from expected"))
       << "</span></p>\n<table><tr><th>" << page_word(lang, "lock") << "</th>";
   for (const auto& fault : result.faults) {
-    const FaultColumn* column = find_column(fault);
+    const ColumnHeading* column = heading_of(result, fault);
     const std::string tip = column ? column->how + ". Bites when: " + column->bites : "";
     out << "<th title=\"" << html_escape(tip) << "\">" << html_escape(title_of(column, fault)) << "</th>";
   }
@@ -293,8 +300,10 @@ json matrix_summary_json(const MatrixResult& result) {
     }
     cells.push_back(std::move(summary));
   }
+  json columns = json::array();
+  for (const auto& heading : result.columns) columns.push_back(heading_json(heading));
   return {{"schema", kMatrixSchema}, {"quick", result.quick},         {"command", result.command},
-          {"locks", result.locks},   {"faults", result.faults},       {"mismatches", result.mismatches()},
+          {"locks", result.locks},   {"faults", result.faults},       {"columns", columns}, {"mismatches", result.mismatches()},
           {"errors", result.errors()}, {"nearest_generations", likeness_json(result)}, {"cells", cells}};
 }
 

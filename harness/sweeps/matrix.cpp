@@ -10,6 +10,7 @@
 #include "support/run_id.h"
 #include "nemesis/fault_registry.h"
 #include "sweeps/adapter_declaration.h"
+#include "sweeps/cell_class_of_run.h"
 #include "sweeps/cell_pool.h"
 #include "sweeps/matrix_expectations.h"
 #include "report/matrix_report.h"
@@ -49,227 +50,6 @@ RunOptions cell_workload(const LockDescription& generation, bool quick) {
   return options;
 }
 
-// A lock of the user's own without the step point a column parks at, as its
-// catalog entry or its init_ok (asked before the row is planned:
-// sweeps/adapter_declaration.h) declares it: n/a, naming the field and where
-// it was not declared.
-std::string undeclared(const LockDescription& lock, const FaultColumn& column) {
-  if (!lock.is_adapter() || lock.shipped) return "";
-  const bool asked = lock.from_catalog || lock.declared_in_init_ok;
-  if (!asked && (column.name == "release-race" || column.name == "expire-gap" || column.name == "node-minority"))
-    return lock.name + ": nothing declares what this column needs (its init_ok could not be read before the run; "
-           "a --catalog entry can declare it: docs/adapters.md)";
-  std::string missing;
-  if (column.name == "release-race" && lock.capabilities.expires && lock.capabilities.release_window.empty())
-    missing = "release_window (resp:PATTERN, the request its release sends): nowhere to park its release";
-  if (column.name == "expire-gap" && lock.capabilities.acquire_gap.empty())
-    missing = "acquire_gap (resp:PATTERN): no step between taking the key and its expiry";
-  if (missing.empty()) return "";
-  return lock.name + ": " + (lock.from_catalog ? "its catalog entry" : "its init_ok") + " declares no " + missing +
-         " (docs/adapters.md)";
-}
-
-std::string not_applicable(const LockDescription& generation, const FaultColumn& column) {
-  const Capabilities& can = generation.capabilities;
-  if (!can.uses_redis) return "no Redis lock to fault";
-  if (auto why = undeclared(generation, column); !why.empty()) return why;
-  if (column.name == "release-race" && !can.expires) return "no expiry: the key cannot lapse in the release window";
-  if (column.name == "release-race" && can.release_window.empty()) return "no step point in its release window";
-  if (column.name == "expire-gap" && can.acquire_gap.empty()) return "no step between taking the key and its expiry";
-  if (column.name == "failover" && can.multi_node) return "independent masters, no replicas";
-  if (column.name == "node-minority" && !can.multi_node) return "a single node: no minority to lose";
-  if (column.name == "clock-skew" && !generation.clock_shim_unreachable.empty())
-    return generation.clock_shim_unreachable;  // the catalog says why the skew cannot reach it
-  return "";
-}
-
-// One plan per column: the cell's faults, and what its workload changes so
-// that the fault meets a contender. Each gets the base workload (after the
-// topology columns' switch to a duration) and the generation.
-using PlanColumn = void (*)(CellPlan& plan, const LockDescription& generation, bool quick);
-
-void plan_holder_crash(CellPlan& plan, const LockDescription&, bool) {
-  RunOptions& o = plan.options;
-  // Half a lease: the gap a crash leaves (nearly one ttl) shows as a stall.
-  o.stall_ms = o.ttl_ms / 2;
-  plan.faults = {"holder-crash"};
-}
-
-void plan_holder_pause(CellPlan& plan, const LockDescription& generation, bool) {
-  RunOptions& o = plan.options;
-  o.hold_ms = 50;
-  // One waiter for a quorum lock: two waiters that split the freed nodes may
-  // both fail their quorum until the pause ends (sesamecare keeps its partial
-  // votes through its retries), and the lapse is then "safe, exposed" by luck.
-  if (generation.capabilities.multi_node) o.clients = 2;
-  // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
-  plan.faults = {"holder-pause:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
-}
-
-void plan_slow_holder(CellPlan& plan, const LockDescription&, bool) {
-  plan.faults = {"slow-holder:ms=" + std::to_string(3 * plan.options.ttl_ms)};
-}
-
-void plan_release_race(CellPlan& plan, const LockDescription& generation, bool quick) {
-  RunOptions& o = plan.options;
-  // Two clients. The first to reach the release window stops there (the
-  // whole process: a watchdog stops too, so the lease lapses) until the other
-  // client has got in and is inside; then it goes on, and its late release
-  // meets the new holder's key while that holder is still inside (hold ms).
-  // A condition, not a fixed pause: a fixed one ended before an extended
-  // lease could lapse, and the race never ran (the bite says whether it did).
-  // Its next attempt may then get in beside the new holder.
-  o.clients = 2;
-  o.ops = quick ? 6 : 20;
-  o.hold_ms = o.ttl_ms / 2;
-  plan.faults = {"holder-pause:at=" + std::string(generation.capabilities.release_window) +
-                 ":until=other-inside:max=" + std::to_string(3 * o.ttl_ms)};
-}
-
-void plan_expire_gap(CellPlan& plan, const LockDescription& generation, bool quick) {
-  RunOptions& o = plan.options;
-  // The survivors wait behind a key that never expires: a few attempts of
-  // one lease each show it (a stall of half a lease is already one).
-  o.stall_ms = o.ttl_ms / 2;
-  o.wait_ms = o.ttl_ms;
-  o.ops = quick ? 5 : 15;
-  plan.faults = {"holder-crash:at=" + std::string(generation.capabilities.acquire_gap)};
-}
-
-void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
-  RunOptions& o = plan.options;
-  o.hold_ms = 50;
-  plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
-}
-
-// The columns whose fault takes the key away silently (a failover, a restart)
-// and resets the contenders' connections while the holder waits inside with
-// a patience (half its lease; 2 s for a watchdog lock, watchdog_patience
-// below): a contender must notice and win in that time. Two things would hide
-// the lost lock behind the contender's own delays:
-// - a library's Redis client reconnects after a backoff of its own, growing
-//   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
-//   200 ms of jitter). node-redisson's waiters were back 300 ms after a restart
-//   on a quiet machine; on a loaded one (6 cells on 2 cores) the restart itself
-//   takes longer, the backoff grows meanwhile, and half of a doubled lease
-//   (500 ms) once ran out first: "safe, exposed". The lease is quadrupled, so
-//   the holder waits at least 1 s after the fault for a waiter to get back in;
-// - a waiter asleep on the holder's PTTL (node-redisson's tryLock, generation
-//   5's queue) or retrying one attempt with the votes it already won
-//   (@sesamecare-oss/redlock) sees the key gone only when its wait ends: short
-//   waits (30 ms, as in clock-jump) keep every waiter trying afresh.
-void contenders_keep_trying(RunOptions& o) {
-  o.ttl_ms *= 4;
-  o.wait_ms = 30;
-}
-
-constexpr double kClusterFailoverSeconds = 8.0;
-
-// The faults that park the holder (failover, node-restart, clock-jump) wait
-// half a lease for a contender to get in, and the run lasts the quick 1.5 s.
-// A lock whose watchdog keeps the parked holder's lease waits 2 s (or half
-// its lease, if longer), and its run lasts a second past that, so that its
-// contenders keep trying meanwhile: on a loaded machine a JVM's Redisson
-// waiter got in only after the 250 ms of a clock jump's half lease, an ioredis
-// client's reconnect backoff after a restart outlasted the 1 s of a restart's,
-// and python-redis-lock's contenders (a 4 s lease: 2 s of patience already)
-// had stopped with the 1.5 s run before the patience ran out. Each read safe
-// or liveness for a contender that was late, not kept out. A lock without a
-// watchdog keeps the half lease: a longer wait would let its own expiry, not
-// the fault, admit the contender (the fault refuses a patience past a lapsing
-// lease).
-constexpr int kWatchdogPatienceMs = 2000;
-
-// The fault's ":patience=MS" for `generation` ("" for half a lease), lengthening the run to match.
-std::string watchdog_patience(RunOptions& o, const LockDescription& generation) {
-  if (!generation.capabilities.auto_extends) return "";
-  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2);
-  o.duration_s = std::max(o.duration_s, patience / 1000.0 + 1.0);
-  return ":patience=" + std::to_string(patience);
-}
-
-void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
-  contenders_keep_trying(plan.options);
-  plan.options.hold_ms = 100;
-  // A row whose catalog says "failover_topology": "cluster" (Redisson's getLock:
-  // seed 000 runs it on a Redis Cluster) fails over the key's master of a
-  // cluster with replicas, its client configured for the cluster; every other
-  // column of the row stays on the single server.
-  plan.options.cluster = generation.failover_topology == "cluster";
-  // Long enough to see whether the lock is usable after the failover (issue
-  // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
-  // second per refused acquire before the failover comes.
-  if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
-  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation)};
-}
-
-void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
-  plan.faults = {"node-crash:nodes=2:when=start"};
-}
-
-void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) {
-  RunOptions& o = plan.options;
-  contenders_keep_trying(o);
-  o.hold_ms = 100;
-  const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
-  plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
-                 watchdog_patience(o, generation)};
-}
-
-void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
-  RunOptions& o = plan.options;
-  o.hold_ms = 100;
-  // The jump expires the key under its holder. A waiter asleep on the PTTL
-  // it read before the jump (reentrant-watchdog) would miss the lapse and
-  // the cell would read safe by luck: short waits keep every waiter polling,
-  // so where the algorithm allows a second holder one is there at once.
-  o.wait_ms = 30;
-  // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
-  // hits one of them -- Kleppmann's K2, the case the algorithm does not
-  // survive. On all five nodes it would keep a majority, but under
-  // contention whether it won three or five was luck.
-  const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
-  plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority +
-                 watchdog_patience(o, generation)};
-}
-
-void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {
-  RunOptions& o = plan.options;
-  o.clients = 2;
-  o.ops = quick ? 4 : 12;
-  o.hold_ms = 2 * o.ttl_ms;  // working past the lease: only renewals could keep it
-  plan.faults = {"net:mode=cut:target=holder:at=held"};
-}
-
-void plan_unavailable_release(CellPlan& plan, const LockDescription&, bool) {
-  plan.options.stall_ms = plan.options.ttl_ms / 2;
-  // The holder stays cut off until another client got in: the others meet
-  // the key its refused release left, not its owner re-entering it first.
-  plan.faults = {"unavailable:at=release:mode=refuse:until=other-acquired"};
-}
-
-// The plan of each column of report/matrix_cells.cpp, by its name: the report
-// draws the columns, this sweep measures them.
-PlanColumn find_plan(std::string_view column) {
-  static const std::pair<std::string_view, PlanColumn> plans[] = {
-      {"holder-crash", plan_holder_crash},     {"holder-pause", plan_holder_pause},
-      {"slow-holder", plan_slow_holder},       {"release-race", plan_release_race},
-      {"expire-gap", plan_expire_gap},         {"clock-skew", plan_clock_skew},
-      {"failover", plan_failover},             {"node-minority", plan_node_minority},
-      {"node-restart", plan_node_restart},     {"clock-jump", plan_clock_jump},
-      {"net-cut", plan_net_cut},               {"unavailable-release", plan_unavailable_release},
-  };
-  for (const auto& [name, plan] : plans)
-    if (name == column) return plan;
-  return nullptr;
-}
-
-// A column with no plan of its own keeps the base workload and injects nothing.
-PlanColumn column_plan(std::string_view column) {
-  const PlanColumn plan = find_plan(column);
-  return plan != nullptr ? plan : [](CellPlan&, const LockDescription&, bool) {};
-}
-
 std::string duration_text(double seconds) {
   std::ostringstream out;
   out << seconds;
@@ -301,14 +81,14 @@ std::string cell_path(const std::string& dir, const std::string& lock, const std
 
 // A user's row: unwritten (what it does is the finding), unless --expect
 // names the cell: then it is checked as a shipped one (sweeps/user_expectations.h).
-Cell expected_of(Cell cell, const UserExpectations* expect = nullptr) {
+Cell expected_of(Cell cell, std::span<const MatrixColumn> table, const UserExpectations* expect = nullptr) {
   if (users_row(cell.lock)) {
     cell.unwritten = true;
     cell.expected = cell.observed;
     cell.expected_reason = "a lock of your own: no class is written down for it; the observed one is the finding";
     return expect != nullptr ? with_user_expectation(std::move(cell), *expect) : cell;
   }
-  if (auto expectation = expected_cell(cell.lock, cell.fault)) {
+  if (auto expectation = expected_cell(cell.lock, cell.fault, table)) {
     cell.expected = expectation->expected;
     cell.also_expected = expectation->or_else;
     cell.expected_exposed = expectation->exposed;
@@ -316,43 +96,18 @@ Cell expected_of(Cell cell, const UserExpectations* expect = nullptr) {
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
-    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_expectations.cpp)";
+    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_columns.cpp, matrix_expectations.cpp)";
   }
   return cell;
 }
 
-// The run's clients whose adapter died on its own (safety.adapter_deaths), one line each.
-std::vector<std::string> adapter_deaths(const json& run) {
-  std::vector<std::string> deaths;
-  const json* safety = run.contains("safety") ? &run["safety"] : nullptr;
-  if (safety == nullptr || !safety->contains("adapter_deaths") || !(*safety)["adapter_deaths"].is_array()) return deaths;
-  for (const auto& death : (*safety)["adapter_deaths"])
-    if (death.is_string()) deaths.push_back(death.get<std::string>());
-  return deaths;
-}
-
-// "not exercised: SPEC: what its bite saw" when a fault of the run did not
-// bite (docs/harness.md, "Bite"): the cell cannot be at any class, its own
-// expected one included. A record without "bit" (locklab.run/1) is not judged.
-// A run in which a client's adapter died on its own stands (run/run.cpp,
-// judge_faults_bit): the fault took the service down before its race could
-// run, and that is the cell's finding (liveness), not a schedule that missed.
-std::optional<std::string> not_exercised(const json& run) {
-  if (!run.contains("faults") || !run["faults"].is_array()) return std::nullopt;
-  if (!adapter_deaths(run).empty()) return std::nullopt;
-  for (const auto& fault : run["faults"])
-    if (fault.is_object() && fault.contains("bit") && fault["bit"] == false)
-      return "not exercised: " + fault.value("spec", std::string("?")) + ": " + fault.value("bite", std::string());
-  return std::nullopt;
-}
-
 // Measures one cell (or records why it is N/A) and writes its file.
-Cell measure_cell(const std::string& dir, const LockDescription& generation, const FaultColumn& column, bool quick,
-                  const UserExpectations& expect) {
+Cell measure_cell(const std::string& dir, const LockDescription& generation, const MatrixColumn& column,
+                  const MatrixOptions& options) {
   Cell cell;
   cell.lock = generation.name;
   cell.fault = column.name;
-  CellPlan plan = plan_cell(generation, column, quick);
+  CellPlan plan = plan_cell(generation, column, options.quick);
   if (generation.is_adapter() && !generation.shipped) plan.options.user_adapters.locks = {generation};
   cell.specs = plan.faults;
   if (!plan.not_applicable.empty()) {
@@ -377,7 +132,7 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
       cell.run = std::move(*document);
     }
   }
-  cell = expected_of(std::move(cell), &expect);
+  cell = expected_of(std::move(cell), options.columns, &options.expect);
   if (auto written = write_json_atomically(cell_path(dir, cell.lock, cell.fault), cell_json(cell)); !written) {
     cell.observed = CellClass::error;
     cell.error = written.error().message;
@@ -406,7 +161,7 @@ std::optional<UserExpectations> expectation_in_file(const std::string& lock, con
   return expect;
 }
 
-Result<Cell> load_cell(const std::string& path) {
+Result<Cell> load_cell(const std::string& path, std::span<const MatrixColumn> table) {
   std::ifstream in(path);
   if (!in) return Error{ErrorKind::io, "cannot read " + path};
   const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -423,7 +178,7 @@ Result<Cell> load_cell(const std::string& path) {
   cell.observed_reason = text_at(document, "/observed_reason");
   cell.run = document.value("run", json());
   const auto expect = expectation_in_file(cell.lock, cell.fault, document);
-  return expected_of(std::move(cell), expect ? &*expect : nullptr);
+  return expected_of(std::move(cell), table, expect ? &*expect : nullptr);
 }
 
 void announce(const Cell& cell, std::size_t index, std::size_t total) {
@@ -435,12 +190,12 @@ void announce(const Cell& cell, std::size_t index, std::size_t total) {
 
 struct Job {
   LockDescription generation;  // a generation, or a library through its adapter (workload/lock_catalog.h)
-  const FaultColumn* column;
+  const MatrixColumn* column;
 };
 
 // Why this build cannot inject the column's faults (a fault or key the
 // registry does not know), or nullopt when it can.
-std::optional<std::string> column_not_injectable(const FaultColumn& column) {
+std::optional<std::string> column_not_injectable(const MatrixColumn& column) {
   for (const auto& generation : generations())
     for (const auto& spec : plan_cell(generation, column, true).faults)
       if (auto problem = fault_spec_problem(spec)) return *problem;
@@ -516,7 +271,7 @@ std::map<std::string, std::string> row_numbers(const std::vector<std::string>& l
 // say they behave (MatrixResult::written): a library row, a user's above all
 // (`--lock ext:mine` alone), still gets a nearest generation without a
 // generation row measured beside it. None without a library row.
-std::vector<Cell> written_rows(const MatrixResult& result) {
+std::vector<Cell> written_rows(const MatrixResult& result, std::span<const MatrixColumn> table) {
   std::vector<Cell> written;
   const auto has = [&](const std::string& lock) {
     return std::find(result.locks.begin(), result.locks.end(), lock) != result.locks.end();
@@ -529,13 +284,14 @@ std::vector<Cell> written_rows(const MatrixResult& result) {
       Cell cell;
       cell.lock = generation.name;
       cell.fault = fault;
-      if (const FaultColumn* column = find_column(fault); column && !not_applicable(generation, *column).empty())
+      if (const MatrixColumn* column = find_matrix_column(fault, table);
+          column && !column_not_applicable(generation, *column).empty())
         cell.observed = CellClass::not_applicable;
-      else if (auto expectation = expected_cell(generation.name, fault))
+      else if (auto expectation = expected_cell(generation.name, fault, table))
         cell.observed = expectation->expected;
       else
         continue;  // nothing written: not compared
-      cell = expected_of(std::move(cell));
+      cell = expected_of(std::move(cell), table);
       cell.exposed = cell.expected_exposed;
       written.push_back(std::move(cell));
     }
@@ -548,17 +304,18 @@ std::vector<Cell> written_rows(const MatrixResult& result) {
 // this build can inject (the others left out with a line on stderr).
 Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
   for (const auto& fault : options.faults) {
-    if (find_column(fault) == nullptr) {
+    const MatrixColumn* column = find_matrix_column(fault, options.columns);
+    if (column == nullptr) {
       std::string known;
-      for (const auto& column : fault_columns()) known += (known.empty() ? "" : ", ") + column.name;
+      for (const auto& each : options.columns) known += (known.empty() ? "" : ", ") + each.name;
       return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
     }
-    if (auto missing = column_not_injectable(*find_column(fault)))
+    if (auto missing = column_not_injectable(*column))
       return Error{ErrorKind::usage, "--fault: " + fault + " cannot be injected by this build (" + *missing + ")"};
   }
   std::vector<std::string> faults;
   if (options.faults.empty()) {
-    for (const auto& column : fault_columns()) {
+    for (const auto& column : options.columns) {
       if (auto missing = column_not_injectable(column)) {
         std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
         continue;
@@ -566,7 +323,7 @@ Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
       faults.push_back(column.name);
     }
   } else {
-    for (const auto& column : fault_columns())
+    for (const auto& column : options.columns)
       if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
         faults.push_back(column.name);
   }
@@ -589,6 +346,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   auto faults = select_columns(options);
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
+  for (const auto& fault : result.faults) result.columns.push_back(heading_of(*find_matrix_column(fault, options.columns)));
   result.dir = options.out;
   if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
   std::error_code ec;
@@ -601,16 +359,16 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
 // in: a topology column runs for a time and waits on its fault's patience, an
 // adapter starts an interpreter per client, an n/a cell measures nothing.
 int cell_weight(const Job& job) {
-  if (!not_applicable(job.generation, *job.column).empty()) return 0;
-  return (job.column->topology ? 3 : 1) * (job.generation.is_adapter() ? 2 : 1);
+  if (!column_not_applicable(job.generation, *job.column).empty()) return 0;
+  return (job.column->timed ? 3 : 1) * (job.generation.is_adapter() ? 2 : 1);
 }
 
 // Every cell, the heaviest first (then row-major): the last cells to start are
 // short ones, so the workers finish together.
-std::vector<Job> jobs_of(const MatrixResult& result, const UserAdapters& user) {
+std::vector<Job> jobs_of(const MatrixResult& result, const UserAdapters& user, std::span<const MatrixColumn> table) {
   std::vector<Job> jobs;
   for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) jobs.push_back({find_lock(lock, user).value(), find_column(fault)});
+    for (const auto& fault : result.faults) jobs.push_back({find_lock(lock, user).value(), find_matrix_column(fault, table)});
   std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return cell_weight(a) > cell_weight(b); });
   return jobs;
 }
@@ -619,129 +377,63 @@ std::vector<Job> jobs_of(const MatrixResult& result, const UserAdapters& user) {
 // else in options.jobs forked workers (sweeps/cell_pool.h), waited for.
 Status measure_cells(const std::string& dir, const std::vector<Job>& jobs, const MatrixOptions& options) {
   return run_pool(jobs.size(), options.jobs, [&](std::size_t i) {
-    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, options.quick, options.expect);
+    const Cell cell = measure_cell(dir, jobs[i].generation, *jobs[i].column, options);
     if (options.progress) announce(cell, i, jobs.size());
   });
 }
 
 // One cell from its file. A file that is missing or unreadable is a cell of
 // class error saying why.
-Cell cell_from_file(const std::string& dir, const std::string& lock, const std::string& fault) {
-  auto cell = load_cell(cell_path(dir, lock, fault));
+Cell cell_from_file(const std::string& dir, const std::string& lock, const std::string& fault,
+                    std::span<const MatrixColumn> table) {
+  auto cell = load_cell(cell_path(dir, lock, fault), table);
   if (cell) return std::move(*cell);
   Cell lost;
   lost.lock = lock;
   lost.fault = fault;
   lost.error = cell.error().message;
-  return expected_of(std::move(lost));
+  return expected_of(std::move(lost), table);
 }
 
 // Every cell from its file: one path for one worker or several.
-std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs) {
+std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs, std::span<const MatrixColumn> table) {
   std::vector<Cell> cells;
-  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation.name, job.column->name));
+  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation.name, job.column->name, table));
   return cells;
+}
+
+// The columns' headings a matrix.json recorded; a column it does not record (a
+// matrix measured before it recorded them) gets today's heading from the table,
+// and one the table does not know none (the report shows its bare name).
+std::vector<ColumnHeading> headings_of(const json& summary, const std::vector<std::string>& faults) {
+  std::vector<ColumnHeading> recorded;
+  if (const auto columns = summary.find("columns"); columns != summary.end() && columns->is_array())
+    for (const auto& column : *columns)
+      if (auto heading = parse_heading(column)) recorded.push_back(std::move(*heading));
+  std::vector<ColumnHeading> headings;
+  for (const auto& fault : faults) {
+    const auto found = std::find_if(recorded.begin(), recorded.end(), [&](const auto& h) { return h.name == fault; });
+    if (found != recorded.end()) headings.push_back(*found);
+    else if (const MatrixColumn* column = find_matrix_column(fault)) headings.push_back(heading_of(*column));
+  }
+  return headings;
 }
 
 }  // namespace
 
-// A fault that bit by the lock's refusal (Bite::refused_not_held): nobody held, so never `safe`.
-static bool refused_not_held(const json& run) {
-  const auto faults = run.find("faults");
-  return faults != run.end() && faults->is_array() &&
-         std::any_of(faults->begin(), faults->end(),
-                     [](const json& f) { return f.is_object() && f.value("refused_not_held", false); });
-}
-
-// Every adapter of the run got the lock once before its clients ran (the probe): a lock that
-// cannot acquire at all is broken, not made unavailable by a fault.
-static bool adapters_acquired_before(const json& run) {
-  const auto adapters = run.find("adapters");
-  if (adapters == run.end() || !adapters->is_object()) return true;  // a generation: no adapter to be broken
-  return std::all_of(adapters->begin(), adapters->end(), [](const json& adapter) {
-    return adapter.is_object() && adapter.value("probe_acquired", false);
-  });
-}
-
-// No refused attempt may have taken the lock: an `unknown` one may have, unless the lock servers'
-// witness watched the lock's key and saw no event on it at all.
-static bool refusals_took_nothing(const json& run) {
-  if (number_at(run, "/totals/unknown") == 0) return true;
-  const auto witness = run.find("witness");
-  return witness != run.end() && witness->is_object() && witness->value("watched", false) &&
-         witness->value("events", -1) == 0;
-}
-
-// Every acquire refused, the run's one error (Verdict::every_acquire_refused), while each of its
-// faults acted and bit: the lock was unavailable under the fault (redlock-rs gives up at the first
-// refused node under a node minority), not a run that failed to measure. Only for a lock that
-// acquired before the fault, whose refusals took nothing (the servers say so).
-static bool refused_under_its_fault(const json& run) {
-  const auto safety = run.find("safety");
-  if (safety == run.end() || !safety->is_object() || !safety->value("every_acquire_refused", false)) return false;
-  const auto faults = run.find("faults");
-  if (faults == run.end() || !faults->is_array() || faults->empty()) return false;
-  return adapters_acquired_before(run) && refusals_took_nothing(run) &&
-         std::all_of(faults->begin(), faults->end(), [](const json& fault) {
-           return fault.is_object() && fault.value("acted", false) && fault.value("bit", false);
-         });
-}
-
-CellClass classify(const json& run) {
-  const std::string verdict = run.value("verdict", "error");
-  if (verdict == "error") return refused_under_its_fault(run) ? CellClass::liveness : CellClass::error;
-  const bool two_holders = number_at(run, "/safety/overlaps") > 0 || number_at(run, "/safety/lost_updates") > 0 ||
-                           number_at(run, "/safety/max_concurrent_holders") >= 2;
-  const bool wrong_owner = number_at(run, "/safety/wrong_owner_releases") > 0;
-  if (verdict == "violation") return two_holders || !wrong_owner ? CellClass::me_violation : CellClass::wrong_owner;
-  if (two_holders) return CellClass::me_violation;  // a verdict the checker did not call a violation still had two
-  if (verdict == "deadlock") return CellClass::deadlock;
-  // A library call still waiting past the harness's bound would have hung the service; an
-  // adapter that died on its own (Node's default on an unhandled rejection) took the service down.
-  if (number_at(run, "/safety/blocked_calls") > 0) return CellClass::liveness;
-  if (!adapter_deaths(run).empty()) return CellClass::liveness;
-  const double ttl_ms = number_at(run, "/config/ttl_ms");
-  const double unavailable_ms = number_at(run, "/safety/unavailability_ms");
-  // Half a lease: a crash right after acquiring leaves the rest of the lease,
-  // a little less than one ttl, and that is the unavailability to report.
-  if (number_at(run, "/safety/stalls") > 0 || (ttl_ms > 0 && unavailable_ms >= ttl_ms / 2)) return CellClass::liveness;
-  if (refused_not_held(run)) return CellClass::liveness;  // the race ran, and the lock refused everyone
-  return CellClass::safe;
-}
-
-std::string observed_reason(const json& run) {
-  std::string why;
-  if (number_at(run, "/safety/blocked_calls") > 0) why = text_at(run, "/safety/blocked");
-  for (const auto& death : adapter_deaths(run)) why += (why.empty() ? "" : "; ") + death;
-  if (refused_not_held(run) && why.empty())
-    why = "every acquire failed while the fault's race had its chance: nobody held (the lock was unavailable)";
-  if (run.value("verdict", "error") == "error" && refused_under_its_fault(run))
-    why += (why.empty() ? "" : "; ") + std::string("every acquire refused while the fault acted: the lock was unavailable (") +
-           text_at(run, "/verdict_reasons/0") + ")";
-  return why;
-}
-
-bool exposed(const json& run) {
-  if (run.value("verdict", "error") != "safe") return false;
-  return (run.contains("exposed") && run["exposed"].is_boolean() && run["exposed"].get<bool>()) ||
-         number_at(run, "/safety/leases_lost_nobody_entered") > 0;
-}
-
-bool has_plan(std::string_view column) { return find_plan(column) != nullptr; }
-
-CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column, bool quick) {
+CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column, bool quick) {
   CellPlan plan;
   plan.options = cell_workload(generation, quick);
-  plan.not_applicable = not_applicable(generation, column);
+  plan.not_applicable = column_not_applicable(generation, column);
   if (!plan.not_applicable.empty()) return plan;
   // Topology faults act once and leave the others erroring for a moment (a
   // cut link, a dead node): a budget of attempts would be spent on those
   // errors before the second holder shows, so these cells run for a time.
-  if (column.topology) {
+  if (column.timed) {
     plan.options.ops.reset();
     plan.options.duration_s = quick ? 1.5 : 4.0;
   }
-  column_plan(column.name)(plan, generation, quick);
+  column.plan(plan, generation, quick);
   return plan;
 }
 
@@ -758,10 +450,10 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (!user) return user.error();
   const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
   if (auto written = write_declared_catalog(*user, declared); !written) return written.error();
-  const std::vector<Job> jobs = jobs_of(result, *user);
+  const std::vector<Job> jobs = jobs_of(result, *user, options.columns);
   if (auto pooled = measure_cells(result.dir, jobs, options); !pooled) return pooled.error();
-  result.cells = collect_cells(result.dir, jobs);
-  result.written = written_rows(result);
+  result.cells = collect_cells(result.dir, jobs, options.columns);
+  result.written = written_rows(result, options.columns);
   if (auto written = write_matrix_report(result); !written) return written.error();
   return result;
 }
@@ -780,14 +472,15 @@ Result<MatrixResult> load_matrix(const std::string& dir) {
     result.command = summary.value("command", "");
     result.locks = summary.value("locks", std::vector<std::string>{});
     result.faults = summary.value("faults", std::vector<std::string>{});
+    result.columns = headings_of(summary, result.faults);
   } catch (const json::exception& e) {  // right keys, wrong types
     return Error{ErrorKind::io, path + " is not a " + kMatrixSchema + " document: " + e.what()};
   }
   result.numbers = row_numbers(result.locks);
   result.variant_notes = variant_notes(result.locks);
   for (const auto& lock : result.locks)
-    for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault));
-  result.written = written_rows(result);
+    for (const auto& fault : result.faults) result.cells.push_back(cell_from_file(dir, lock, fault, matrix_columns()));
+  result.written = written_rows(result, matrix_columns());
   return result;
 }
 

@@ -4,7 +4,9 @@
 // docs/faults.md "The matrix").
 //
 // Rows are the generations of the registry; columns are the faults of
-// /work/shared/anchors/faults.md §(b) that the nemesis injects. Whether a cell
+// /work/shared/anchors/faults.md §(b) that the nemesis injects, one record
+// each in sweeps/matrix_columns.h (its plan, its n/a rule, the generations'
+// expected classes). This file selects, pools and records cells. Whether a cell
 // makes sense is decided from the generation's capabilities wherever they
 // can tell (no Redis, no expiry, single node, no step point); the step points a
 // column parks at are capabilities too (impls/registry.h: release_window, acquire_gap).
@@ -13,12 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "report/matrix_cells.h"
 #include "registry.h"
+#include "sweeps/cell_class_of_run.h"
+#include "sweeps/matrix_columns.h"
 #include "redis/result.h"
 #include "run/run.h"
 #include "workload/lock_catalog.h"
@@ -27,40 +32,9 @@
 
 namespace locklab::harness {
 
-// The class of one run document:
-//   error        verdict "error" (the run could not judge)
-//   me-violation overlapping sections, lost updates, or two live holders
-//                (or any other violation the checker found that is not a wrong-owner release)
-//   wrong-owner  wrong-owner releases and no mutual-exclusion violation
-//   deadlock     verdict deadlock (a stall behind a key that never expires)
-//   liveness     safe, but a stall, an unavailability window of half a lease or more, or a
-//                library call blocked past the harness's bound (safety.blocked_calls)
-//   safe         none of the above
-CellClass classify(const nlohmann::json& run);
-
-// Why the class, where the counts do not say it: the longest blocked library call, the
-// adapters that exited ("" otherwise). The cell's observed_reason.
-std::string observed_reason(const nlohmann::json& run);
-
-// The "exposed" mark, apart from the class: the verdict is safe, yet a lease
-// was lost under a holder and nobody happened to enter (the run document's
-// `exposed`, or its `safety.leases_lost_nobody_entered`): safe by luck, not
-// by design (docs/harness.md, "exposed").
-bool exposed(const nlohmann::json& run);
-
-// The run of one cell, or why it makes no sense.
-struct CellPlan {
-  RunOptions options;
-  std::vector<std::string> faults;  // fault specs (nemesis/fault_spec.h grammar), in application order
-  std::string not_applicable;       // non-empty: the cell is N/A, and this is why
-};
-
 // The cell's workload and faults: a small ttl, 2-3 process clients, a bounded
 // number of attempts. `quick` = the CI size.
-CellPlan plan_cell(const LockDescription& generation, const FaultColumn& column, bool quick);
-// Whether sweeps/matrix.cpp has a plan for the column (report/matrix_cells.cpp
-// lists the columns; a column without a plan would inject nothing).
-bool has_plan(std::string_view column);
+CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column, bool quick);
 
 struct MatrixOptions {
   bool quick = false;
@@ -74,6 +48,7 @@ struct MatrixOptions {
   UserAdapters user;                // the user's own adapters (--adapter LABEL='CMD', --catalog FILE)
   UserExpectations expect;          // --expect FILE: the classes the user expects of those rows (none: unwritten)
   std::vector<std::string> faults;  // empty = every column
+  std::span<const MatrixColumn> columns = matrix_columns();  // the column table (a test adds one of its own)
   int jobs = 1;                     // cells measured at once (worker processes)
   bool progress = true;             // a line per cell on stderr
   std::string command;              // recorded in the summary

@@ -1,17 +1,20 @@
-// The expected class of every generation x fault cell of `locklab matrix`,
-// written down once in code (here) and once in prose (docs/faults.md, "The
-// matrix"), each with a one-line reason. Adapted from the anchors' matrix
-// (/work/shared/anchors/faults.md §(b)) to what our generations actually do.
-// The peer libraries' rows (`ext:NAME`) are written down the same way, their
-// prose and source lines in docs/peers.md ("Expected cells of the peers").
+// The expected class of every cell of `locklab matrix`, each with a one-line
+// reason. A generation's cells are written in its column's record
+// (sweeps/matrix_columns.cpp; docs/faults.md's list is rendered from them),
+// adapted from the anchors' matrix (/work/shared/anchors/faults.md §(b)) to what
+// our generations actually do. The peer libraries' rows (`ext:NAME`) are
+// written here, their prose and source lines in docs/peers.md ("Expected
+// cells of the peers").
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sweeps/matrix.h"
+#include "report/cell_class.h"
+#include "sweeps/matrix_columns.h"
 
 namespace locklab::harness {
 
@@ -35,6 +38,9 @@ std::string expected_text(const Expectation& expectation);
 
 // nullopt: nothing is written down for this cell (the matrix counts it as a
 // mismatch, so a new generation or column cannot slip in unexamined).
-std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
+// The generations' cells come from the column's record in `table`
+// (sweeps/matrix_columns.h), the libraries' from the tables here.
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,
+                                        std::span<const MatrixColumn> table = matrix_columns());
 
 }  // namespace locklab::harness

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sweeps/matrix_columns.h"
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {
@@ -47,7 +48,7 @@ Result<std::map<std::string, UserExpectation>> row_of(const json& columns, const
   if (!columns.is_object()) return Error{ErrorKind::usage, where + ": must be an object of COLUMN: CLASS"};
   std::map<std::string, UserExpectation> row;
   for (const auto& [column, value] : columns.items()) {
-    if (find_column(column) == nullptr)
+    if (find_matrix_column(column) == nullptr)
       return Error{ErrorKind::usage, where + ": '" + column + "' is not a matrix column (locklab matrix --help; docs/faults.md)"};
     auto expectation = expectation_of(value, where + " " + column);
     if (!expectation) return expectation.error();
