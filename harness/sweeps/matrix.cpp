@@ -347,11 +347,10 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
   for (const auto& fault : result.faults) result.columns.push_back(heading_of(*find_matrix_column(fault, options.columns)));
-  result.dir = options.out;
-  if (result.dir.empty()) result.dir = (std::filesystem::path("results/matrix") / new_run_id("results/matrix")).string();
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(result.dir) / "cells", ec);
-  if (ec) return Error{ErrorKind::io, "cannot create " + result.dir + "/cells: " + ec.message()};
+  auto dir = result_dir(options.out, "results/matrix");
+  if (!dir) return dir.error();
+  result.dir = *dir;
+  if (auto cells = result_dir((std::filesystem::path(result.dir) / "cells").string(), ""); !cells) return cells.error();
   return result;
 }
 
