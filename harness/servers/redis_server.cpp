@@ -1,11 +1,8 @@
 #include "servers/redis_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "servers/loopback_port.h"
 #include "support/client_cgroup.h"
 
 namespace locklab::harness {
@@ -74,24 +72,6 @@ void install_signal_guard_once() {
     // A handler installed by someone else before us keeps working only if we
     // chain; the harness installs none, so re-raising the default is enough.
   });
-}
-
-Result<int> free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{ErrorKind::io, std::string("socket: ") + std::strerror(errno)};
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  const int saved = errno;
-  ::close(fd);
-  if (port <= 0) return Error{ErrorKind::io, std::string("no free loopback port: ") + std::strerror(saved)};
-  return port;
 }
 
 // Temp dirs are named locklab-redis-<owner pid>-XXXXXX. A dir whose owner is
