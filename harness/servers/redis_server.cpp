@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "servers/clock_jump.h"
 #include "servers/loopback_port.h"
 #include "support/client_cgroup.h"
 
@@ -262,7 +263,7 @@ Result<std::vector<std::string>> RedisServer::server_environment() const {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
-    if (options_.clock_shim && (text.starts_with("LD_PRELOAD=") || text.starts_with("LOCKLAB_CLOCK_OFFSET_FILE=")))
+    if (options_.clock_shim && (text.starts_with("LD_PRELOAD=") || text.starts_with(LOCKLAB_CLOCK_OFFSET_ENV "=")))
       continue;
     environment.emplace_back(text);
   }
@@ -275,8 +276,7 @@ Result<std::vector<std::string>> RedisServer::server_environment() const {
     zero << "0\n";
     if (!zero) return Error{ErrorKind::io, "cannot write " + clock_offset_file()};
   }
-  environment.push_back(std::string("LD_PRELOAD=") + LOCKLAB_CLOCK_SHIM_PATH);
-  environment.push_back("LOCKLAB_CLOCK_OFFSET_FILE=" + clock_offset_file());
+  for (auto& variable : clock_shim_environment(clock_offset_file())) environment.push_back(std::move(variable));
   return environment;
 }
 
