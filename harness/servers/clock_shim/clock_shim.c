@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contract.h"
+#include "servers/clock_shim/contract.h"
 
 #define NS_PER_MS 1000000LL
 #define NS_PER_S 1000000000LL
