@@ -28,8 +28,6 @@ std::string group_text(const PausedProcess& paused) {
 
 }  // namespace
 
-// --- parking ----------------------------------------------------------------------
-
 ClientParking::ClientParking(std::vector<Rule> rules)
     : rules_(std::move(rules)), cells_(std::make_shared<SharedCells>(3 * kMaxFaultClients)) {}
 
