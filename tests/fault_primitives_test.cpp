@@ -173,7 +173,7 @@ TEST(ClockJumpTest, AServerNotUnderTheShimCannotBeJumped) {
 TEST(ClockShimTest, ShiftsWallClocksOnlyAndFollowsTheFile) {
   const auto file = std::filesystem::temp_directory_path() / ("locklab-clock-shim-test-" + std::to_string(::getpid()));
   ASSERT_TRUE(harness::write_clock_offset(file.string(), 3'600'000ms));
-  ::setenv("LOCKLAB_CLOCK_OFFSET_FILE", file.c_str(), 1);
+  ::setenv(LOCKLAB_CLOCK_OFFSET_ENV, file.c_str(), 1);
   void* shim = ::dlopen(LOCKLAB_CLOCK_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(shim, nullptr) << ::dlerror();
   using ClockGettime = int (*)(clockid_t, timespec*);

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "nemesis/process_faults.h"
+#include "nemesis/shared_cells.h"
 #include "step_points.h"
 
 namespace locklab::harness {

@@ -6,7 +6,8 @@
 #include <random>
 
 #include "nemesis/network_faults.h"
-#include "nemesis/process_faults.h"
+#include "nemesis/clock_skew_fault.h"
+#include "nemesis/holder_faults.h"
 #include "nemesis/protocol_faults.h"
 #include "nemesis/node_faults.h"
 

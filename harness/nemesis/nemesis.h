@@ -20,7 +20,7 @@
 //
 // A client that must be stopped (a GC pause) parks at its step point and the
 // coordinator SIGSTOPs the whole process -- watchdog threads included -- and
-// SIGCONTs it when the pause's condition holds (nemesis/process_faults.h, ClientParking).
+// SIGCONTs it when the pause's condition holds (nemesis/client_parking.h, ClientParking).
 #pragma once
 
 #include <sys/types.h>

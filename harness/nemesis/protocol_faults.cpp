@@ -9,7 +9,7 @@
 #include <map>
 
 #include "history/history.h"
-#include "nemesis/process_faults.h"
+#include "nemesis/client_parking.h"
 #include "nemesis/topology_fault.h"
 #include "support/process_control.h"
 #include "servers/lock_server_layout.h"

@@ -1,6 +1,6 @@
 // StepNemesis and the per-client step hooks: the actions a client runs at its step
 // points (pause, delay, crash). Apart from nemesis.cpp because parking a client
-// needs the process faults' ClientParking (nemesis/process_faults.h), which nemesis.h only declares.
+// needs ClientParking (nemesis/client_parking.h), which nemesis.h only declares.
 #include "nemesis/step_actions.h"
 
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "history/history.h"
-#include "nemesis/process_faults.h"
+#include "nemesis/client_parking.h"
 #include "support/process_control.h"
 
 namespace locklab::harness {

@@ -11,7 +11,7 @@
 
 #include "nemesis/fault.h"
 #include "nemesis/cross_process_gate.h"
-#include "nemesis/process_faults.h"
+#include "nemesis/fault_record.h"
 #include "nemesis/fault_spec.h"
 #include "nemesis/fault_env.h"
 #include "redis/result.h"

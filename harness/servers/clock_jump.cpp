@@ -28,6 +28,10 @@ Status write_clock_offset(const std::string& offset_file, std::chrono::milliseco
 
 std::string clock_shim_path() { return LOCKLAB_CLOCK_SHIM_PATH; }
 
+std::vector<std::string> clock_shim_environment(const std::string& offset_file) {
+  return {"LD_PRELOAD=" + clock_shim_path(), std::string(LOCKLAB_CLOCK_OFFSET_ENV "=") + offset_file};
+}
+
 bool runs_clock_shim(pid_t pid) {
   std::error_code ec;
   const auto shim = std::filesystem::canonical(clock_shim_path(), ec);

@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
-#include "servers/redis_server.h"
 #include "redis/result.h"
+#include "servers/clock_shim/contract.h"
+#include "servers/redis_server.h"
 
 namespace locklab::harness {
 
@@ -20,8 +22,11 @@ Status write_clock_offset(const std::string& offset_file, std::chrono::milliseco
 
 // The built clock shim (harness/servers/clock_shim/): the shared library that
 // LD_PRELOAD puts into a process to shift its CLOCK_REALTIME by the offset in
-// $LOCKLAB_CLOCK_OFFSET_FILE (redis-servers, and the clock-skew fault's adapters).
+// the file its environment names (servers/clock_shim/contract.h: redis-servers, and the clock-skew fault's adapters).
 std::string clock_shim_path();
+// The environment that puts a process under the shim, reading `offset_file`:
+// LD_PRELOAD=<the shim> and LOCKLAB_CLOCK_OFFSET_ENV=<offset_file>.
+std::vector<std::string> clock_shim_environment(const std::string& offset_file);
 // Whether process `pid` has the clock shim mapped (/proc/PID/maps): its
 // gettimeofday, time and clock_gettime are the shim's.
 bool runs_clock_shim(pid_t pid);

@@ -1,44 +1,22 @@
 #include "servers/redis_cluster.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <thread>
 
 #include "redis/cluster_routing.h"
 #include "redis/reply.h"
+#include "servers/loopback_port.h"
 
 namespace locklab::harness {
 namespace {
 
 using namespace std::chrono_literals;
 
-// The cluster bus listens on port+10000 by default, which overflows for high
-// ephemeral ports: give every node an explicit, free cluster-port instead.
-Result<int> free_bus_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{ErrorKind::io, std::string("socket: ") + std::strerror(errno)};
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  ::close(fd);
-  if (port <= 0) return Error{ErrorKind::io, "no free loopback port for the cluster bus"};
-  return port;
-}
-
 Result<std::unique_ptr<RedisServer>> start_node(const ClusterOptions& options) {
-  auto bus_port = free_bus_port();
+  // The cluster bus listens on port+10000 by default, which overflows for high
+  // ephemeral ports: give every node an explicit, free cluster-port instead.
+  auto bus_port = free_loopback_port();
   if (!bus_port) return bus_port.error();
   ServerOptions server = options.server;
   server.extra_args.insert(server.extra_args.end(),

@@ -1,11 +1,8 @@
 #include "servers/redis_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "servers/clock_jump.h"
+#include "servers/loopback_port.h"
 #include "support/client_cgroup.h"
 
 namespace locklab::harness {
@@ -74,24 +73,6 @@ void install_signal_guard_once() {
     // A handler installed by someone else before us keeps working only if we
     // chain; the harness installs none, so re-raising the default is enough.
   });
-}
-
-Result<int> free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{ErrorKind::io, std::string("socket: ") + std::strerror(errno)};
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  const int saved = errno;
-  ::close(fd);
-  if (port <= 0) return Error{ErrorKind::io, std::string("no free loopback port: ") + std::strerror(saved)};
-  return port;
 }
 
 // Temp dirs are named locklab-redis-<owner pid>-XXXXXX. A dir whose owner is
@@ -282,7 +263,7 @@ Result<std::vector<std::string>> RedisServer::server_environment() const {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
-    if (options_.clock_shim && (text.starts_with("LD_PRELOAD=") || text.starts_with("LOCKLAB_CLOCK_OFFSET_FILE=")))
+    if (options_.clock_shim && (text.starts_with("LD_PRELOAD=") || text.starts_with(LOCKLAB_CLOCK_OFFSET_ENV "=")))
       continue;
     environment.emplace_back(text);
   }
@@ -295,8 +276,7 @@ Result<std::vector<std::string>> RedisServer::server_environment() const {
     zero << "0\n";
     if (!zero) return Error{ErrorKind::io, "cannot write " + clock_offset_file()};
   }
-  environment.push_back(std::string("LD_PRELOAD=") + LOCKLAB_CLOCK_SHIM_PATH);
-  environment.push_back("LOCKLAB_CLOCK_OFFSET_FILE=" + clock_offset_file());
+  for (auto& variable : clock_shim_environment(clock_offset_file())) environment.push_back(std::move(variable));
   return environment;
 }
 

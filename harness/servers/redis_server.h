@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "redis/connection.h"
+#include "servers/clock_shim/contract.h"
 
 namespace locklab::harness {
 
@@ -29,7 +30,7 @@ struct ServerOptions {
   std::optional<redis::Endpoint> replica_of;  // start as a replica of this master
   std::string password;                      // --requirepass
   std::vector<std::string> extra_args;       // e.g. {"--appendonly", "yes"}
-  // Preload the clock shim (harness/clock_shim): the node's wall clock can then
+  // Preload the clock shim (harness/servers/clock_shim): the node's wall clock can then
   // be jumped with jump_clock() (servers/clock_jump.h). Monotonic time is untouched.
   bool clock_shim = false;
   std::chrono::milliseconds start_timeout{10'000};
@@ -50,7 +51,7 @@ class RedisServer {
   const std::string& dir() const { return dir_; }
   std::string log_tail(std::size_t max_bytes = 2000) const;
   // The file the clock shim reads its offset from (ServerOptions::clock_shim).
-  std::string clock_offset_file() const { return dir_ + "/clock-offset-ms"; }
+  std::string clock_offset_file() const { return dir_ + "/" LOCKLAB_CLOCK_OFFSET_BASENAME; }
   bool under_clock_shim() const { return options_.clock_shim; }
 
   void pause();   // SIGSTOP: the process keeps its port, answers nothing

@@ -12,26 +12,23 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <list>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "servers/proxy_link.h"
 
 namespace locklab::harness {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = ProxyClock;
 
 // A flow that stops being drained (hold, a slow receiver) stops being read past
 // this: the sender's kernel buffers then fill, as with a real stalled link.
 constexpr std::size_t kMaxBufferedPerFlow = 64u << 20;
 constexpr std::size_t kReadSize = 64u << 10;
-
-enum FlowIndex : std::size_t { kClientToServer = 0, kServerToClient = 1 };
 
 std::array<bool, 2> selected(Direction direction) {
   return {direction != Direction::server_to_client, direction != Direction::client_to_server};
@@ -67,48 +64,7 @@ int connect_upstream(const redis::Endpoint& upstream) {
   return fd;
 }
 
-constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
-
-struct Chunk {
-  std::string bytes;
-  std::size_t offset = 0;  // how much of it was written
-  Clock::time_point due;
-  std::uint64_t at = 0;    // the stream offset of bytes[0] (what the sender sent before it)
-};
-
 }  // namespace
-
-// One direction of one connection: bytes read from `from`, queued, written to `to`.
-struct Flow {
-  int from = -1;
-  int to = -1;
-  std::deque<Chunk> queue;
-  std::size_t queued = 0;
-  std::uint64_t read = 0;  // bytes read from `from` so far: the stream offset of the next one
-  bool eof = false;        // `from` sent FIN
-  bool shut = false;       // FIN passed on to `to`
-  bool want_write = false;  // `to` said EAGAIN: poll it for POLLOUT
-  bool closing = false;     // drop_park(): read no more; the link is reset once the queue is out
-};
-
-struct TcpProxy::Link {
-  int client = -1;
-  int server = -1;
-  std::array<Flow, 2> flows;
-  std::array<std::optional<ProxyMode>, 2> own_modes;  // set_open_connections_mode(); else the proxy-wide mode
-  bool broken = false;
-  // The protocol watch of the client's requests (resp_watch.h).
-  RespReader reader;                    // from the connection's first byte, armed or not
-  std::optional<RespMatcher> matcher;   // while armed
-  std::optional<std::uint64_t> fence;   // parked: no request byte from this stream offset on is forwarded
-  std::vector<std::string> names_sent;  // the distinct command names its client sent, upper case (set_mode_where_sent)
-};
-
-struct TcpProxy::Watch {
-  std::shared_ptr<const RespPattern> pattern;
-  std::shared_ptr<ParkGroup> group;
-  std::size_t member = 0;
-};
 
 struct TcpProxy::State {
   std::array<ProxyMode, 2> modes{};
@@ -119,8 +75,7 @@ struct TcpProxy::State {
   std::vector<Clock::time_point> refused_at;  // when each connection was refused a request (refused_connections())
   std::uint64_t idle_reset = 0;  // idle connections a cut reset (idle_connections_reset())
   bool reset_links = false;  // retarget(): reset the open connections once
-  std::optional<Watch> watch;  // arm_watch() .. release_park() / drop_park()
-  std::vector<RespCommand> completed;  // scratch: the requests one read completed
+  RequestParking parking;  // arm_watch() .. release_park() / drop_park()
   bool stopping = false;
   std::uint64_t requested = 0;  // changes asked for
   std::uint64_t seen = 0;       // changes the poll thread has acted on
@@ -197,23 +152,6 @@ void discard_queued(Flow& flow, FlowCounters& counters) {
   flow.queued = 0;
 }
 
-std::string upper_case(std::string_view text) {
-  std::string upper(text);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper;
-}
-
-// A connection's distinct command names, kept for set_mode_where_sent(); a
-// client speaks a few dozen at most, the cap only guards against a flood.
-void remember_names(std::vector<std::string>& names, const std::vector<RespCommand>& commands) {
-  constexpr std::size_t kMaxNames = 64;
-  for (const RespCommand& command : commands) {
-    std::string name = upper_case(command.name());
-    if (names.size() < kMaxNames && std::find(names.begin(), names.end(), name) == names.end())
-      names.push_back(std::move(name));
-  }
-}
-
 }  // namespace
 
 void TcpProxy::set_mode(Direction direction, ProxyMode mode) {
@@ -245,16 +183,12 @@ void TcpProxy::set_open_connections_mode(Direction direction, ProxyMode mode) {
 }
 
 std::size_t TcpProxy::set_mode_where_sent(const std::vector<std::string>& names, Direction direction, ProxyMode mode) {
-  std::vector<std::string> wanted;
-  for (const auto& name : names) wanted.push_back(upper_case(name));
+  const std::vector<std::string> wanted = LinkRequests::upper_case(names);
   std::size_t matched = 0;
   apply([&](State& state) {
     const auto chosen = selected(direction);
     for (auto& link : state.links) {
-      const bool sent = std::any_of(wanted.begin(), wanted.end(), [&](const std::string& name) {
-        return std::find(link.names_sent.begin(), link.names_sent.end(), name) != link.names_sent.end();
-      });
-      if (!sent) continue;
+      if (!link.requests.sent_any(wanted)) continue;
       ++matched;
       for (std::size_t i = 0; i < 2; ++i) {
         if (!chosen[i]) continue;
@@ -373,29 +307,8 @@ void take(Flow& flow, std::string bytes, const ProxyMode& mode, FlowCounters& co
   counters.buffered += size;
 }
 
-// The stream offset of the first byte still waiting in the proxy (or of the next one to come).
-std::uint64_t front_offset(const Flow& flow) {
-  if (flow.queue.empty()) return flow.read;
-  return flow.queue.front().at + flow.queue.front().offset;
-}
-
 // Nothing in the queue may go before `limit` moves (a parked or incomplete request).
 bool blocked(const Flow& flow, std::uint64_t limit) { return !flow.queue.empty() && front_offset(flow) >= limit; }
-
-// Throw away every queued byte at stream offset `from` or later.
-void discard_from(Flow& flow, std::uint64_t from, FlowCounters& counters) {
-  while (!flow.queue.empty()) {
-    Chunk& last = flow.queue.back();
-    const std::uint64_t start = std::max<std::uint64_t>(from, last.at + last.offset);
-    if (start >= last.at + last.bytes.size()) break;
-    const auto cut = static_cast<std::size_t>(last.at + last.bytes.size() - start);
-    flow.queued -= cut;
-    counters.dropped += cut;
-    counters.buffered -= cut;
-    last.bytes.resize(last.bytes.size() - cut);
-    if (last.offset == last.bytes.size()) flow.queue.pop_back();
-  }
-}
 
 // Write every chunk that is due, in order, up to stream offset `limit`.
 // Returns false when the socket failed.
@@ -478,11 +391,11 @@ void TcpProxy::act_on_changes(std::chrono::steady_clock::time_point now) {
     state.reset_links = false;
   }
   if (state.refusing) refuse_requests();
-  hold_for_group();
+  state.parking.hold_for_group(state.links);
   for (auto& link : state.links) {
     if (link.broken) continue;  // reset below: nothing more of it goes on
     for (std::size_t i = 0; i < 2; ++i)
-      if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now, send_limit(link, i))) link.broken = true;
+      if (!write_due(link.flows[i], mode_of(link, i), state.counters[i], now, state.parking.send_limit(link, i))) link.broken = true;
     if (link.flows[kClientToServer].closing && link.flows[kClientToServer].queue.empty()) link.broken = true;
   }
   for (auto it = state.links.begin(); it != state.links.end();) {
@@ -527,7 +440,7 @@ void TcpProxy::build_poll_set(PollSet& set, std::chrono::steady_clock::time_poin
     for (std::size_t i = 0; i < 2; ++i) {
       const Flow& flow = link.flows[i];
       if (flow.queue.empty() || flow.want_write || mode_of(link, i).kind == ProxyMode::Kind::hold ||
-          blocked(flow, send_limit(link, i)))
+          blocked(flow, state_->parking.send_limit(link, i)))
         continue;
       const auto wait = std::chrono::ceil<std::chrono::milliseconds>(flow.queue.front().due - now).count();
       const int bounded = static_cast<int>(std::max<long long>(0, wait));
@@ -547,7 +460,7 @@ void TcpProxy::pump(Link& link, std::size_t flow, short revents, std::chrono::st
   }
   if (bytes.empty()) return;
   const ProxyMode& mode = mode_of(link, flow);
-  if (flow == kClientToServer) watch_requests(link, bytes, mode.kind == ProxyMode::Kind::drop, now);
+  if (flow == kClientToServer) state_->parking.watch(link, bytes, mode.kind == ProxyMode::Kind::drop, now);
   take(link.flows[flow], std::move(bytes), mode, state_->counters[flow], now);
 }
 
@@ -571,96 +484,27 @@ void TcpProxy::accept_links() {
     link.flows[kClientToServer].to = server;
     link.flows[kServerToClient].from = server;
     link.flows[kServerToClient].to = client;
-    if (state_->watch) link.matcher.emplace(state_->watch->pattern);
+    state_->parking.accept(link);
     state_->links.push_back(std::move(link));
   }
 }
 
-// --- the protocol watch (servers/resp_watch.h) ----------------------------------
+// --- the protocol watch: servers/request_parking.h decides, the poll thread fences ---
 
 std::shared_ptr<ParkGroup> TcpProxy::arm_watch(RespPattern pattern, std::shared_ptr<ParkGroup> group,
                                                std::size_t member) {
   if (!group) group = std::make_shared<ParkGroup>();
   auto shared = std::make_shared<const RespPattern>(std::move(pattern));
-  apply([&](State& state) {
-    state.watch = Watch{shared, group, member};
-    for (auto& link : state.links) {
-      link.matcher.emplace(shared);
-      link.fence.reset();
-    }
-  });
+  apply([&](State& state) { state.parking.arm(shared, group, member, state.links); });
   return group;
 }
 
 void TcpProxy::release_park() {
-  apply([](State& state) {
-    state.watch.reset();
-    for (auto& link : state.links) {
-      link.matcher.reset();
-      link.fence.reset();
-    }
-  });
+  apply([](State& state) { state.parking.release(state.links); });
 }
 
 void TcpProxy::drop_park() {
-  apply([this](State& state) {
-    // A link of this proxy that has not looked since another link of the
-    // group parked (its poll thread had nothing to read) has no fence yet:
-    // fence it now, before the watch goes, so that what the client wrote before
-    // it died -- queued here or still in the socket -- is discarded and the link
-    // reset like the parked one (a dead Redlock client's script must not reach
-    // the other nodes).
-    hold_for_group();
-    state.watch.reset();
-    for (auto& link : state.links) {
-      link.matcher.reset();
-      if (!link.fence) continue;
-      Flow& up = link.flows[kClientToServer];
-      discard_from(up, *link.fence, state.counters[kClientToServer]);
-      up.closing = true;  // act_on_changes resets the link once what came before the fence is out
-      link.fence.reset();
-    }
-  });
-}
-
-// What a read of the client's requests completed; the first command that
-// completes the pattern parks (a dropped request never reaches the server:
-// nothing to park).
-void TcpProxy::watch_requests(Link& link, std::string_view bytes, bool dropped, std::chrono::steady_clock::time_point now) {
-  std::vector<RespCommand>& completed = state_->completed;
-  completed.clear();
-  link.reader.feed(bytes, completed);
-  remember_names(link.names_sent, completed);
-  if (dropped || !state_->watch || !link.matcher || link.fence) return;
-  for (const RespCommand& command : completed)
-    if (link.matcher->advance(command)) return park(link, command, now);
-}
-
-void TcpProxy::park(Link& link, const RespCommand& command, std::chrono::steady_clock::time_point now) {
-  const Watch& watch = *state_->watch;
-  if (watch.group->claim({watch.member, command.describe(), now})) {
-    link.fence = command.begin;
-  } else if (watch.group->claimed()) {  // another link of the client parked first: hold all of this one
-    link.fence = std::min(command.begin, front_offset(link.flows[kClientToServer]));
-  }
-  // else another client's group took the last park the budget had: this command goes on.
-}
-
-// Once any link of the group parked, every connection of this proxy holds
-// what it has not forwarded yet (the client's other links, its other connections).
-void TcpProxy::hold_for_group() {
-  if (!state_->watch || !state_->watch->group->claimed()) return;
-  for (auto& link : state_->links)
-    if (!link.fence) link.fence = front_offset(link.flows[kClientToServer]);
-}
-
-// How far a flow may be forwarded: requests stop at a fence; while armed, at
-// the start of a request not yet whole (it has not been matched yet).
-std::uint64_t TcpProxy::send_limit(const Link& link, std::size_t flow) const {
-  if (flow != kClientToServer) return kNoLimit;
-  if (link.fence) return *link.fence;
-  if (state_->watch && !link.flows[flow].eof) return link.reader.settled();
-  return kNoLimit;
+  apply([](State& state) { state.parking.drop(state.links, state.counters[kClientToServer]); });
 }
 
 void TcpProxy::run() {

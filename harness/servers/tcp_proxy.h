@@ -21,15 +21,9 @@
 // that connects later). The "client" is whoever connects to the proxy
 // (for replication: the replica), the "server" the upstream (the master).
 //
-// Protocol step points (servers/resp_watch.h): arm_watch() reads the requests
-// of every connection and parks the next command that completes a pattern: the
-// bytes before it go on, the command and everything after it on that
-// connection stay in the proxy. release_park() lets them go on, in order;
-// drop_park() discards them and resets the connection, so the command never
-// reaches the server. While armed, a request is forwarded only once it is
-// whole and did not match (a command split across reads waits for its last
-// byte). Several proxies armed with one ParkGroup (one client's links) park
-// together: from the first match on, every one of them holds what it has.
+// Protocol step points (servers/resp_watch.h): arm_watch() parks the next
+// command that completes a pattern, and holds it until release_park() or
+// drop_park(); servers/request_parking.h says how.
 //
 // Every mode change takes effect before the call returns: after hold() no
 // further byte is forwarded in that direction (bytes already handed to the
@@ -53,6 +47,8 @@
 #include "support/fork_quiet.h"
 
 namespace locklab::harness {
+
+struct ProxyLink;  // one connection (servers/proxy_link.h, private to servers/)
 
 enum class Direction { client_to_server, server_to_client, both };
 
@@ -152,9 +148,8 @@ class TcpProxy {
   std::uint64_t idle_connections_reset() const;
 
  private:
-  struct Link;
+  using Link = ProxyLink;
   struct State;
-  struct Watch;
 
   TcpProxy(int listen_fd, int wake_fd, redis::Endpoint endpoint, redis::Endpoint upstream);
   // Change the state under the lock, wake the poll thread, and wait until it
@@ -172,12 +167,7 @@ class TcpProxy {
   void accept_links();
   const ProxyMode& mode_of(const Link& link, std::size_t flow) const;
   void drop_link(Link& link, bool reset);
-  // The protocol watch, on the poll thread too.
-  void watch_requests(Link& link, std::string_view bytes, bool dropped, std::chrono::steady_clock::time_point now);
-  void park(Link& link, const RespCommand& command, std::chrono::steady_clock::time_point now);
-  void hold_for_group();
   void refuse_requests();
-  std::uint64_t send_limit(const Link& link, std::size_t flow) const;
 
   int listen_fd_;
   int wake_fd_;  // eventfd: a mode change or the destructor interrupts poll()

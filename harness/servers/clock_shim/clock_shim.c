@@ -9,7 +9,7 @@
  * clock_gettime() while that happens and the server never comes up.)
  *
  * The offset, in milliseconds (may be negative), is the text of the file named
- * by $LOCKLAB_CLOCK_OFFSET_FILE; a missing or unreadable file means 0. The
+ * by the variable LOCKLAB_CLOCK_OFFSET_ENV (contract.h); a missing or unreadable file means 0. The
  * nemesis replaces the file atomically (write a temp file, rename it over), so
  * a reader sees the old offset or the new one, never half of one. Redis asks
  * for the time very often: the file is checked at most once per millisecond,
@@ -24,6 +24,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "servers/clock_shim/contract.h"
 
 #define NS_PER_MS 1000000LL
 #define NS_PER_S 1000000000LL
@@ -81,7 +83,7 @@ static const char *offset_file(void) {
   static _Atomic(const char *) path;
   static _Atomic int looked;
   if (!atomic_load(&looked)) {
-    atomic_store(&path, getenv("LOCKLAB_CLOCK_OFFSET_FILE"));
+    atomic_store(&path, getenv(LOCKLAB_CLOCK_OFFSET_ENV));
     atomic_store(&looked, 1);
   }
   return atomic_load(&path);
