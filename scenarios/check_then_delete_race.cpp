@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   if (!gate.wait_arrival()) story.die("{} never reached {}", "index1", story.window());
   // Claimed: index1's delete (GET's DEL, or the script) reaches the server after the lease ran out.
   story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
-            story.lock_name() == "lua-safe-delete"
+            story.runs_script(ScriptRole::compare_and_delete)
                 ? "index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
                   "the lease (a GC pause, a slow network)"
                 : "index1 is parked at step point {}: its release stalls between its GET (\"mine\") and its DEL, for "

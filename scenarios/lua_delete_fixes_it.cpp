@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   Scenario story(scenario_spec("lua_delete_fixes_it"), argc, argv);
   auto [server, probe, config] = story.single_server(100ms);
 
-  const bool scripted = story.lock_name() == "lua-safe-delete";
+  const bool scripted = story.runs_script(ScriptRole::compare_and_delete);
   if (scripted) {
     story.say("release is one script, EVALSHA'd with KEYS[1] = lock, ARGV[1] = the holder's token:");
     std::istringstream script(kCompareAndDeleteLua);

@@ -94,7 +94,7 @@ void explain_handoff(Scenario& story) {
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("pubsub_wakeup"), argc, argv);
-  const bool pubsub = story.lock_name() == "reentrant-watchdog";
+  const bool pubsub = story.capabilities().notifies_waiters;
   auto [server, probe, config] = story.single_server(pubsub ? kWatchdogTtl : 5s);
   config.retry_interval = kRetryInterval;
   auto holder = story.make_lock(config);
@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
   for (auto& waiter : waiters) {
     Waiter* w = waiter.get();
     if (pubsub)
-      story.wait_for(text("{} sleeps on the unlock channel", w->name), [w] { return w->log.reached("before-wait"); });
+      story.wait_for(text("{} sleeps on the unlock channel", w->name),
+                     [&story, w] { return w->log.reached(story.capabilities().wait_point); });
     else
       story.wait_for(text("{} was refused twice", w->name),
                      [&, w] { return story.narrator().round_trips(w->name) >= 2; });

@@ -28,7 +28,7 @@ constexpr auto kLease = 600ms;  // the watchdog renews every 200 ms
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("watchdog_renewal"), argc, argv);
-  const bool watchdog = story.lock_name() == "reentrant-watchdog";
+  const bool watchdog = story.capabilities().auto_extends;
   const bool sigstop = story.flag("sigstop");
   auto [server, probe, config] = story.single_server(kLease);
 
