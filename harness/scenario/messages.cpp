@@ -453,8 +453,8 @@ const std::vector<Message> kCatalog = {
      "复制流被扣在代理里：写入只到达主节点"},
     {"try_acquire => {}",
      "try_acquire（尝试加锁）=> {}"},
-    {"try_acquire => {} ({})",
-     "try_acquire（尝试加锁）=> {}（{}）"},
+    {" ({})",  // what a lock said after its outcome (Scenario::attempt)
+     "（{}）"},
     {"{} bytes of replication stream held: the replica has not seen them",
      "扣住了 {} 字节的复制流：从节点没有看到它们"},
     {"the master is SIGKILLed, the held bytes die with it, the replica is promoted (REPLICAOF NO ONE)",

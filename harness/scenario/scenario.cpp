@@ -249,6 +249,21 @@ bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::fun
   return holds;
 }
 
+Scenario::Attempt Scenario::attempt(std::string who, DistributedLock& lock, std::chrono::milliseconds wait,
+                                    std::string_view line) {
+  Attempt attempt;
+  actor(std::move(who), [&] {
+    const double from = narrator_->now_ms();
+    attempt.outcome = lock.try_acquire(wait);
+    attempt.took_ms = narrator_->now_ms() - from;
+    std::string said = text(line, translated(to_string(attempt.outcome)));
+    if (!lock.last_error().empty()) said += text(" ({})", translated_error(lock.last_error()));
+    narrator_->say(said);
+    if (attempt.outcome == Acquire::acquired) narrator_->enter();
+  })->join();
+  return attempt;
+}
+
 void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
   const double from = narrator_->now_ms();
   if (!wait_until(condition, timeout)) die("waited {} ms, but never: {}", timeout.count(), translated(what));

@@ -180,6 +180,15 @@ class Scenario {
   // when it got the lock, its critical section then open on the timeline.
   // `after_try` runs in the actor right after the attempt (to narrate it).
   bool tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try = {});
+  // `who` tries `lock` (waiting up to `wait`) as a named actor, joined at once, and says
+  // what it was told: `line` filled with the outcome, the lock's error after it if it gave
+  // one; acquired, its critical section opens. took_ms: from the try to its answer.
+  struct Attempt {
+    Acquire outcome = Acquire::error;
+    double took_ms = 0;
+  };
+  Attempt attempt(std::string who, DistributedLock& lock, std::chrono::milliseconds wait = {},
+                  std::string_view line = "try_acquire => {}");
 
   // Writes --json and --html, prints the verdict once every step is on the
   // screen, returns the exit code: 0 when the race happened exactly when expected.
