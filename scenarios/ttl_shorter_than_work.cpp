@@ -1,14 +1,13 @@
-// Seed 004 §5 优化分布式锁_设置过期时间: "如果业务逻辑的执行时间是7s" with a 3 s lease,
-// scaled down to 100 ms (setnx-expire's EXPIRE rounds it up to 1 s). index1's lease
-// lapses while it works; index2 gets in; index2's lease lapses; index3 gets in; index1
-// finishes and releases — with a blind DEL that deletes index3's lock ("导致index3的业务
-// 只执行1s就被别人释放"); then index2 and index3 finish and release, in the seed's order.
-// Every actor works until the next state of the story is reached (polled), never for a
-// guessed time. Who deleted whose key is the narrator's (key_ledger.h), from the replies.
-// The lesson is the wrong-owner delete (误删) that the seed's next section fixes with a
-// uuid: lua-safe-delete refuses index1's late release and index3's lock survives. What it
-// does not fix is the lease itself: index1, index2 and index3 are inside together all the
-// same (the timeline shows the overlap); that race is watchdog_renewal's and fencing's.
+// Seed 004 §5 优化分布式锁_设置过期时间: "如果业务逻辑的执行时间是7s" with a 3 s lease, scaled down
+// to 100 ms (setnx-expire's EXPIRE rounds it up to 1 s). index1's lease lapses while it works;
+// index2 gets in; index2's lease lapses; index3 gets in; index1 finishes and releases — with a
+// blind DEL that deletes index3's lock ("导致index3的业务只执行1s就被别人释放"); then index2 and
+// index3 finish and release, in the seed's order. Every actor works until the next state of the
+// story is reached (polled), never for a guessed time. Who deleted whose key is the narrator's
+// (key_ledger.h), from the replies. The lesson is the wrong-owner delete (误删) that the seed's
+// next section fixes with a uuid: lua-safe-delete refuses index1's late release and index3's
+// lock survives. What it does not fix is the lease itself: index1, index2 and index3 are inside
+// together all the same (the timeline shows the overlap); watchdog_renewal's and fencing's race.
 #include <atomic>
 
 #include "scenario/claims.h"
@@ -34,7 +33,8 @@ void enter_after_lapse(Scenario& story, const std::string& who, DistributedLock&
   story.say_claiming({claim::after_lease(claim::last(who, {{"effect", "acquired"}}),
                                          claim::last(previous, {{"effect", "acquired"}})),
                       claim::before(claim::this_step(), claim::next(previous, {{"kind", "leave"}}))},
-                     "got in: {0}'s lease lapsed while {0} still works", previous);
+                     previous == "index1" ? "got in: index1's lease lapsed while index1 still works"
+                                          : "got in: index2's lease lapsed while index2 still works");
   in = true;
 }
 
