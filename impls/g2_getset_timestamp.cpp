@@ -3,7 +3,6 @@
 #include <charconv>
 
 namespace locklab {
-namespace {
 
 std::optional<long long> parse_millis(std::string_view text) {
   long long value = 0;
@@ -11,8 +10,6 @@ std::optional<long long> parse_millis(std::string_view text) {
   if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
-
-}  // namespace
 
 LockResult GetsetTimestampLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return config_error("getset-timestamp", *problem);

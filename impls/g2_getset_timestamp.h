@@ -36,10 +36,16 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "single_server.h"
 
 namespace locklab {
+
+// The lock's value read back as the expiry it holds (ms on the writer's wall
+// clock); nullopt when it is not a whole number (another generation's value).
+std::optional<long long> parse_millis(std::string_view text);
 
 class GetsetTimestampLock final : public SingleServerLock {
  public:

@@ -13,6 +13,12 @@ if current == false then return -1 end
 return 0
 )lua";
 
+const std::vector<ScriptShape>& lua_safe_delete_scripts() {
+  static const std::vector<ScriptShape> all = {
+      script_shape(ScriptRole::compare_and_delete, kCompareAndDeleteLua, 1, 1)};
+  return all;
+}
+
 Release compare_and_delete_outcome(long long code) {
   switch (code) {
     case 1: return Release::released;

@@ -36,7 +36,10 @@
 // (the WAIT guard found too few replicas and is about to undo the hold).
 #pragma once
 
+#include <vector>
+
 #include "redis/script.h"
+#include "script_shape.h"
 #include "single_server.h"
 
 namespace locklab {
@@ -45,6 +48,8 @@ namespace locklab {
 extern const char* const kCompareAndDeleteLua;
 // Its reply as an outcome: 1 released, -1 already_expired, 0 not_owner.
 Release compare_and_delete_outcome(long long code);
+// Its scripts as the traffic shows them (script_shape.h): the compare-and-delete, 1 key, 1 arg.
+const std::vector<ScriptShape>& lua_safe_delete_scripts();
 
 class LuaSafeDeleteLock final : public SingleServerLock {
  public:

@@ -137,6 +137,16 @@ std::string default_client_id(const LockConfig& config) {
 
 }  // namespace
 
+const std::vector<ScriptShape>& reentrant_watchdog_scripts() {
+  static const std::vector<ScriptShape> all = {
+      script_shape(ScriptRole::reentrant_acquire, kAcquireScript, 2, 4),
+      script_shape(ScriptRole::reentrant_release, with_wake(kReleaseBody), 3, 4),
+      script_shape(ScriptRole::force_unlock, with_wake(kForceUnlockBody), 3, 4),
+      script_shape(ScriptRole::leave_queue, with_wake(kLeaveBody), 3, 4),
+      script_shape(ScriptRole::renew, kRenewScript, 1, 2)};
+  return all;
+}
+
 LockResult ReentrantWatchdogLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return Error{ErrorKind::usage, *problem};
   if (config.watchdog && config.ttl < std::chrono::milliseconds{3})

@@ -68,13 +68,19 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "lock.h"
 #include "redis/link.h"
 #include "redis/script.h"
+#include "script_shape.h"
 #include "unlock_subscriber.h"
 
 namespace locklab {
+
+// Its scripts as the traffic shows them (script_shape.h): acquire (2 keys, 4 args); release,
+// force unlock and leave the queue (3 keys, 4 args each); the watchdog's renew (1 key, 2 args).
+const std::vector<ScriptShape>& reentrant_watchdog_scripts();
 
 class ReentrantWatchdogLock final : public DistributedLock {
  public:

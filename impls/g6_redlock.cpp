@@ -67,6 +67,12 @@ RedlockLock::NodeVote vote_of(const std::string& node, const Result<redis::Reply
 
 }  // namespace
 
+const std::vector<ScriptShape>& redlock_scripts() {
+  static const std::vector<ScriptShape> all = {script_shape(ScriptRole::compare_and_delete, kCompareAndDeleteLua, 1, 1),
+                                              script_shape(ScriptRole::renew, kExtend, 1, 2)};
+  return all;
+}
+
 const char* to_string(RedlockLock::Vote vote) {
   static constexpr const char* kNames[] = {"for", "against", "errored", "timed_out"};  // enum order
   return kNames[static_cast<int>(vote)];

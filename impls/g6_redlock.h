@@ -34,8 +34,13 @@
 #include "lock.h"
 #include "redis/fanout.h"
 #include "redis/reply.h"
+#include "script_shape.h"
 
 namespace locklab {
+
+// Its scripts as the traffic shows them (script_shape.h): generation 4's compare-and-delete
+// (1 key, 1 arg) and the extend, a renew (1 key, 2 args), both sent whole by EVAL.
+const std::vector<ScriptShape>& redlock_scripts();
 
 class RedlockLock final : public DistributedLock {
  public:

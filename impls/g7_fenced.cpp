@@ -52,6 +52,12 @@ return fence
 
 }  // namespace
 
+const std::vector<ScriptShape>& fenced_scripts() {
+  static const std::vector<ScriptShape> all = {script_shape(ScriptRole::fenced_acquire, kAcquire, 2, 2),
+                                              script_shape(ScriptRole::compare_and_delete, kCompareAndDeleteLua, 1, 1)};
+  return all;
+}
+
 // Same slot as the key (a cluster runs the acquire script on one master).
 std::string FencedLock::fence_key_for(const std::string& key) { return redis::same_slot_key(key, ":fence"); }
 

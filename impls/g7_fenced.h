@@ -17,10 +17,17 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "redis/script.h"
+#include "script_shape.h"
 #include "single_server.h"
 
 namespace locklab {
+
+// Its scripts as the traffic shows them (script_shape.h): the fenced acquire (2 keys, 2 args)
+// and generation 4's compare-and-delete (1 key, 1 arg).
+const std::vector<ScriptShape>& fenced_scripts();
 
 class FencedLock final : public SingleServerLock {
  public:

@@ -119,6 +119,13 @@ std::string slot_prefix(const std::string& key) {
 
 }  // namespace
 
+const std::vector<ScriptShape>& fair_queue_scripts() {
+  static const std::vector<ScriptShape> all = {script_shape(ScriptRole::fair_acquire, with_prelude(kAcquire), 3, 5),
+                                              script_shape(ScriptRole::fair_release, with_prelude(kRelease), 3, 3),
+                                              script_shape(ScriptRole::fair_leave, with_prelude(kLeave), 3, 3)};
+  return all;
+}
+
 LockResult FairQueueLock::create(const LockConfig& config) {
   if (auto problem = invalid_config(config)) return config_error("fair-queue", *problem);
   if (config.ttl < 3ms) return config_error("fair-queue", "ttl must be >= 3 ms: waiters heart-beat every ttl/3");

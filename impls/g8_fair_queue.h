@@ -57,12 +57,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "redis/connection.h"
 #include "redis/script.h"
+#include "script_shape.h"
 #include "single_server.h"
 
 namespace locklab {
+
+// Its scripts as the traffic shows them (script_shape.h): acquire (3 keys, 5 args), release
+// and leave (3 keys, 3 args each), each with the shared prelude.
+const std::vector<ScriptShape>& fair_queue_scripts();
 
 class FairQueueLock final : public SingleServerLock {
  public:

@@ -57,7 +57,8 @@ const std::vector<Generation>& generations() {
        "Redisson RLock: Lua on a hash {owner:thread -> count}, watchdog renews every ttl/3, pub/sub wake-up",
        "async replication: a master failover before the key reaches the replica gives a second holder",
        {.expires = true, .owner_checked_release = true, .reentrant = true, .notifies_waiters = true,
-        .honours_wait_replicas = true, .auto_extends = true, .release_window = "before-unlock-script"},
+        .honours_wait_replicas = true, .auto_extends = true, .release_window = "before-unlock-script",
+        .wait_point = "before-wait", .release_reply = ReleaseReply::holds_left},
        ReentrantWatchdogLock::create},
       // Generations 6-7 (docs/generations.md, "Generation 6" and "Generation 7").
       {"redlock", "6",
@@ -81,7 +82,7 @@ const std::vector<Generation>& generations() {
        "the lease still lapses under a slow holder; a waiter that crashes just before its turn holds "
        "the queue up for one ttl",
        {.expires = true, .owner_checked_release = true, .notifies_waiters = true,
-        .release_window = "before-release"},
+        .release_window = "before-release", .wait_point = "before-wait"},
        FairQueueLock::create},
   };
   return all;
@@ -152,6 +153,27 @@ const std::vector<std::string_view>& step_points(std::string_view name) {
   for (const auto& [generation, points] : all)
     if (generation == name) return points;
   return none;
+}
+
+const std::vector<ScriptShape>& scripts(std::string_view name) {
+  // The generations that run scripts, each listing its own (its header says which).
+  static const std::vector<std::pair<std::string_view, const std::vector<ScriptShape>& (*)()>> all = {
+      {"lua-safe-delete", lua_safe_delete_scripts}, {"reentrant-watchdog", reentrant_watchdog_scripts},
+      {"redlock", redlock_scripts},                 {"fenced", fenced_scripts},
+      {"fair-queue", fair_queue_scripts},
+  };
+  static const std::vector<ScriptShape> none;
+  if (const Generation* row = find_generation(name); row != nullptr && !row->variant_of.empty())
+    name = row->variant_of;  // a variant row runs its base's scripts
+  for (const auto& [generation, scripts_of] : all)
+    if (generation == name) return scripts_of();
+  return none;
+}
+
+const ScriptShape* find_script(std::string_view name, std::string_view sha_or_body) {
+  for (const auto& script : scripts(name))
+    if (script.sha1 == sha_or_body || script.source == sha_or_body) return &script;
+  return nullptr;
 }
 
 LockResult make_lock(std::string_view name, const LockConfig& config) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lock.h"
+#include "script_shape.h"
 
 namespace locklab {
 
@@ -16,6 +17,12 @@ enum class Exclusion {
   none,              // nobody (no-lock)
   within_process,    // other lock objects of this process only (local-mutex)
   across_processes,  // every client that uses the same servers
+};
+
+// What a successful release() call's reply counts, for a story that explains it.
+enum class ReleaseReply {
+  one_is_released,  // 1 (or "released"): the lock was freed
+  holds_left,       // the holds left: > 0 still held, 0 released (generation 5; the reverse of seed 004 §8's script)
 };
 
 // What a generation promises, declared once here so that the harness, the
@@ -39,7 +46,9 @@ struct Capabilities {
   std::string_view release_window = {};  // between the release's owner check (if any) and the delete;
                                          // a one-script release: the point just before the script
   std::string_view acquire_gap = {};     // between taking the key and giving it its expiry
+  std::string_view wait_point = {};      // a waiter, refused, about to sleep until woken or its retry is due
   int ttl_resolution_ms = 1;             // the lease is LockConfig::ttl rounded up to a multiple of this
+  ReleaseReply release_reply = ReleaseReply::one_is_released;
 };
 
 struct Generation {
@@ -72,6 +81,16 @@ const Generation* find_generation(std::string_view name);
 // list in its header, "Step points:"), in no particular order; empty for an
 // unknown name or a lock with none. The harness refuses a --step at a point the run's lock never reaches.
 const std::vector<std::string_view>& step_points(std::string_view name);
+
+// Every Lua script generation `name` (or a variant row's base) runs, listed
+// by the generation itself (its header); empty for a lock that runs none.
+const std::vector<ScriptShape>& scripts(std::string_view name);
+
+// The script of generation `name` (or a variant row's base) that an EVALSHA or an
+// EVAL sent: `sha_or_body` is its SHA-1 (EVALSHA's argument; an EVAL's body
+// hashed, redis/sha1.h) or its whole source. nullptr: not one of its scripts
+// (or a generation without any).
+const ScriptShape* find_script(std::string_view name, std::string_view sha_or_body);
 
 // A lock of generation `name`, or an Error (unknown name, bad config, unreachable server).
 LockResult make_lock(std::string_view name, const LockConfig& config);

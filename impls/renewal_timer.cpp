@@ -8,15 +8,16 @@
 #include "redis/script.h"
 
 namespace locklab {
-namespace {
 
-constexpr const char* kRenewScript = R"lua(
+const char* const kRenewScript = R"lua(
 if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return 1
 end
 return 0
 )lua";
+
+namespace {
 
 // The lock's own options, with connect and command timeouts cut to `bound`.
 redis::ConnectionOptions bounded(redis::ConnectionOptions options, std::chrono::milliseconds bound) {

@@ -38,6 +38,9 @@
 
 namespace locklab {
 
+// The renewal, run by EVALSHA: KEYS[1] lock, ARGV[1] owner field, ARGV[2] lease ms; 1 renewed, 0 not ours.
+extern const char* const kRenewScript;
+
 // The timeout of each round trip of a renewal of a `lease`-long lock (>= 1 ms).
 std::chrono::milliseconds renewal_round_trip_bound(std::chrono::milliseconds lease);
 

@@ -7,7 +7,7 @@
 #include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
-#include "scenario/step_gate.h"
+#include "scenario/story_stages.h"
 
 using namespace locklab;
 using namespace locklab::harness;
@@ -15,12 +15,7 @@ using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("check_then_delete_race"), argc, argv);
-  auto [server, probe, config] = story.single_server(100ms);
-  StepGate gate(story.window());
-  LockConfig index1_config = config;
-  index1_config.step = gate.hook();
-  auto index1 = story.make_lock(index1_config);
-  auto index2 = story.make_lock(config);
+  auto [server, probe, config, gate, index1, index2] = parked_at_window(story, 100ms);
 
   auto first = story.actor("index1", [&] {
     const double asked = story.narrator().now_ms();
@@ -30,10 +25,10 @@ int main(int argc, char** argv) {
     story.narrator().leave();
     story.release(*index1);
   });
-  if (!gate.wait_arrival()) story.die("{} never reached {}", "index1", story.window());
+  if (!gate->wait_arrival()) story.die("{} never reached {}", "index1", story.window());
   // Claimed: index1's delete (GET's DEL, or the script) reaches the server after the lease ran out.
   story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
-            story.lock_name() == "lua-safe-delete"
+            story.runs_script(ScriptRole::compare_and_delete)
                 ? "index1 is parked at step point {}: its release stalls before it sends anything, for longer than "
                   "the lease (a GC pause, a slow network)"
                 : "index1 is parked at step point {}: its release stalls between its GET (\"mine\") and its DEL, for "
@@ -43,7 +38,7 @@ int main(int argc, char** argv) {
 
   if (!story.tries_once("index2", *index2)) story.die("{} could not take the expired lock", "index2");
 
-  gate.open();
+  gate->open();
   first->join();
   const bool deleted = probe.exists(config.key) == false;
   story.say_claiming({claim::inside("index2")}, deleted ? "the lock key is gone while index2 still believes it holds it"

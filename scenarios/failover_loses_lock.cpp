@@ -13,41 +13,38 @@ using namespace locklab;
 using namespace locklab::harness;
 using namespace std::chrono_literals;
 
+namespace {
+
+// A's lock on the master. --guard: Redisson's WAIT after the acquire (wait_replicas = 1).
+LockConfig on_master(const redis::ConnectionOptions& master, bool guard) {
+  LockConfig config;
+  config.key = "lock";
+  config.ttl = 5s;  // long: no lease runs out in this story, only the key is lost
+  config.servers = {master};
+  if (guard) {
+    config.wait_replicas = 1;
+    config.wait_replicas_timeout = 100ms;
+  }
+  return config;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("failover_loses_lock"), argc, argv);
   const bool guard = story.flag("guard");
   auto pair = story.must(ProxiedReplication::start(), "master and replica");
   story.say("master {0}, replica {1} replicating through a proxy; the link is in sync",
             pair->master().endpoint().to_string(), pair->replica().endpoint().to_string());
-
-  LockConfig config;
-  config.key = "lock";
-  config.ttl = 5s;  // long: no lease runs out in this story, only the key is lost
-  config.servers = {pair->master().connection_options()};
-  if (guard) {
-    config.wait_replicas = 1;
-    config.wait_replicas_timeout = 100ms;
-  }
+  const LockConfig config = on_master(pair->master().connection_options(), guard);
   auto lock_a = story.make_lock(config);
 
   pair->hold_replication();
   story.say("the replication stream is held in the proxy: writes reach the master only");
-
-  Acquire a_outcome = Acquire::error;
-  double a_told_ms = 0;  // from A's acquire to its answer: with the guard, WAIT's time is in it
-  auto a = story.actor("A", [&] {
-    const double from = story.narrator().now_ms();
-    a_outcome = lock_a->try_acquire(0ms);
-    a_told_ms = story.narrator().now_ms() - from;
-    if (lock_a->last_error().empty())
-      story.say("try_acquire => {}", translated(to_string(a_outcome)));
-    else
-      story.say("try_acquire => {} ({})", translated(to_string(a_outcome)), translated_error(lock_a->last_error()));
-    if (a_outcome == Acquire::acquired) story.narrator().enter();
-  });
-  a->join();
-  if (!guard && a_outcome != Acquire::acquired) story.die("A could not acquire on the master");
-  if (guard && a_outcome == Acquire::acquired) story.die("the guard let A acquire though no replica acknowledged");
+  // took_ms: from A's acquire to its answer; with the guard, WAIT's time is in it.
+  const Scenario::Attempt a = story.attempt("A", *lock_a);
+  if (!guard && a.outcome != Acquire::acquired) story.die("A could not acquire on the master");
+  if (guard && a.outcome == Acquire::acquired) story.die("the guard let A acquire though no replica acknowledged");
   story.say("{} bytes of replication stream held: the replica has not seen them", pair->held_bytes());
 
   const auto promoted = story.must(pair->fail_over(), "fail over");
@@ -58,22 +55,16 @@ int main(int argc, char** argv) {
   on_new_master.wait_replicas = 0;  // the promoted master has no replica yet: WAIT could never succeed
   if (guard) story.say("B acquires without the guard: the promoted master has no replica to wait for");
   auto lock_b = story.make_lock(on_new_master);
-  Acquire b_outcome = Acquire::error;
-  auto b = story.actor("B", [&] {
-    b_outcome = lock_b->try_acquire(0ms);
-    story.say("try_acquire on the new master => {}", translated(to_string(b_outcome)));
-    if (b_outcome == Acquire::acquired) story.narrator().enter();
-  });
-  b->join();
-  if (b_outcome != Acquire::acquired) story.die("B could not acquire on the promoted replica");
+  const Scenario::Attempt b = story.attempt("B", *lock_b, 0ms, "try_acquire on the new master => {}");
+  if (b.outcome != Acquire::acquired) story.die("B could not acquire on the promoted replica");
 
-  const bool two_holders = a_outcome == Acquire::acquired && b_outcome == Acquire::acquired;
+  const bool two_holders = a.outcome == Acquire::acquired && b.outcome == Acquire::acquired;
   if (two_holders)
     story.say("A still believes it holds the lock, and so does B");
   else
     story.say("only B holds the lock: A was told that its acquire did not count {} ms after it asked (WAIT waited for "
               "a replica, then the hold was undone), before the failover",
-              fixed(a_told_ms, 1));
+              fixed(a.took_ms, 1));
   return story.finish(two_holders, two_holders
                                        ? "the acknowledged write was lost with the master"
                                        : "WAIT 1 got no acknowledgement, so A's hold was undone and refused");

@@ -30,11 +30,11 @@ int main(int argc, char** argv) {
   // Kleppmann's figure numbers the tokens 33 and 34: start the fence counter at 32.
   redis::Link setup(server->connection_options());
   story.must(setup.command({"SET", FencedLock::fence_key_for(config.key), "32"}), "preset the fence counter");
-  if (story.lock_name() == "fenced")
+  const bool fenced = story.capabilities().fencing;
+  if (fenced)
     story.say("the fence counter {} is preset to 32, so that the tokens are 33 and 34 as in Kleppmann's figure",
               FencedLock::fence_key_for(config.key));
 
-  const bool fenced = story.lock_name() == "fenced";
   StepGate pause(story.window());
   auto client1 = story.make_lock(config);
   auto client2 = story.make_lock(config);

@@ -13,8 +13,7 @@
 // (where §六.2's C1/C2 stand) and the narration shows the GETSET reply the
 // compare rejects. The verdict is about the overwritten expiry; a second
 // winner would be a failure of the compare and ends the story as unexpected.
-#include <charconv>
-
+#include "g2_getset_timestamp.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
@@ -27,12 +26,9 @@ namespace {
 
 long long wall_ms() { return system_wall_clock()->now_ms().count(); }
 
+// The stamp a client wrote (generation 2's own reading of its value); nullopt: no key.
 std::optional<long long> stamp_of(const std::optional<std::string>& value) {
-  if (!value) return std::nullopt;
-  long long stamp = 0;
-  const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), stamp);
-  if (ec != std::errc{} || end != value->data() + value->size()) return std::nullopt;
-  return stamp;
+  return value ? parse_millis(*value) : std::nullopt;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
-#include "scenario/step_gate.h"
+#include "scenario/story_stages.h"
 
 using namespace locklab;
 using namespace locklab::harness;
@@ -20,9 +20,8 @@ using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("lua_delete_fixes_it"), argc, argv);
-  auto [server, probe, config] = story.single_server(100ms);
-
-  const bool scripted = story.lock_name() == "lua-safe-delete";
+  auto [server, probe, config, gate, index1, index2] = parked_at_window(story, 100ms, "index1", "index2");
+  const bool scripted = story.runs_script(ScriptRole::compare_and_delete);
   if (scripted) {
     story.say("release is one script, EVALSHA'd with KEYS[1] = lock, ARGV[1] = the holder's token:");
     std::istringstream script(kCompareAndDeleteLua);
@@ -33,15 +32,6 @@ int main(int argc, char** argv) {
     story.say("release is two commands: GET lock, compare with our token, then DEL lock");
   }
 
-  StepGate gate(story.window());
-  LockConfig index1_config = config;
-  index1_config.owner = "index1";
-  index1_config.step = gate.hook();
-  LockConfig index2_config = config;
-  index2_config.owner = "index2";
-  auto index1 = story.make_lock(index1_config);
-  auto index2 = story.make_lock(index2_config);
-
   Release index1_release = Release::error;
   auto first = story.actor("index1", [&] {
     const double asked = story.narrator().now_ms();
@@ -51,7 +41,7 @@ int main(int argc, char** argv) {
     story.narrator().leave();
     index1_release = story.release(*index1);
   });
-  if (!gate.wait_arrival()) story.die("{} never reached {}", "index1", story.window());
+  if (!gate->wait_arrival()) story.die("{} never reached {}", "index1", story.window());
   story.say_claiming({claim::after_lease(claim::next("index1", {{"command", {"DEL", "EVAL", "EVALSHA"}}}), claim::last("index1", {{"effect", "acquired"}}))},
             scripted ? "index1 is parked at step point {} (nothing sent yet: the whole check-and-delete is still "
                        "ahead); its release stalls there for longer than the lease"
@@ -62,7 +52,7 @@ int main(int argc, char** argv) {
 
   if (!story.tries_once("index2", *index2)) story.die("{} could not take the expired lock", "index2");
 
-  gate.open();
+  gate->open();
   first->join();
   const bool deleted = story.observe([&] { return probe.exists(config.key); }) == false;
   if (scripted && !deleted)

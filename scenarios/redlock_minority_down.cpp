@@ -7,7 +7,7 @@
 // mutual exclusion.
 #include "g6_redlock.h"
 #include "servers/redis_server.h"
-#include "redlock_votes.h"
+#include "scenario/redlock_votes.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 
@@ -23,10 +23,10 @@ int main(int argc, char** argv) {
   story.say("masters N4 ({0}) and N5 ({1}) are SIGKILLed: 3 of 5 remain", masters[3]->endpoint().to_string(),
             masters[4]->endpoint().to_string());
 
-  auto lock_a = story.make_lock(config);
-  auto lock_b = story.make_lock(config);
-  auto& redlock_a = dynamic_cast<RedlockLock&>(*lock_a);
-  auto& redlock_b = dynamic_cast<RedlockLock&>(*lock_b);
+  auto lock_a = make_redlock(story, config);
+  auto lock_b = make_redlock(story, config);
+  auto& redlock_a = *lock_a;
+  auto& redlock_b = *lock_b;
 
   if (!tries_once(story, "A", redlock_a)) story.die("A did not get the 3 votes of the live masters");
   const bool b_holds = tries_once(story, "B", redlock_b);

@@ -8,7 +8,7 @@
 // Z is refused while N3 is down and gets the lock only after A's validity has ended.
 #include "g6_redlock.h"
 #include "servers/redis_server.h"
-#include "redlock_votes.h"
+#include "scenario/redlock_votes.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 
@@ -27,10 +27,10 @@ int main(int argc, char** argv) {
   const bool delayed = story.flag("delayed-restart");
   auto [masters, config] = story.masters(5, kTtl);
   auto& n3 = *masters[2];
-  auto lock_a = story.make_lock(config);
-  auto lock_z = story.make_lock(config);
-  auto& holder = dynamic_cast<RedlockLock&>(*lock_a);
-  auto& contender = dynamic_cast<RedlockLock&>(*lock_z);
+  auto lock_a = make_redlock(story, config);
+  auto lock_z = make_redlock(story, config);
+  auto& holder = *lock_a;
+  auto& contender = *lock_z;
 
   masters[3]->crash();
   masters[4]->crash();

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   auto caller = story.actor("testLock", [&] {
     if (lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "testLock");
     story.narrator().enter();
-    story.say(story.lock_name() == "reentrant-watchdog"
+    story.say(story.capabilities().reentrant
                   ? "calls testSubLock(), which takes the same lock with the same owner field (uuid-1:<thread>)"
                   : "calls testSubLock(), which takes the same lock as owner uuid-1 again; each acquisition's token "
                     "is uuid-1 plus fresh bits, and SET NX refuses any value while the key exists");

@@ -11,6 +11,7 @@
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
+#include "scenario/story_stages.h"
 
 using namespace locklab;
 using namespace locklab::harness;
@@ -26,15 +27,8 @@ constexpr auto kPatience = 1500ms;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("setnx_crash_deadlock"), argc, argv);
-  auto [server, probe, config] = story.single_server(100ms);
-  config.retry_interval = 250ms;  // the seed sleeps 1 s between SETNX; a few narrated retries suffice
-  LockConfig a_config = config;
-  a_config.owner = "A";
-  a_config.step = crash_at(story.window());
-  LockConfig b_config = config;
-  b_config.owner = "B";
-  auto a_lock = story.make_lock(a_config);
-  auto b_lock = story.make_lock(b_config);
+  // The seed sleeps 1 s between SETNX; retrying every 250 ms, a few narrated retries suffice.
+  auto [server, probe, config, a_lock, b_lock] = contenders(story, 100ms, 250ms, crash_at(story.window()));
 
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "A");

@@ -7,6 +7,7 @@
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"
+#include "scenario/story_stages.h"
 
 using namespace locklab;
 using namespace locklab::harness;
@@ -22,16 +23,10 @@ constexpr auto kPatience = 1500ms;
 
 int main(int argc, char** argv) {
   Scenario story(scenario_spec("setnx_expire_gap"), argc, argv);
-  auto [server, probe, config] = story.single_server(100ms);
-  config.retry_interval = 250ms;  // a few narrated retries, not hundreds
-  LockConfig a_config = config;
-  a_config.owner = "A";
   // An empty window: one atomic command, no gap inside acquire; A dies right after it.
-  if (!story.window().empty()) a_config.step = crash_at(story.window());
-  LockConfig b_config = config;
-  b_config.owner = "B";
-  auto a_lock = story.make_lock(a_config);
-  auto b_lock = story.make_lock(b_config);
+  // Retrying every 250 ms: a few narrated retries, not hundreds.
+  auto [server, probe, config, a_lock, b_lock] =
+      contenders(story, 100ms, 250ms, story.window().empty() ? StepHook{} : crash_at(story.window()));
 
   auto a = story.actor("A", [&] {
     if (a_lock->try_acquire(0ms) != Acquire::acquired) story.die("{} could not acquire a free lock", "A");

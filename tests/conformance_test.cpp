@@ -20,6 +20,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -29,8 +30,10 @@
 
 #include "registry.h"
 #include "redis/connection.h"
+#include "redis/sha1.h"
 #include "servers/redis_cluster.h"
 #include "servers/redis_server.h"
+#include "support/conditions.h"
 
 namespace locklab {
 // Readable gtest output: outcome names, and the generation by name (ctest test names too).
@@ -321,6 +324,92 @@ TEST_P(Conformance, AcquireReleaseRoundTrip) {
   EXPECT_EQ(lock->try_acquire(0ms), Acquire::acquired) << "acquirable again after release: " << lock->last_error();
   EXPECT_EQ(lock->release(), Release::released) << lock->last_error();
   EXPECT_TRUE(lock->last_error().empty());
+}
+
+// Every EVAL and EVALSHA a lock sends, from any thread (its watchdog's too).
+class ScriptCalls : public redis::TrafficObserver {
+ public:
+  void sent(const redis::Endpoint&, const redis::Args& request) override {
+    if (request.size() < 3 || (request[0] != "EVAL" && request[0] != "EVALSHA")) return;
+    std::lock_guard lock(mutex_);
+    calls_.push_back(request);
+  }
+  void received(const redis::Endpoint&, const redis::Reply*, const Error*) override {}
+  std::vector<redis::Args> calls() const {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<redis::Args> calls_;
+};
+
+// What reads a story's traffic (harness/scenario/lock_lanes.h) knows a script
+// only by the generation's own list (registry.h, scripts()): every script the
+// lock sends is listed, called with its listed KEYS and ARGV counts, and each
+// listed SHA-1 is the one Redis gives its source.
+TEST_P(Conformance, EveryScriptItSendsIsOneItLists) {
+  const auto& listed = scripts(generation().name);
+  for (const auto& script : listed) {
+    auto loaded = admin(0).command({"SCRIPT", "LOAD", script.source});
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    EXPECT_EQ(loaded->text(), script.sha1) << generation().name;
+    EXPECT_EQ(find_script(generation().name, script.sha1), &script) << generation().name;
+  }
+  ScriptCalls log;
+  redis::set_traffic_observer(&log);
+  auto holder = make(config());
+  auto other = make(config());
+  ASSERT_TRUE(holder && other);
+  EXPECT_EQ(holder->try_acquire(0ms), Acquire::acquired) << holder->last_error();
+  (void)other->try_acquire(0ms);  // refused, or in when the lock excludes nobody
+  (void)holder->release();
+  (void)other->release();
+  if (can().auto_extends) {  // its watchdog's renewal: a short lease, renewed every third of it
+    auto renewed = make(config(300ms));
+    ASSERT_TRUE(renewed);
+    EXPECT_EQ(renewed->try_acquire(0ms), Acquire::acquired) << renewed->last_error();
+    const auto renewals = [&] {
+      for (const auto& call : log.calls())
+        if (const auto* script = find_script(generation().name, call[1]); script && script->role == ScriptRole::renew)
+          return true;
+      return false;
+    };
+    EXPECT_TRUE(harness::wait_until(renewals, 10s)) << "no renewal script seen";
+    (void)renewed->release();
+  }
+  redis::set_traffic_observer(nullptr);
+  const auto calls = log.calls();
+  EXPECT_EQ(calls.empty(), listed.empty()) << generation().name << " sent " << calls.size() << " script calls";
+  for (const auto& call : calls) {
+    const ScriptShape* script = find_script(generation().name, call[1]);
+    ASSERT_NE(script, nullptr) << generation().name << ": " << call[0] << " of a script it does not list";
+    EXPECT_EQ(call[2], std::to_string(script->keys)) << generation().name;
+    EXPECT_EQ(call.size(), static_cast<std::size_t>(3 + script->keys + script->args)) << generation().name;
+  }
+}
+
+// SHA-1 as FIPS 180-4's examples give it (one block, two blocks, none).
+TEST(Registry, Sha1IsTheStandardOne) {
+  EXPECT_EQ(redis::sha1_hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  EXPECT_EQ(redis::sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+  EXPECT_EQ(redis::sha1_hex(""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+}
+
+// A script is found by its SHA-1 or its whole source, and only among its own generation's.
+TEST(Registry, AScriptIsFoundByItsShaOrItsSource) {
+  for (const auto& generation : generations())
+    for (const auto& script : scripts(generation.name)) {
+      EXPECT_EQ(find_script(generation.name, script.source), &script) << generation.name;
+      EXPECT_EQ(find_script(generation.name, redis::sha1_hex(script.source)), &script) << generation.name;
+      EXPECT_EQ(find_script(generation.name, script.source.substr(0, 61) + "..."), nullptr) << generation.name;
+    }
+  EXPECT_EQ(find_script("lua-safe-delete", ""), nullptr);
+  EXPECT_EQ(find_script("setnx", scripts("lua-safe-delete").front().sha1), nullptr);
+  EXPECT_EQ(find_script("reentrant-watchdog+redisson", scripts("reentrant-watchdog").front().sha1),
+            &scripts("reentrant-watchdog").front());
 }
 
 TEST_P(Conformance, SecondObjectIsRefusedWhileTheFirstHolds) {

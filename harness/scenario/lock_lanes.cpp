@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "registry.h"
+
 namespace locklab::harness {
 namespace {
 
@@ -211,7 +213,8 @@ void LockLanes::lease_from_value(Lane& lane, double t, int step, const std::stri
 // ---- commands ----
 
 std::optional<json> LockLanes::apply_command(double t, int step, const std::string& who, const redis::Args& command,
-                                             const json& reply, const std::string& server, double sent) {
+                                             const json& reply, const std::string& server, double sent,
+                                             const std::string& script_sha1) {
   if (command.size() < 2) return std::nullopt;
   const std::string name = upper(command[0]);
   const bool script = name == "EVAL" || name == "EVALSHA";
@@ -233,7 +236,8 @@ std::optional<json> LockLanes::apply_command(double t, int step, const std::stri
   } else if (error_reply(reply)) {
     effect.what = "error reply: nothing changed";
   } else {
-    effect = script ? apply_script(*lane, t, step, who, keys, args, reply)
+    const std::string& sha1 = script_sha1.empty() ? command[1] : script_sha1;
+    effect = script ? apply_script(*lane, t, step, who, sha1, keys, args, reply)
                     : apply_plain(*lane, t, step, who, name, command, reply);
   }
   sent_ = -1;
@@ -362,56 +366,80 @@ LockLanes::Effect LockLanes::apply_read(Lane& lane, double t, int step, const st
   return {held ? "read: held by " + (lane.held ? lane.owner : owner) : "read: no key"};
 }
 
+// A script the story's generation ran, read by its role (impls/script_shape.h).
 LockLanes::Effect LockLanes::apply_script(Lane& lane, double t, int step, const std::string& who,
-                                          const redis::Args& keys, const redis::Args& args, const json& reply) {
+                                          const std::string& sha1, const redis::Args& keys,
+                                          const redis::Args& args, const json& reply) {
+  const ScriptShape* script = find_script(generation_, sha1);
+  const bool readable = script != nullptr && keys.size() == static_cast<std::size_t>(script->keys) &&
+                        args.size() == static_cast<std::size_t>(script->args);
+  const auto unread = [&]() -> Effect {
+    unknown(lane, t, step, "a script the view does not read");
+    return {"changed by a script the view does not read"};
+  };
+  if (!readable) return unread();
   const auto code = integer_of(reply);
   const auto ttl = args.size() > 1 ? long_arg(args[1]) : std::nullopt;
-  if (keys.size() == 1 && args.size() == 1) {  // compare-and-delete
-    if (code == 1) {
-      vacate(lane, t, step, "released");
-      return {"released"};
-    }
-    if (code == -1) {
-      seen(lane, t, step, false, "");
-      return {"nothing to release: the key is gone"};
-    }
-    seen(lane, t, step, true, "?", false);
-    return {"refused: the key holds " + (lane.owner.empty() ? std::string("someone else") : lane.owner) + "'s token"};
+  switch (script->role) {
+    case ScriptRole::compare_and_delete: return apply_compare_and_delete(lane, t, step, reply);
+    case ScriptRole::renew:
+      if (!ttl) break;
+      if (code != 1) return {"renewal refused: the lock is not its own any more"};
+      hold(lane, t, owner_of(args[0]) == "?" ? who : owner_of(args[0]));
+      set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "renewed");
+      return {"lease renewed"};
+    case ScriptRole::fenced_acquire:
+    case ScriptRole::reentrant_acquire:
+      if (!ttl) break;
+      return apply_scripted_acquire(lane, t, step, who, script->role == ScriptRole::fenced_acquire, args, reply);
+    case ScriptRole::reentrant_release: return apply_reentrant_release(lane, t, step, who, args, reply);
+    case ScriptRole::force_unlock:
+      if (code == 1) vacate(lane, t, step, "force-unlocked");
+      return {code == 1 ? "force-unlocked" : "nothing to unlock"};
+    case ScriptRole::leave_queue: return {"left the wait queue"};
+    case ScriptRole::fair_acquire:  // generation 8's queue: no story reads it yet
+    case ScriptRole::fair_release:
+    case ScriptRole::fair_leave: break;
   }
-  if (keys.size() == 1 && args.size() == 2 && ttl) {  // renew
-    if (code != 1) return {"renewal refused: the lock is not its own any more"};
-    hold(lane, t, owner_of(args[0]) == "?" ? who : owner_of(args[0]));
-    set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "renewed");
-    return {"lease renewed"};
+  return unread();
+}
+
+LockLanes::Effect LockLanes::apply_compare_and_delete(Lane& lane, double t, int step, const json& reply) {
+  const auto code = integer_of(reply);
+  if (code == 1) {
+    vacate(lane, t, step, "released");
+    return {"released"};
   }
-  if (keys.size() == 2 && (args.size() == 2 || args.size() == 4) && ttl) {  // fenced / reentrant acquire
-    const bool acquired = args.size() == 2 ? code.value_or(0) > 0 : reply.is_null();
-    if (!acquired) {
-      if (args.size() == 4 && code) seen_pttl(lane, t, step, *code, false);
-      else seen(lane, t, step, true, "?", false);
-      return {refused_by(lane)};
-    }
-    holders_.emplace(args[0], who);
-    const std::string owner = owner_of(args[0]);
-    const bool again = lane.held && lane.owner == owner;
-    hold(lane, t, owner);
-    set_lease(lane, t, step, began(t) + static_cast<double>(*ttl), "ttl", "set");
-    if (args.size() == 2) return {"acquired, fencing token " + std::to_string(code.value_or(0))};
-    return {again ? "entered again (hold count + 1)" : "acquired"};
+  if (code == -1) {
+    seen(lane, t, step, false, "");
+    return {"nothing to release: the key is gone"};
   }
-  if (keys.size() == 3 && args.size() == 4) return apply_reentrant_release(lane, t, step, who, args, reply);
-  unknown(lane, t, step, "a script the view does not read");
-  return {"changed by a script the view does not read"};
+  seen(lane, t, step, true, "?", false);
+  return {"refused: the key holds " + (lane.owner.empty() ? std::string("someone else") : lane.owner) + "'s token"};
+}
+
+// Generation 7's acquire answers its fencing token (0 busy); generation 5's nil (or the holder's PTTL).
+LockLanes::Effect LockLanes::apply_scripted_acquire(Lane& lane, double t, int step, const std::string& who,
+                                                    bool fenced, const redis::Args& args, const json& reply) {
+  const auto code = integer_of(reply);
+  const bool acquired = fenced ? code.value_or(0) > 0 : reply.is_null();
+  if (!acquired) {
+    if (!fenced && code) seen_pttl(lane, t, step, *code, false);
+    else seen(lane, t, step, true, "?", false);
+    return {refused_by(lane)};
+  }
+  holders_.emplace(args[0], who);
+  const std::string owner = owner_of(args[0]);
+  const bool again = lane.held && lane.owner == owner;
+  hold(lane, t, owner);
+  set_lease(lane, t, step, began(t) + static_cast<double>(*long_arg(args[1])), "ttl", "set");
+  if (fenced) return {"acquired, fencing token " + std::to_string(code.value_or(0))};
+  return {again ? "entered again (hold count + 1)" : "acquired"};
 }
 
 LockLanes::Effect LockLanes::apply_reentrant_release(Lane& lane, double t, int step, const std::string& who,
                                                      const redis::Args& args, const json& reply) {
   const auto code = integer_of(reply);
-  if (args[0].empty()) {  // force unlock
-    if (code == 1) vacate(lane, t, step, "force-unlocked");
-    return {code == 1 ? "force-unlocked" : "nothing to unlock"};
-  }
-  if (args[1] == "0") return {"left the wait queue"};
   if (!code) return {"?"};
   if (*code > 0) {
     const auto ttl = long_arg(args[1]);

@@ -6,19 +6,13 @@
 //
 // Plain commands are read for what Redis documents them to do (SET NX PX,
 // SETNX, EXPIRE, PEXPIRE, GETSET, DEL, GET, EXISTS, PTTL, TTL, HGETALL).
-// Scripts are known by their shape (number of keys and arguments) and their
-// reply, as the generations document them at the top of impls/g*.cpp:
-//
-//   keys args  script                           reply
-//   1    1     compare-and-delete (g4, g6, g7)   1 deleted, 0 someone else's, -1 no key
-//   1    2     renew (g5 watchdog, g6 extend)    1 lease set to ARGV[2] ms, 0 not ours
-//   2    2     fenced acquire (g7)               token > 0 acquired (PX ARGV[2]), 0 busy
-//   2    4     reentrant acquire (g5)            nil acquired (PEXPIRE ARGV[2]), n busy: the holder's PTTL
-//   3    4     reentrant release (g5)            > 0 still held (PEXPIRE ARGV[2]), 0 deleted, -1 no key,
-//                                               -2 someone else's; ARGV[1] "" = force unlock
-//                                               (1 deleted), ARGV[2] "0" = leave the queue (no change)
-//
-// Anything else on a lock key leaves its state unknown until the next read.
+// Scripts are known by the story's generation: impls/registry.h's find_script
+// names the script a SHA-1 is (EVALSHA's argument, or an EVAL's whole body
+// hashed by the narrator: StepDetail::script), its role and how many KEYS and
+// ARGV it takes (impls/script_shape.h says each role's reply).
+// A script that is not the generation's, or called with other counts than its
+// own, leaves the key's state unknown until the next read, as does anything
+// else on a lock key the view does not read.
 // Every read (GET, PTTL, EXISTS, HGETALL, a lease_watch observation) is also a
 // check: where it contradicts the rebuilt state the lane counts a mismatch
 // (and takes what was read), so a test can hold the rebuilding to the truth.
@@ -32,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redis/connection.h"
@@ -42,15 +37,18 @@ class LockLanes {
  public:
   void watch(const std::string& key, double ttl_ms, const std::vector<std::string>& servers);
   void name_server(const std::string& endpoint, const std::string& name);
+  // The generation the story is told with (its registry name): whose scripts the lanes read.
+  void story_lock(std::string generation) { generation_ = std::move(generation); }
 
   // A command's effect on a lock key at story time t; nullopt when it touched none.
   // The result: {lane (its index), key (the lane's label so far), effect, held, owner (after),
   // lease_left_ms (after; null: no TTL), lease_kind}.
   // `sent`: when the request left (story ms; -1 unknown). Redis acted somewhere between
   // `sent` and `t`: a lease it set runs out from `sent` on, give or take that window.
+  // `script`: an EVAL's or EVALSHA's SHA-1 (StepDetail::script); "": EVALSHA's own argument.
   std::optional<nlohmann::json> apply_command(double t, int step, const std::string& who, const redis::Args& command,
                                               const nlohmann::json& reply, const std::string& server,
-                                              double sent = -1);
+                                              double sent = -1, const std::string& script = "");
   // A PTTL seen from outside the traffic (lease_watch).
   std::optional<nlohmann::json> apply_observed_pttl(double t, int step, const std::string& key, long long pttl);
 
@@ -114,8 +112,11 @@ class LockLanes {
                    const nlohmann::json& reply);
   Effect apply_delete(Lane& lane, double t, int step, const std::string& who, const nlohmann::json& reply);
   Effect apply_read(Lane& lane, double t, int step, const std::string& name, const nlohmann::json& reply);
-  Effect apply_script(Lane& lane, double t, int step, const std::string& who, const redis::Args& keys,
-                      const redis::Args& args, const nlohmann::json& reply);
+  Effect apply_script(Lane& lane, double t, int step, const std::string& who, const std::string& sha1,
+                      const redis::Args& keys, const redis::Args& args, const nlohmann::json& reply);
+  Effect apply_compare_and_delete(Lane& lane, double t, int step, const nlohmann::json& reply);
+  Effect apply_scripted_acquire(Lane& lane, double t, int step, const std::string& who, bool fenced,
+                                const redis::Args& args, const nlohmann::json& reply);
   Effect apply_reentrant_release(Lane& lane, double t, int step, const std::string& who, const redis::Args& args,
                                  const nlohmann::json& reply);
   nlohmann::json effect_json(const Lane& lane, double t, const Effect& effect) const;
@@ -125,6 +126,7 @@ class LockLanes {
   std::map<std::string, std::string> names_;    // endpoint -> the story's name for it
   std::map<std::string, std::string> holders_;  // a value written (token, owner field, stamp) -> who wrote it
   double sent_ = -1;                            // the send time of the command being applied
+  std::string generation_;                      // story_lock()
 };
 
 }  // namespace locklab::harness

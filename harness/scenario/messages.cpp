@@ -93,7 +93,7 @@ const std::vector<Message> kCatalog = {
      "PTTL {0} 从 {1} ms 回升到 {2} ms：租约被续期了"},
     {"PTTL {0} => -2: the key expired, last seen with {1} ms left",
      "PTTL {0} => -2：key 已过期，最后一次看到时还剩 {1} ms"},
-    // Redlock votes (scenarios/redlock_votes.h)
+    // Redlock votes (scenario/redlock_votes.h)
     {"votes: {}",
      "投票：{}"},
     {"{0} of {1} for, quorum {2}: {3}",
@@ -453,8 +453,8 @@ const std::vector<Message> kCatalog = {
      "复制流被扣在代理里：写入只到达主节点"},
     {"try_acquire => {}",
      "try_acquire（尝试加锁）=> {}"},
-    {"try_acquire => {} ({})",
-     "try_acquire（尝试加锁）=> {}（{}）"},
+    {" ({})",  // what a lock said after its outcome (Scenario::attempt)
+     "（{}）"},
     {"{} bytes of replication stream held: the replica has not seen them",
      "扣住了 {} 字节的复制流：从节点没有看到它们"},
     {"the master is SIGKILLed, the held bytes die with it, the replica is promoted (REPLICAOF NO ONE)",
@@ -584,6 +584,7 @@ const std::vector<Message> kCatalog = {
     {"{} could not take the expired lock", "{} 没能拿到已过期的锁"},
     {"{} never reached {}", "{} 始终没有到达步骤点 {}"},
     {"{} never got in", "{} 始终没能进入临界区"},
+    {"{} is not a Redlock: this story counts its votes", "{} 不是 Redlock：这个故事要数它的票"},
     {"{} never got the lock", "{} 始终没有拿到锁"},
     {"A's key vanished", "A 的 key 不见了"},
     {"A's release went through: it never reached {}", "A 的释放完成了：它始终没有到达步骤点 {}"},

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <iomanip>
 #include <optional>
 #include <sstream>
 
+#include "redis/sha1.h"
 #include "scenario/claims.h"
 #include "scenario/messages.h"
 #include "scenario/step_gate.h"
@@ -33,6 +35,16 @@ std::string command_text(const redis::Args& request) {
     text += shorten(arg);
   }
   return text;
+}
+
+// A script's SHA-1, as the generations list their scripts (impls/registry.h): EVALSHA names it,
+// an EVAL's is its body's. "" for any other command.
+std::string script_sha1(const redis::Args& request) {
+  if (request.size() < 2) return "";
+  std::string name = request[0];
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (name == "EVALSHA") return request[1];
+  return name == "EVAL" ? redis::sha1_hex(request[1]) : "";
 }
 
 std::string reply_text(const redis::Reply& reply) {
@@ -253,6 +265,11 @@ void Narrator::watch_key(const std::string& key, std::chrono::milliseconds ttl, 
   record_.watch_key(key, static_cast<double>(ttl.count()), servers);
 }
 
+void Narrator::story_lock(std::string generation) {
+  std::lock_guard lock(mutex_);
+  record_.story_lock(std::move(generation));
+}
+
 // The printer is not under mutex_: finishing waits for the presenter, never for a narrating thread.
 void Narrator::start_playback(Playback playback, std::chrono::milliseconds pace) {
   if (print_) printer_.start(playback, pace);
@@ -303,6 +320,7 @@ void Narrator::received(const redis::Endpoint& from, const redis::Reply* reply, 
   detail.reply_text = answer;
   detail.server = from.to_string();
   detail.sent_at_ms = pending.sent_at_ms;
+  detail.script = script_sha1(pending.request);
   emit(who, node + pending.text + "  =>  " + answer, detail);
   if (reply == nullptr || forward_fd_ >= 0) return;  // a child's ledger would not know the parent's step numbers
   if (auto remark = ledger_.answered(who, from.to_string(), pending.request, ledger_reply(*reply), last_step_)) {

@@ -72,6 +72,8 @@ class Narrator final : public redis::TrafficObserver {
   nlohmann::json view() const;
   // A lock the story made: its key on each server becomes a lane of the view.
   void watch_key(const std::string& key, std::chrono::milliseconds ttl, const std::vector<std::string>& servers);
+  // The generation the story is told with: the lanes read its scripts (LockLanes::story_lock).
+  void story_lock(std::string generation);
   // How the steps reach the terminal (step_through.h): start before the first
   // step; finish_playback() returns once every step is on the screen.
   void start_playback(Playback playback, std::chrono::milliseconds pace);

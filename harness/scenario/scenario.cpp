@@ -10,7 +10,6 @@
 #include <optional>
 #include <sstream>
 
-#include "g5_reentrant_watchdog.h"
 #include "registry.h"
 #include "report/story_page.h"
 #include "support/files.h"
@@ -132,6 +131,7 @@ Scenario::Scenario(ScenarioSpec spec, int argc, char** argv) : spec_(std::move(s
   flags_given_ = parsed.flags;
   set_language(parsed.language);
   narrator_ = std::make_unique<Narrator>(!quiet_);
+  narrator_->story_lock(lock_.name);
   const Playback playback = choose_playback(parsed.step_through, std::chrono::milliseconds{parsed.pace_ms});
   if (!quiet_) print_header(playback == Playback::step_through);
   narrator_->start_playback(playback, std::chrono::milliseconds{parsed.pace_ms});
@@ -158,6 +158,18 @@ std::string Scenario::told_story() const {
   for (const auto& flag : spec_.flags)
     if (!flag.story.empty() && this->flag(flag.name)) told += text("; {}", translated(flag.story));
   return told;
+}
+
+const Capabilities& Scenario::capabilities() const {
+  static const Capabilities none;
+  const Generation* generation = find_generation(lock_.name);
+  return generation != nullptr ? generation->capabilities : none;
+}
+
+bool Scenario::runs_script(ScriptRole role) const {
+  for (const auto& script : scripts(lock_.name))
+    if (script.role == role) return true;
+  return false;
 }
 
 bool Scenario::flag(std::string_view name) const {
@@ -237,6 +249,21 @@ bool Scenario::tries_once(std::string who, DistributedLock& lock, const std::fun
   return holds;
 }
 
+Scenario::Attempt Scenario::attempt(std::string who, DistributedLock& lock, std::chrono::milliseconds wait,
+                                    std::string_view line) {
+  Attempt attempt;
+  actor(std::move(who), [&] {
+    const double from = narrator_->now_ms();
+    attempt.outcome = lock.try_acquire(wait);
+    attempt.took_ms = narrator_->now_ms() - from;
+    std::string said = text(line, translated(to_string(attempt.outcome)));
+    if (!lock.last_error().empty()) said += text(" ({})", translated_error(lock.last_error()));
+    narrator_->say(said);
+    if (attempt.outcome == Acquire::acquired) narrator_->enter();
+  })->join();
+  return attempt;
+}
+
 void Scenario::wait_for(const std::string& what, const Condition& condition, std::chrono::milliseconds timeout) {
   const double from = narrator_->now_ms();
   if (!wait_until(condition, timeout)) die("waited {} ms, but never: {}", timeout.count(), translated(what));
@@ -247,7 +274,7 @@ Release Scenario::release(DistributedLock& lock, std::string_view line) {
   const Release outcome = lock.release();
   say(line, translated(to_string(outcome)));
   const bool counted = outcome == Release::still_held || outcome == Release::released;
-  if (counted && !reply_convention_told_ && dynamic_cast<const ReentrantWatchdogLock*>(&lock) != nullptr) {
+  if (counted && !reply_convention_told_ && capabilities().release_reply == ReleaseReply::holds_left) {
     reply_convention_told_ = true;
     say("its release script answers the holds left, so 1 means still held and 0 released: the reverse of seed 004 "
         "§8's unlock script (and of Redisson's, seed 000 §二.3.1), where 0 means one hold fewer and 1 released");

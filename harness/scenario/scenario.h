@@ -40,6 +40,7 @@
 #include "support/conditions.h"
 #include "support/redis_probe.h"
 #include "lock.h"
+#include "registry.h"
 #include "scenario/messages.h"
 #include "scenario/narrator.h"
 #include "redis/connection.h"
@@ -110,6 +111,12 @@ class Scenario {
   Scenario(ScenarioSpec spec, int argc, char** argv);
 
   const std::string& lock_name() const { return lock_.name; }
+  // What the story's generation promises (impls/registry.h): a story asks "does it
+  // notify waiters?", never "is it reentrant-watchdog?".
+  const Capabilities& capabilities() const;
+  // True when the story's generation runs a script of this role (impls/script_shape.h):
+  // "is its release one compare-and-delete script?", not "is it lua-safe-delete?".
+  bool runs_script(ScriptRole role) const;
   bool race_expected() const { return lock_.race_expected; }
   // True when --<name> was given (a StoryFlag of the spec).
   bool flag(std::string_view name) const;
@@ -154,8 +161,8 @@ class Scenario {
   // once the traffic to be ordered is over (finish() asks for the document).
   const nlohmann::json& server_log();
   // Releases `lock` and narrates the outcome with `line` ("releases: {}"); a
-  // reentrant-watchdog release also says, once a story, that its script's
-  // reply counts the holds left: the reverse of seed 004 §8's.
+  // release whose reply counts the holds left (Capabilities::release_reply,
+  // generation 5's) also says so, once a story: the reverse of seed 004 §8's.
   Release release(DistributedLock& lock, std::string_view line = "releases: {}");
   // Runs `look` under the actor name "observer": a probe's reads (PTTL, HGETALL)
   // are narrated like a client's commands, so the reader sees what Redis holds.
@@ -173,6 +180,15 @@ class Scenario {
   // when it got the lock, its critical section then open on the timeline.
   // `after_try` runs in the actor right after the attempt (to narrate it).
   bool tries_once(std::string who, DistributedLock& lock, const std::function<void()>& after_try = {});
+  // `who` tries `lock` (waiting up to `wait`) as a named actor, joined at once, and says
+  // what it was told: `line` filled with the outcome, the lock's error after it if it gave
+  // one; acquired, its critical section opens. took_ms: from the try to its answer.
+  struct Attempt {
+    Acquire outcome = Acquire::error;
+    double took_ms = 0;
+  };
+  Attempt attempt(std::string who, DistributedLock& lock, std::chrono::milliseconds wait = {},
+                  std::string_view line = "try_acquire => {}");
 
   // Writes --json and --html, prints the verdict once every step is on the
   // screen, returns the exit code: 0 when the race happened exactly when expected.

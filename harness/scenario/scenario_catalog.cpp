@@ -18,6 +18,13 @@ std::vector<StoryLock> counter_demo_locks() {
   return locks;
 }
 
+// Where a generation's release or acquire can be parked or crashed, as its
+// capabilities name the point (impls/registry.h): a story never spells it.
+std::string release_window(std::string_view lock) {
+  return std::string(find_generation(lock)->capabilities.release_window);
+}
+std::string acquire_gap(std::string_view lock) { return std::string(find_generation(lock)->capabilities.acquire_gap); }
+
 }  // namespace
 
 // Order: the articles' order of lessons (seed 004's sections, then seeds 000/001
@@ -41,19 +48,19 @@ const std::vector<ScenarioSpec>& scenario_catalog() {
        .source = "seed 004 §4 基于redis分布式锁的基本实现",
        .story = "A takes the lock and its process dies before its release; B waits for the lock",
        .race = "the key has no TTL (PTTL -1): nobody ever gets the lock again (死锁)",
-       .locks = {{"setnx", true, "before-del",
+       .locks = {{"setnx", true, release_window("setnx"),
                   "A takes the lock with SETNX and crashes before its DEL; B waits and never gets in"},
-                 {"setnx-expire", false, "before-del",
+                 {"setnx-expire", false, release_window("setnx-expire"),
                   "A takes the lock with SETNX and EXPIRE and crashes before its DEL; the lease frees the key and B "
                   "gets in"},
-                 {"lua-safe-delete", false, "before-release",
+                 {"lua-safe-delete", false, release_window("lua-safe-delete"),
                   "A takes the lock with SET NX PX and crashes before its release; the lease frees the key and B gets "
                   "in"}}},
       {.name = "setnx_expire_gap",
        .source = "seed 003 §六.1 一些问题; seed 004 §5 优化分布式锁_设置过期时间",
        .story = "A takes the lock and crashes at once (before its EXPIRE, where it has one); B waits for the lock",
        .race = "SETNX and EXPIRE are two commands: the key is left with no TTL, deadlock (缺乏原子性)",
-       .locks = {{"setnx-expire", true, "after-setnx-before-expire",
+       .locks = {{"setnx-expire", true, acquire_gap("setnx-expire"),
                   "A's SETNX succeeds and A crashes before its EXPIRE; B waits and never gets in"},
                  // one atomic command: A crashes right after acquiring
                  {"set-nx-px-token", false, "",
@@ -80,12 +87,14 @@ const std::vector<ScenarioSpec>& scenario_catalog() {
        .source = "seed 004 §6 优化分布式锁_防止误删除",
        .story = "index1 checks that the lock is its own, the lock expires, index2 takes it, index1 deletes",
        .race = "index1 deletes index2's lock (误删)",
-       .locks = {{"set-nx-px-token", true, "after-get-before-del"}, {"lua-safe-delete", false, "before-release"}}},
+       .locks = {{"set-nx-px-token", true, release_window("set-nx-px-token")},
+                 {"lua-safe-delete", false, release_window("lua-safe-delete")}}},
       {.name = "lua_delete_fixes_it",
        .source = "seed 004 §7 优化分布式锁_LUA脚本保证删除的原子性",
        .story = "check_then_delete_race again with the compare-and-delete in one Lua script",
        .race = "index1 deletes index2's lock (误删)",
-       .locks = {{"lua-safe-delete", false, "before-release"}, {"set-nx-px-token", true, "after-get-before-del"}}},
+       .locks = {{"lua-safe-delete", false, release_window("lua-safe-delete")},
+                 {"set-nx-px-token", true, release_window("set-nx-px-token")}}},
       {.name = "reentrancy",
        .source = "seed 004 §8 优化分布式锁_可以重入",
        .story = "the holder calls a method that takes the same lock again (testLock -> testSubLock)",

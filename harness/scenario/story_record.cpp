@@ -49,6 +49,7 @@ json StepDetail::to_json() const {
     data["reply_text"] = reply_text;
     data["server"] = server;
     data["sent_at_ms"] = sent_at_ms;
+    if (!script.empty()) data["script"] = script;
   }
   if (!observed_key.empty()) {
     data["observed_key"] = observed_key;
@@ -68,6 +69,7 @@ StepDetail StepDetail::from_json(const json& data) {
   detail.reply_text = data.value("reply_text", "");
   detail.server = data.value("server", "");
   detail.sent_at_ms = data.value("sent_at_ms", -1.0);
+  detail.script = data.value("script", "");
   detail.observed_key = data.value("observed_key", "");
   detail.observed_pttl = data.value("observed_pttl", 0LL);
   if (const auto claims = data.find("claims"); claims != data.end() && claims->is_array()) detail.claims = *claims;
@@ -115,7 +117,8 @@ int StoryRecord::record(double t_ms, double started_at_ms, const std::string& wh
     step["server"] = detail.server;
     const double sent = detail.sent_at_ms >= 0 ? std::min(t_ms, to_us(detail.sent_at_ms - started_at_ms)) : -1;
     if (sent >= 0) step["sent_ms"] = sent;
-    if (auto effect = lanes_.apply_command(t_ms, number, who, detail.command, detail.reply, detail.server, sent))
+    if (auto effect = lanes_.apply_command(t_ms, number, who, detail.command, detail.reply, detail.server, sent,
+                                             detail.script))
       step["lock"] = std::move(*effect);
   }
   if (!detail.observed_key.empty())

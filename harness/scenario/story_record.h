@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redis/connection.h"
@@ -33,6 +34,9 @@ struct StepDetail {
   std::string reply_text;  // as printed
   std::string server;      // "host:port" it went to
   double sent_at_ms = -1;  // steady clock (ms since its epoch) when the request left; -1 unknown
+  // EVAL or EVALSHA: the script's SHA-1 (an EVAL's from its whole body, which `command` holds cut
+  // short), so that the lanes know the script exactly (impls/registry.h, find_script).
+  std::string script;
   // A lease seen from outside (lease_watch's PTTL polls): the key and its PTTL.
   std::string observed_key;
   long long observed_pttl = 0;
@@ -61,6 +65,7 @@ class StoryRecord {
   // The lock a story made (Scenario::make_lock): its key on each of its servers becomes a lane.
   void watch_key(const std::string& key, double ttl_ms, const std::vector<std::string>& servers);
   void name_server(const std::string& endpoint, const std::string& name) { lanes_.name_server(endpoint, name); }
+  void story_lock(std::string generation) { lanes_.story_lock(std::move(generation)); }
 
   // Records one step at story time t_ms (started_at_ms: the story's start on
   // the steady clock, to place a request's send time); returns its number.

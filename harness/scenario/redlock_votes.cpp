@@ -1,18 +1,18 @@
-// Narrates a Redlock attempt's votes node by node, each node by its story name
-// (N1..N5: Scenario::masters() names them, so they never read as the clients
-// A, B, Z), and an actor's try (shared by the redlock_* scenarios).
-#pragma once
+#include "scenario/redlock_votes.h"
 
 #include <chrono>
-#include <string>
-
-#include "g6_redlock.h"
-#include "scenario/scenario.h"
 
 namespace locklab::harness {
 
-// The attempt's verdict (RedlockLock::Attempt::verdict) in the narration's language.
-inline std::string verdict_text(const RedlockLock::Attempt& attempt, std::size_t quorum) {
+std::unique_ptr<RedlockLock> make_redlock(Scenario& story, const LockConfig& config) {
+  auto lock = story.make_lock(config);
+  auto* redlock = dynamic_cast<RedlockLock*>(lock.get());
+  if (redlock == nullptr) story.die("{} is not a Redlock: this story counts its votes", story.lock_name());
+  lock.release();  // owned by `redlock` from here on
+  return std::unique_ptr<RedlockLock>(redlock);
+}
+
+std::string verdict_text(const RedlockLock::Attempt& attempt, std::size_t quorum) {
   const auto ms = [](std::chrono::microseconds us) { return us.count() / 1000; };
   if (attempt.acquired) return text("acquired, validity {} ms", ms(attempt.validity));
   if (attempt.votes_for >= quorum)
@@ -21,7 +21,7 @@ inline std::string verdict_text(const RedlockLock::Attempt& attempt, std::size_t
               attempt.votes_against, attempt.votes.size() - attempt.votes_for - attempt.votes_against, quorum);
 }
 
-inline void narrate_votes(Scenario& story, const RedlockLock& lock) {
+void narrate_votes(Scenario& story, const RedlockLock& lock) {
   const auto& attempt = lock.last_attempt();
   std::string line;
   for (const auto& vote : attempt.votes)
@@ -32,8 +32,7 @@ inline void narrate_votes(Scenario& story, const RedlockLock& lock) {
             verdict_text(attempt, lock.quorum()));
 }
 
-// `who` tries the lock once as a named actor (Scenario::tries_once), the votes narrated.
-inline bool tries_once(Scenario& story, const std::string& who, RedlockLock& lock) {
+bool tries_once(Scenario& story, const std::string& who, RedlockLock& lock) {
   return story.tries_once(who, lock, [&] { narrate_votes(story, lock); });
 }
 
