@@ -6,7 +6,9 @@ component: name, path, CMake target, `->` the components it may use). This
 script reads that block, every `#include "..."` (and every `<...>` that names
 a file of the tree) under harness/, impls/, scenarios/, bench/ and tests/, and
 every target_link_libraries() in their CMake files and the top level's, and
-prints one line per crossing:
+prints one line per crossing (an include must be drawn on its component's own
+line, a link may reach further down; an edge drawn but used by no include and
+no link is stale and fails too):
 
   harness/support/conditions.h:14: #include "sweeps/matrix.h": support -> sweeps is not in docs/architecture.md
 
@@ -32,7 +34,8 @@ names an adapter's file: the C++ finds adapters through catalog.json only.
 Exit 0 when nothing crosses, 1 when something does, 2 on a broken dag block.
 `--self-test` plants each kind of crossing in a copy of the tree (a wrong
 include in quotes, in angle brackets, in an .inl; a folder missing from the
-dag; a wrong link, in a generator expression, from the top level; a cycle; a
+dag; an include reachable only through another component; a stale edge; a
+wrong link, in a generator expression, from the top level; a cycle; a
 folder without its job; a file the README does not name; an adapter loading
 another adapter, a library directly, an unpinned library, a Python module of the
 tree, each by a dynamic load too; a Go adapter importing another adapter or an
@@ -166,8 +169,18 @@ def resolve(root, rel_file, header):
     return None
 
 
-def check_includes(root, nodes, reach):
+def drawn(nodes):
+    """name -> the components its dag line lists (every one it includes directly), plus redis, which every
+    component may use without drawing it; `*`: all."""
+    return {name: (set(nodes) if "*" in deps else set(deps) | {"redis"}) - {name}
+            for name, (_, _, deps) in nodes.items()}
+
+
+def check_includes(root, nodes, reach, used):
+    """Every include crossing components must be drawn on its component's line (not only reachable through
+    another); each one is added to `used` for check_stale_edges."""
     problems = []
+    direct = drawn(nodes)
     for rel in source_files(root):
         source = node_of(nodes, rel)
         if source is None:
@@ -191,8 +204,12 @@ def check_includes(root, nodes, reach):
             dest = node_of(nodes, target)
             if target.startswith("harness/") and rel.startswith("harness/") and "/" not in header:
                 problems.append("%s: a harness include carries its folder (\"folder/file.h\")" % where)
-            if dest is not None and dest != source and dest not in reach[source]:
-                problems.append("%s: %s -> %s is not in docs/architecture.md" % (where, source, dest))
+            if dest is None or dest == source:
+                continue
+            used.add((source, dest))
+            if dest not in direct[source]:
+                why = "" if dest not in reach[source] else " (only through another component: draw the edge)"
+                problems.append("%s: %s -> %s is not in docs/architecture.md%s" % (where, source, dest, why))
     return problems
 
 
@@ -209,7 +226,7 @@ def cmake_calls(text, command):
             yield words[0], words[1:]
 
 
-def check_links(root, nodes, reach):
+def check_links(root, nodes, reach, used):
     by_target = {target: name for name, (_, target, _) in nodes.items() if target}
     problems = []
     for folder, files in cmake_folders(root):
@@ -226,7 +243,7 @@ def check_links(root, nodes, reach):
                 problems.append("%s/CMakeLists.txt: %s links from outside every component folder" % (rel_dir, name))
                 continue
             for word in items:
-                problems.extend(link_problems(rel_dir, name, word, source, by_target, reach))
+                problems.extend(link_problems(rel_dir, name, word, source, by_target, reach, used))
     return problems
 
 
@@ -241,7 +258,7 @@ def cmake_folders(root):
                 yield folder, cmake
 
 
-def link_problems(rel_dir, name, word, source, by_target, reach):
+def link_problems(rel_dir, name, word, source, by_target, reach, used):
     """What is wrong with target `name` (of component `source`) linking `word`."""
     if "${" in word:
         return ["%s/CMakeLists.txt: %s links %s: a variable hides what is linked" % (rel_dir, name, word)]
@@ -254,7 +271,9 @@ def link_problems(rel_dir, name, word, source, by_target, reach):
         dest = by_target.get(item)
         if dest is None:
             problems.append("%s/CMakeLists.txt: %s links %s, a target in no component" % (rel_dir, name, item))
-        elif dest != source and dest not in reach[source]:
+        elif dest != source:
+            used.add((source, dest))
+        if dest is not None and dest != source and dest != "redis" and dest not in reach[source]:
             problems.append("%s/CMakeLists.txt: %s links %s: %s -> %s is not in docs/architecture.md"
                             % (rel_dir, name, item, source, dest))
     return problems
@@ -628,11 +647,21 @@ def check_column_literals(root):
     return problems
 
 
+def check_stale_edges(nodes, used):
+    """Every edge the dag draws is used: some file of the component includes the other, or its target links it."""
+    return ["docs/architecture.md: %s -> %s is drawn, but nothing in %s includes or links %s (a stale edge)"
+            % (name, dep, name, dep)
+            for name, (_, _, deps) in nodes.items() for dep in deps
+            if dep != "*" and (name, dep) not in used]
+
+
 def check(root):
     """Every crossing, one line each (empty: the tree follows the DAG)."""
     nodes = read_dag(root)
     reach = closure(nodes)
-    return (check_includes(root, nodes, reach) + check_links(root, nodes, reach) + check_jobs(root, nodes) +
+    used = set()
+    crossings = check_includes(root, nodes, reach, used) + check_links(root, nodes, reach, used)
+    return (crossings + check_stale_edges(nodes, used) + check_jobs(root, nodes) +
             check_readme(root, nodes) + check_adapters(root) + check_column_literals(root))
 
 
@@ -657,6 +686,10 @@ def self_test(root):
          lambda c: plant(c, "harness/support/CMakeLists.txt", "\ntarget_link_libraries(locklab_support PUBLIC locklab_run)\n"),
          "locklab_support links locklab_run: support -> run is not in docs/architecture.md"),
         ("a cycle in the dag", lambda c: add_edge(c, "support", "run"), "dag: a cycle"),
+        ("an include reachable but not drawn", lambda c: plant(c, "harness/sweeps/compare.cpp", '\n#include "history/checker.h"\n'),
+         "sweeps -> history is not in docs/architecture.md (only through another component: draw the edge)"),
+        ("a stale edge in the dag", lambda c: add_edge(c, "report", "impls"),
+         "report -> impls is drawn, but nothing in report includes or links impls (a stale edge)"),
         ("a file the README's layout does not name", lambda c: plant(c, "harness/report/zz_unlisted.h", "#pragma once\n", "w"),
          "the layout's harness/report/ line does not name zz_unlisted"),
         ("an include in angle brackets", lambda c: plant(c, "harness/support/files.h", "\n#include <sweeps/matrix.h>\n"),
