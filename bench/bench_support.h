@@ -3,8 +3,6 @@
 // SkipWithError, so a wrong lock outcome would otherwise pass as a smoke test).
 #pragma once
 
-#include <benchmark/benchmark.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
 #include "lock.h"
+
 #include "servers/redis_server.h"
 
 namespace locklab::bench {

@@ -31,13 +31,15 @@
 //   scripts/bench   (builds, runs, writes results/bench/*.json)
 #include <cstdio>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench_support.h"
-#include "history/metrics.h"
 #include "raw_floor.h"
 #include "registry.h"
+
+#include "history/metrics.h"
 #include "run/run.h"
 #include "servers/server_stats.h"
 #include "workload/adapter_lock.h"

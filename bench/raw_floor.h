@@ -8,13 +8,14 @@
 //   get-set   GET counter, SET counter v: the harness's critical section, raw
 #pragma once
 
-#include <hiredis/hiredis.h>
 #include <poll.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <hiredis/hiredis.h>
 
 #include "redis/connection.h"
 

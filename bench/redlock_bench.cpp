@@ -9,9 +9,10 @@
 //   BM_Redlock/sequential/nodes:5     the same commands node after node (10 round trips)
 //
 //   build/default/bench/redlock_bench --benchmark_min_time=0.5
+#include "redis/connection.h"
+
 #include "bench_support.h"
 #include "raw_floor.h"
-#include "redis/connection.h"
 #include "registry.h"
 
 namespace {

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "redis/script.h"
+
 #include "script_shape.h"
 #include "single_server.h"
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "redis/cluster_routing.h"
+
 #include "renewal_timer.h"
 #include "replica_wait.h"
 #include "token.h"

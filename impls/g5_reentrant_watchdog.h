@@ -62,17 +62,18 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "lock.h"
 #include "redis/link.h"
 #include "redis/script.h"
+
+#include "lock.h"
 #include "script_shape.h"
 #include "unlock_subscriber.h"
 

@@ -31,9 +31,10 @@
 #include <utility>
 #include <vector>
 
-#include "lock.h"
 #include "redis/fanout.h"
 #include "redis/reply.h"
+
+#include "lock.h"
 #include "script_shape.h"
 
 namespace locklab {

@@ -32,8 +32,9 @@
 // it fail closed: every new holder is refused until the tokens catch up.
 #include "g7_fenced.h"
 
-#include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token
 #include "redis/cluster_routing.h"
+
+#include "g4_lua_safe_delete.h"  // the release script: fenced = generation 4 + a token
 #include "token.h"
 
 namespace locklab {

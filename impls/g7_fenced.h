@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-
 #include <vector>
 
 #include "redis/script.h"
+
 #include "script_shape.h"
 #include "single_server.h"
 

@@ -61,6 +61,7 @@
 
 #include "redis/connection.h"
 #include "redis/script.h"
+
 #include "script_shape.h"
 #include "single_server.h"
 

@@ -8,17 +8,18 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "clock.h"
 #include "redis/connection.h"
 #include "redis/result.h"
+
+#include "clock.h"
 #include "step_points.h"
 
 namespace locklab {

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <thread>
 
-#include "process_local.h"
 #include "redis/link.h"
 #include "redis/script.h"
+
+#include "process_local.h"
 
 namespace locklab {
 

@@ -34,6 +34,7 @@
 #include <string>
 
 #include "redis/connection.h"
+
 #include "step_points.h"
 
 namespace locklab {

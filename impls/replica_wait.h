@@ -13,8 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "lock.h"
 #include "redis/connection.h"
+
+#include "lock.h"
 
 namespace locklab {
 

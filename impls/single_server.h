@@ -17,10 +17,11 @@
 #include <chrono>
 #include <string>
 
-#include "lock.h"
-#include "polling.h"
 #include "redis/link.h"
 #include "redis/script.h"
+
+#include "lock.h"
+#include "polling.h"
 
 namespace locklab {
 

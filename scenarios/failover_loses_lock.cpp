@@ -5,9 +5,9 @@
 // --guard (LockConfig::wait_replicas = 1, Redisson's WAIT after the acquire)
 // A's acquire is refused, because no replica acknowledged it, so nobody ends
 // up holding a lock the new master has never heard of.
-#include "servers/proxied_replication.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
+#include "servers/proxied_replication.h"
 
 using namespace locklab;
 using namespace locklab::harness;

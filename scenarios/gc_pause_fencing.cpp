@@ -5,9 +5,11 @@
 // and writes what it computed before the pause, with token 33. With fenced
 // (generation 7) the resource has already seen token 34 and refuses the stale
 // write; with lua-safe-delete the late write lands over client 2's: a lost update.
-#include "resource/counter_resource.h"
-#include "g7_fenced.h"
 #include "redis/link.h"
+
+#include "g7_fenced.h"
+
+#include "resource/counter_resource.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"

@@ -14,6 +14,7 @@
 // compare rejects. The verdict is about the overwritten expiry; a second
 // winner would be a failure of the compare and ends the story as unexpected.
 #include "g2_getset_timestamp.h"
+
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "scenario/step_gate.h"

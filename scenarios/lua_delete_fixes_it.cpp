@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "g4_lua_safe_delete.h"
+
 #include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"

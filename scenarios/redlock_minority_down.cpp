@@ -6,10 +6,11 @@
 // same 3 live masters. A minority of failures costs neither availability nor
 // mutual exclusion.
 #include "g6_redlock.h"
-#include "servers/redis_server.h"
+
 #include "scenario/redlock_votes.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
+#include "servers/redis_server.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -7,10 +7,11 @@
 // fsync: keep a crashed node down for longer than the TTL (--delayed-restart);
 // Z is refused while N3 is down and gets the lock only after A's validity has ended.
 #include "g6_redlock.h"
-#include "servers/redis_server.h"
+
 #include "scenario/redlock_votes.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
+#include "servers/redis_server.h"
 
 using namespace locklab;
 using namespace locklab::harness;

@@ -9,9 +9,9 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "scenario/claims.h"
 #include "scenario/lease_watch.h"
 #include "scenario/process_actor.h"
-#include "scenario/claims.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_catalog.h"
 #include "support/process_control.h"

@@ -5,7 +5,6 @@
 // did, within its bound, and leaves no process; a lying one is a violation.
 // Needs Debian's python3 (and python3-redis for the redis-py runs; skipped
 // with a message without it).
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,20 +12,23 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "redis/connection.h"
+
 #include "fixtures/run_documents.h"
 #include "run/run.h"
 #include "run/run_document.h"
-#include "sweeps/matrix.h"
-#include "redis/connection.h"
 #include "servers/redis_server.h"
 #include "support/client_cgroup.h"
 #include "support/conditions.h"
 #include "support/process_control.h"
+#include "sweeps/matrix.h"
 
 namespace locklab::harness {
 namespace {

@@ -4,11 +4,11 @@
 // before an auto-extended lease could lapse is "not exercised" (error), the
 // condition that waits for the new holder shows the blind DEL (a violation),
 // and a lock that holds reads safe with its bite recorded.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/run_documents.h"
 #include "nemesis/bite.h"

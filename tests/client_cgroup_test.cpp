@@ -4,7 +4,6 @@
 // both, a crash or kill_all() kills both, and the run's cgroups are gone afterwards. Skipped
 // with the probe's one line where the machine gives no usable cgroup. Without a cgroup, the
 // tree check finds the setsid grandchild.
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -18,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "support/client_cgroup.h"
 #include "support/conditions.h"

@@ -4,7 +4,6 @@
 // acquires, the replica takes the slot with CLUSTER FAILOVER FORCE, the old
 // master is demoted and resyncs in full, client B acquires the same lock: two
 // holders, and the checker says so. The WAIT guard refuses A instead.
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -15,15 +14,18 @@
 #include <string>
 #include <thread>
 
+#include <gtest/gtest.h>
+
+#include "redis/cluster_routing.h"
+
 #include "fixtures/failover_expectations.h"
 #include "history/history.h"
 #include "nemesis/bite.h"
 #include "nemesis/fault_spec.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/node_faults.h"
-#include "trials/cluster_trial.h"
 #include "support/conditions.h"
-#include "redis/cluster_routing.h"
+#include "trials/cluster_trial.h"
 
 #ifndef LOCKLAB_BINARY
 #error "LOCKLAB_BINARY must name the built locklab executable"

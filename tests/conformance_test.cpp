@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <charconv>
 #include <functional>
 #include <future>
@@ -28,9 +26,13 @@
 #include <utility>
 #include <vector>
 
-#include "registry.h"
+#include <gtest/gtest.h>
+
 #include "redis/connection.h"
 #include "redis/sha1.h"
+
+#include "registry.h"
+
 #include "servers/redis_cluster.h"
 #include "servers/redis_server.h"
 #include "support/conditions.h"

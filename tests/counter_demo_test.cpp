@@ -3,8 +3,6 @@
 //   every one of 5 back-to-back runs; lua-safe-delete gives exactly 101; SIGTERM and
 //   SIGINT stop the front, its instances and its redis-server (no orphans).
 //   The in-process table for a subset of rows reaches the lesson's verdict (exit 0).
-#include <gtest/gtest.h>
-#include <httplib.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,13 +12,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "support/conditions.h"
 

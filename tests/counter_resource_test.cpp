@@ -1,7 +1,7 @@
 // The protected counter: plain read-modify-write, and the fenced variant that
 // refuses a stale token on the read and on the write.
-#include "resource/counter_resource.h"
 #include "fixtures/redis_fixture.h"
+#include "resource/counter_resource.h"
 
 namespace locklab::testing {
 namespace {

@@ -12,13 +12,14 @@
 #include <thread>
 #include <vector>
 
-#include "support/conditions.h"
 #include "g8_fair_queue.h"
 #include "registry.h"
+
 #include "fixtures/redis_fixture.h"
 #include "fixtures/step_arrivals.h"
 #include "scenario/step_gate.h"
 #include "servers/tcp_proxy.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

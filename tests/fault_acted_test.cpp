@@ -16,17 +16,16 @@
 //                          client 1 is held back until client 0 holds, and by
 //                          then client 0 has claimed the one operation: client 1
 //                          never makes an attempt.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nemesis/fault_registry.h"
 #include "fixtures/locklab_binary.h"
+#include "nemesis/fault_registry.h"
 
 namespace locklab::testing {
 namespace {

@@ -5,9 +5,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
-#include <gtest/gtest.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -15,11 +14,13 @@
 #include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "servers/clock_jump.h"
 #include "servers/proxied_replication.h"
+#include "servers/redis_server.h"
 #include "support/conditions.h"
 #include "support/process_control.h"
-#include "servers/redis_server.h"
 
 namespace locklab::testing {
 namespace {

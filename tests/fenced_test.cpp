@@ -2,19 +2,19 @@
 // pause interleavings (Kleppmann's K1) in which a lease lock loses an update
 // and the fenced resource refuses the stale write instead.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <thread>
 
-#include <atomic>
-
-#include "support/conditions.h"
-#include "resource/counter_resource.h"
 #include "g7_fenced.h"
-#include "nemesis/nemesis.h"
 #include "registry.h"
-#include "run/run.h"
+
 #include "fixtures/redis_fixture.h"
+#include "nemesis/nemesis.h"
+#include "resource/counter_resource.h"
+#include "run/run.h"
 #include "scenario/step_gate.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

@@ -10,12 +10,12 @@
 // The end-to-end sweep needs Debian's python3-redis (skipped without it) and
 // harness/adapters/kits/js/node_modules (harness/adapters/kits/js/install; scripts/setup runs it).
 // ctest label: peers.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/locklab_binary.h"
 #include "report/fleets_report.h"

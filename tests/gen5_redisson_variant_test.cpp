@@ -7,18 +7,19 @@
 // Redisson's names (tests/redisson_compat_test.cpp drives Redisson's own
 // scripts against the mode); and beside Redisson itself (the Java kit) one key
 // holds with no overlap. The fleet case skips, one line, without the Java build.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "registry.h"
+
 #include "fixtures/locklab_binary.h"
 #include "fixtures/redis_fixture.h"
-#include "registry.h"
 #include "report/fleets_report.h"
 #include "sweeps/fleets.h"
 #include "sweeps/matrix.h"

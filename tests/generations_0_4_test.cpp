@@ -13,13 +13,14 @@
 #include <future>
 #include <thread>
 
-#include "support/conditions.h"
 #include "g0_local_mutex.h"
 #include "polling.h"
 #include "registry.h"
+
 #include "fixtures/redis_fixture.h"
-#include "scenario/step_gate.h"
 #include "fixtures/socket_probe.h"
+#include "scenario/step_gate.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

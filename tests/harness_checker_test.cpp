@@ -1,18 +1,20 @@
 // The checker and metrics on synthetic histories: every number the verdict
 // rests on, computed by hand here.
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 
-#include "history/checker.h"
+#include <gtest/gtest.h>
+
 #include "lock.h"
-#include "servers/redis_server.h"
+
+#include "history/checker.h"
 #include "history/metrics.h"
 #include "nemesis/nemesis.h"
 #include "nemesis/step_actions.h"
 #include "run/run.h"
+#include "servers/redis_server.h"
 
 namespace locklab::harness {
 namespace {

@@ -2,14 +2,13 @@
 // it starts itself: the lessons it must show, its exit codes, its bad-input
 // behaviour. Runs are small (a few hundred operations) to keep the suite fast.
 #include <algorithm>
-#include <gtest/gtest.h>
-
 #include <filesystem>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "run/run_document.h"
 #include "fixtures/run_documents.h"
+#include "run/run_document.h"
 
 namespace locklab::harness {
 namespace {

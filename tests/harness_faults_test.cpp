@@ -3,22 +3,22 @@
 // measure() (the function `locklab run` calls). Every fault is stopped by
 // conditions, never by sleeps; every test also checks that the run ended
 // without killing anyone (no client left stopped).
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 
-#include "nemesis/fault_spec.h"
-#include "nemesis/fault_registry.h"
-#include "report/matrix_cells.h"
-#include "sweeps/matrix_columns.h"
-#include "nemesis/nemesis.h"
-#include "run/run.h"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 #include "fixtures/locklab_binary.h"
+#include "nemesis/fault_registry.h"
+#include "nemesis/fault_spec.h"
+#include "nemesis/nemesis.h"
+#include "report/matrix_cells.h"
+#include "run/run.h"
+#include "sweeps/matrix_columns.h"
 
 namespace locklab::harness {
 namespace {

@@ -1,8 +1,6 @@
 // Run options: one set of defaults, one set of bounds. validate() (library
 // callers) and the CLI's validators refuse the same values with the same line;
 // compare() reports what stops it as an error value, not an exit code.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,11 +8,14 @@
 #include <functional>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "registry.h"
-#include "sweeps/compare.h"
+
+#include "fixtures/locklab_binary.h"
 #include "run/run.h"
 #include "support/run_id.h"
-#include "fixtures/locklab_binary.h"
+#include "sweeps/compare.h"
 
 namespace locklab::harness {
 namespace {

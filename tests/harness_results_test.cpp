@@ -1,15 +1,15 @@
 // Result documents: required keys, atomic writes (never a partial file), the report.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
+
+#include "report/comparison_report.h"
 #include "report/html.h"
 #include "report/index.h"
-#include "report/matrix_report.h"
-#include "report/comparison_report.h"
 #include "report/lost_updates_table.h"
+#include "report/matrix_report.h"
 #include "report/run_header.h"
 #include "report/scale_report.h"
 #include "report/timeline_svg.h"

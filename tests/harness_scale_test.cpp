@@ -1,10 +1,10 @@
 // `locklab scale`'s pieces without servers: the --clients list, the CPU share,
 // and the table and picture rendered from synthetic points. (The sweep itself
 // runs end to end in the ctest `locklab_scale_smoke`.)
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sweeps/scale.h"
 

@@ -2,8 +2,8 @@
 // summed (our own INFO probes excluded), lock keys left behind, reachability.
 #include <gtest/gtest.h>
 
-#include "servers/server_stats.h"
 #include "fixtures/redis_fixture.h"
+#include "servers/server_stats.h"
 
 namespace locklab::harness {
 namespace {

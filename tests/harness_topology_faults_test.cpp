@@ -1,15 +1,15 @@
 // The topology a fault needs (fronts, per-client links, a proxied replica, the
 // clock shim) and the faults built on it, end to end through measure() against
 // real redis-server processes: each fault reaches its expected verdict on every run.
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include "support/conditions.h"
+#include <gtest/gtest.h>
+
 #include "run/run.h"
 #include "servers/lock_server_layout.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

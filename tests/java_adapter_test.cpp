@@ -6,12 +6,11 @@
 // each Java row are the cases of tests/peer_adapters_test.cpp, which run for every catalog
 // entry. A case that needs the build skips, saying so, when harness/adapters/kits/java/install
 // has not built it (no JDK or Maven here).
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "fixtures/row_cells.h"

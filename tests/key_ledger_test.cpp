@@ -2,10 +2,10 @@
 // story from the replies alone -- whose key a DEL removed (误删), a release
 // that found its key deleted rather than expired, an acquire refused by a
 // holder that has left but not released -- and nothing it cannot prove.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "scenario/key_ledger.h"
 

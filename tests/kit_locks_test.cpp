@@ -10,15 +10,15 @@
 // deletes nothing; the late DEL deletes the next holder's key), and the page
 // names lua-safe-delete and setnx-expire. `--expect FILE` checks the same classes.
 // Needs Debian's python3-redis and harness/adapters/kits/js/node_modules (ioredis).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/locklab_binary.h"
 

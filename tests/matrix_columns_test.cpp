@@ -1,8 +1,6 @@
 // The matrix's columns as one table (sweeps/matrix_columns.h): docs/faults.md's
 // list is that table rendered, one entry is enough to add a column to the
 // matrix, its page and that list, and every view names the table's columns.
-#include <gtest/gtest.h>
-
 #include <stdlib.h>
 
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "fixtures/locklab_binary.h"

@@ -2,8 +2,6 @@
 // expectations written down for every cell, and the quick matrix itself
 // against real redis-server processes: every cell must end in its expected
 // class (each generation's known weakness shows, each fix holds).
-#include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,17 +12,19 @@
 #include <memory>
 #include <mutex>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "sweeps/matrix.h"
-#include "sweeps/matrix_expectations.h"
+#include "registry.h"
+
+#include "fixtures/locklab_binary.h"
 #include "report/matrix_likeness.h"
 #include "report/matrix_report.h"
-#include "registry.h"
 #include "run/run.h"
 #include "servers/redis_server.h"
-#include "fixtures/locklab_binary.h"
 #include "support/conditions.h"
+#include "sweeps/matrix.h"
+#include "sweeps/matrix_expectations.h"
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {

@@ -2,21 +2,22 @@
 // the lock server and the oracle (both started here). The start barrier and
 // the occupancy oracle live on the oracle Redis; `locklab merge` judges the
 // hosts together.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/conditions.h"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "redis/connection.h"
+
+#include "fixtures/locklab_binary.h"
 #include "run/merge_runs.h"
 #include "run/options.h"
-#include "redis/connection.h"
 #include "servers/redis_server.h"
-#include "fixtures/locklab_binary.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

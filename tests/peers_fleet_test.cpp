@@ -13,11 +13,11 @@
 //
 // The redis-py fleet needs Debian's python3-redis (scripts/setup installs it);
 // skipped with a message without it. ctest label: peers.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/locklab_binary.h"
 #include "run/run_document.h"

@@ -1,6 +1,5 @@
 // ProcessActor (harness/scenario/process_actor.h): a fork()ed actor whose narration is
 // relayed into the parent's steps, and that SIGSTOP freezes as a whole.
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "scenario/process_actor.h"
 #include "support/process_control.h"

@@ -5,20 +5,20 @@
 // inside the lock, end in the class written down for the in-process cell
 // (harness/sweeps/matrix_expectations.cpp). The proxy knows nothing of the
 // lock's code: this is how a library behind an adapter gets the same columns.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fixtures/locklab_binary.h"
 #include "registry.h"
+
+#include "fixtures/locklab_binary.h"
 #include "run/run.h"
-#include "workload/lock_catalog.h"
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::testing {
 namespace {

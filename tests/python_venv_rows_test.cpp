@@ -5,13 +5,14 @@
 // installed", one line, and refuse by name; with it, one fault cell runs and ends at its
 // expected class. Their acquire and release are the cases of tests/peer_adapters_test.cpp,
 // which run for every catalog entry. A case that needs the venv skips, saying so, without it.
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "fixtures/row_cells.h"
 

@@ -2,16 +2,18 @@
 // the slot function (the spec's test vectors and the server's own CLUSTER
 // KEYSLOT), routing, MOVED and ASK redirections, the redirect bound, and every
 // single-key generation in cluster mode without a CROSSSLOT error.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "redis/cluster_routing.h"
 #include "redis/link.h"
-#include "servers/redis_cluster.h"
+
 #include "registry.h"
+
+#include "servers/redis_cluster.h"
 
 namespace locklab::testing {
 namespace {

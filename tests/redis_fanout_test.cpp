@@ -1,14 +1,15 @@
 // redis::FanOut against three real redis-servers: every reply in one round,
 // one shared deadline, and what each slot says about its request (answered,
 // refused, never sent, or sent and unanswered = outcome unknown).
-#include <gtest/gtest.h>
-
 #include <future>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "redis/fanout.h"
-#include "servers/redis_server.h"
+
 #include "fixtures/masters_fixture.h"
+#include "servers/redis_server.h"
 
 namespace locklab::testing {
 namespace {

@@ -7,11 +7,12 @@
 #include <filesystem>
 #include <thread>
 
-#include "support/conditions.h"
 #include "redis/link.h"
 #include "redis/script.h"
+
 #include "fixtures/redis_fixture.h"
 #include "fixtures/socket_probe.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

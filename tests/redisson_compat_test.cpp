@@ -15,8 +15,9 @@
 #include <thread>
 
 #include "g5_reentrant_watchdog.h"
-#include "scenario/step_gate.h"
+
 #include "fixtures/redis_fixture.h"
+#include "scenario/step_gate.h"
 
 namespace locklab::testing {
 namespace {

@@ -2,8 +2,6 @@
 // parallel fan-out, the validity check, release everywhere, bounded extension,
 // per-node votes, and the fault it still does not survive (restart without
 // persistence).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <future>
@@ -11,11 +9,14 @@
 #include <thread>
 #include <utility>
 
+#include <gtest/gtest.h>
+
 #include "g6_redlock.h"
-#include "servers/redis_server.h"
 #include "registry.h"
-#include "scenario/step_gate.h"
+
 #include "fixtures/masters_fixture.h"
+#include "scenario/step_gate.h"
+#include "servers/redis_server.h"
 
 namespace locklab::testing {
 namespace {

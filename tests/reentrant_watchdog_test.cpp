@@ -16,10 +16,11 @@
 #include "g5_reentrant_watchdog.h"
 #include "registry.h"
 #include "renewal_timer.h"
+#include "unlock_subscriber.h"
+
 #include "fixtures/redis_fixture.h"
 #include "fixtures/step_arrivals.h"
 #include "scenario/step_gate.h"
-#include "unlock_subscriber.h"
 
 namespace locklab::testing {
 namespace {

@@ -3,8 +3,9 @@
 // failover then loses); with it, the same acquire is refused and undone.
 #include <gtest/gtest.h>
 
-#include "servers/redis_server.h"
 #include "registry.h"
+
+#include "servers/redis_server.h"
 
 namespace locklab::testing {
 namespace {

@@ -5,12 +5,11 @@
 //
 // After an intended change, regenerate the golden file and review its diff:
 //   LOCKLAB_UPDATE_GOLDEN=1 ctest --preset default -R ReportGolden
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "report/comparison_report.h"

@@ -8,18 +8,20 @@
 // another) fails here. The first cycle is a warm-up: it connects and loads the
 // scripts (one SCRIPT LOAD per script per connection, once), which the
 // steady state must not repeat.
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "lock.h"
+#include <gtest/gtest.h>
+
 #include "redis/connection.h"
-#include "servers/redis_server.h"
+
+#include "lock.h"
 #include "registry.h"
+
+#include "servers/redis_server.h"
 
 namespace locklab {
 namespace {

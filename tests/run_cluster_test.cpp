@@ -4,7 +4,6 @@
 // starts a 3-master cluster for the run (and stops it); with seeds it uses an
 // existing one, here a cluster this test starts. The checker must see through
 // the cluster: a client-side fault that lets two clients in is a violation.
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,11 +13,13 @@
 #include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "redis/cluster_routing.h"
-#include "servers/redis_cluster.h"
+
 #include "run/run_document.h"
+#include "servers/redis_cluster.h"
 
 #ifndef LOCKLAB_BINARY
 #error "LOCKLAB_BINARY must name the built locklab executable"

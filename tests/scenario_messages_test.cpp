@@ -3,13 +3,14 @@
 // scenario catalog and every outcome word has its Chinese, and text() fills
 // what it should. (That every narrated line of every scenario is Chinese under
 // --lang zh is scenario.<name>.<lock>.zh, tests/scenario_output_test.py.)
-#include <gtest/gtest.h>
-
 #include <regex>
 #include <set>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "lock.h"
+
 #include "scenario/messages.h"
 #include "scenario/scenario_catalog.h"
 

@@ -7,11 +7,12 @@
 // with no replica left, the second too: safety bought with availability).
 #include <gtest/gtest.h>
 
-#include "fixtures/failover_expectations.h"
 #include "redis/connection.h"
 #include "redis/sentinel.h"
-#include "servers/redis_server.h"
+
+#include "fixtures/failover_expectations.h"
 #include "run/run.h"
+#include "servers/redis_server.h"
 #include "trials/sentinel_trial.h"
 
 namespace locklab::testing {

@@ -3,7 +3,6 @@
 // exactly once and in order, whether it came before the presenter left, while
 // it was leaving, or after (review #9: a line queued after the presenter left
 // was lost, and show() read the thread object finish() was joining).
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "scenario/step_through.h"
 #include "support/conditions.h"

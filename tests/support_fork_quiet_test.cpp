@@ -1,8 +1,6 @@
 // support/fork_quiet.h: a fork() waits for every registered mutex, and the
 // child gets each of them free (the copy of a lock held at the fork would be
 // held in the child for good: a client process hung in the sanitizer preset).
-#include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +10,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "servers/tcp_proxy.h"
 #include "support/conditions.h"

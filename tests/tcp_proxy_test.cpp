@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "support/conditions.h"
 #include "fixtures/proxy_fixture.h"
 #include "servers/tcp_proxy.h"
+#include "support/conditions.h"
 
 namespace locklab::testing {
 namespace {

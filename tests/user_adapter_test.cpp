@@ -7,14 +7,13 @@
 // labels two programs; each usage error is one line and exit 2. The matrix,
 // fleets and runs start their own redis-servers on free ports. Needs Debian's
 // python3-redis (skipped with a message without it).
-#include <gtest/gtest.h>
-
 #include <algorithm>
-
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/locklab_binary.h"
 

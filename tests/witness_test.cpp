@@ -6,13 +6,13 @@
 // adapter written here that does the same, a quorum lock, a generation that
 // keeps its lease, and a run on --redis, which the witness does not watch.
 // The join itself is checked on made-up logs first (no Redis).
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/run_documents.h"
 #include "run/witness_join.h"

@@ -3,10 +3,10 @@
 // `locklab --help` lists them.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 namespace locklab::cli {
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "sweeps/scale.h"
 #include "support/text.h"
+#include "sweeps/scale.h"
 
 namespace locklab::cli {
 

@@ -3,13 +3,13 @@
 // `run` and `compare`, and the command line recorded for reproduction.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "run/options.h"
 #include "workload/user_adapters.h"

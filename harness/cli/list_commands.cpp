@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "registry.h"
+
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "registry.h"
 #include "report/columns_doc.h"
 #include "scenario/scenario_catalog.h"
 #include "support/files.h"

@@ -2,11 +2,11 @@
 //   locklab list | scenarios | run | compare | merge | failover | matrix | fleets | report | scale | fine-grained
 //           | index | serve   (each with --help)
 // Each subcommand is an add_<command>() of cli/commands.h; the exit codes are flags.h's.
-#include <CLI/CLI.hpp>
-
 #include <exception>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/flags.h"

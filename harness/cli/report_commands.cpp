@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "registry.h"
+
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "registry.h"
 #include "report/comparison_report.h"
 #include "report/index.h"
 #include "run/run_document.h"

@@ -9,18 +9,19 @@
 #include <variant>
 #include <vector>
 
+#include "registry.h"
+
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "nemesis/fault_registry.h"
-#include "registry.h"
 #include "report/comparison_report.h"
 #include "run/merge_runs.h"
 #include "run/run.h"
 #include "run/run_document.h"
-#include "workload/lock_catalog.h"
+#include "support/json_read.h"
 #include "trials/cluster_trial.h"
 #include "trials/sentinel_trial.h"
-#include "support/json_read.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::cli {
 

@@ -6,11 +6,12 @@
 #include <string>
 #include <variant>
 
+#include "registry.h"
+
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "report/matrix_report.h"
 #include "report/scale_report.h"
-#include "registry.h"
 #include "sweeps/compare.h"
 #include "sweeps/fleets.h"
 #include "sweeps/matrix.h"

@@ -9,8 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "nemesis/shared_cells.h"
 #include "step_points.h"
+
+#include "nemesis/shared_cells.h"
 
 namespace locklab::harness {
 

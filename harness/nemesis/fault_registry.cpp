@@ -5,11 +5,11 @@
 #include <numeric>
 #include <random>
 
-#include "nemesis/network_faults.h"
 #include "nemesis/clock_skew_fault.h"
 #include "nemesis/holder_faults.h"
-#include "nemesis/protocol_faults.h"
+#include "nemesis/network_faults.h"
 #include "nemesis/node_faults.h"
+#include "nemesis/protocol_faults.h"
 
 namespace locklab::harness {
 namespace {

@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "nemesis/fault.h"
-#include "nemesis/fault_spec.h"
-#include "nemesis/fault_env.h"
 #include "redis/result.h"
+
+#include "nemesis/fault.h"
+#include "nemesis/fault_env.h"
+#include "nemesis/fault_spec.h"
 
 namespace locklab::harness {
 

@@ -33,10 +33,12 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
 #include "redis/connection.h"
-#include "servers/redis_server.h"
+
+#include "clock.h"
 #include "step_points.h"
+
+#include "servers/redis_server.h"
 
 namespace locklab::harness {
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string_view>
 
-#include "support/redis_probe.h"
-#include "nemesis/topology_fault.h"
 #include "history/history.h"
+#include "nemesis/topology_fault.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 namespace {

@@ -9,10 +9,11 @@
 
 #include <memory>
 
-#include "nemesis/fault.h"
-#include "nemesis/fault_spec.h"
-#include "nemesis/fault_env.h"
 #include "redis/result.h"
+
+#include "nemesis/fault.h"
+#include "nemesis/fault_env.h"
+#include "nemesis/fault_spec.h"
 
 namespace locklab::harness {
 

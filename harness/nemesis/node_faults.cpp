@@ -4,12 +4,12 @@
 #include <functional>
 #include <optional>
 
+#include "history/history.h"
+#include "nemesis/held_contender.h"
 #include "servers/clock_jump.h"
 #include "servers/cluster_failover_topology.h"
-#include "nemesis/held_contender.h"
-#include "history/history.h"
-#include "support/redis_probe.h"
 #include "support/process_control.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 namespace {

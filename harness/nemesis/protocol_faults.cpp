@@ -1,6 +1,5 @@
 #include "nemesis/protocol_faults.h"
 
-
 #include <signal.h>
 
 #include <algorithm>
@@ -11,10 +10,10 @@
 #include "history/history.h"
 #include "nemesis/client_parking.h"
 #include "nemesis/topology_fault.h"
-#include "support/process_control.h"
 #include "servers/lock_server_layout.h"
 #include "servers/resp_watch.h"
 #include "support/conditions.h"
+#include "support/process_control.h"
 #include "support/redis_probe.h"
 
 namespace locklab::harness {

@@ -39,11 +39,12 @@
 #include <string>
 #include <string_view>
 
+#include "redis/result.h"
+
 #include "nemesis/fault.h"
 #include "nemesis/fault_env.h"
 #include "nemesis/fault_spec.h"
 #include "nemesis/nemesis.h"
-#include "redis/result.h"
 
 namespace locklab::harness {
 

@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "nemesis/fault.h"
+#include "redis/result.h"
+
 #include "nemesis/cross_process_gate.h"
+#include "nemesis/fault.h"
+#include "nemesis/fault_env.h"
 #include "nemesis/fault_record.h"
 #include "nemesis/fault_spec.h"
-#include "nemesis/fault_env.h"
-#include "redis/result.h"
 #include "servers/lock_server_layout.h"
 
 namespace locklab::harness {

@@ -5,10 +5,10 @@
 // timeline of who held the lock when, overlaps in red (timeline_svg.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "redis/result.h"
 

@@ -4,15 +4,16 @@
 // as DIR/fleets.md (a grid, then every pair) and DIR/fleets.json.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "redis/result.h"
+
 #include "support/lock_counts.h"
 
 namespace locklab::harness {

@@ -6,8 +6,9 @@
 #include <string>
 
 #include "redis/result.h"
-#include "report/matrix_cells.h"
+
 #include "report/comparison_report.h"
+#include "report/matrix_cells.h"
 
 namespace locklab::harness {
 

@@ -3,13 +3,13 @@
 // heading, a measured cell and the whole result, and a cell's JSON form.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "report/cell_class.h"
 

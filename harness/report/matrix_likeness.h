@@ -18,10 +18,10 @@
 // part like any.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "report/matrix_cells.h"
 

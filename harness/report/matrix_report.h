@@ -4,12 +4,13 @@
 // DIR/matrix.json (every cell's class, without the run documents).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 
-#include "report/matrix_cells.h"
+#include <nlohmann/json.hpp>
+
 #include "redis/result.h"
+
+#include "report/matrix_cells.h"
 
 namespace locklab::harness {
 

@@ -6,11 +6,11 @@
 // catalog, and a word without Chinese stays English (tests/page_words_test.py finds it).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

@@ -6,10 +6,10 @@
 // made by different commands does not show one run's setup for all.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

@@ -3,10 +3,10 @@
 // scale.html page and the progress line. The sweep itself is scale.h.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

@@ -10,9 +10,9 @@
 // file in story_page.css and story_page.js (built into the binary).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

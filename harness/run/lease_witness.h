@@ -17,9 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "redis/connection.h"
+
 #include "history/history.h"
 #include "nemesis/nemesis.h"
-#include "redis/connection.h"
 #include "servers/keyspace_feed.h"
 
 namespace locklab::harness {

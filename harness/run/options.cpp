@@ -1,13 +1,13 @@
 #include "run/options.h"
 
-#include <sstream>
-
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <sstream>
+
+#include "registry.h"
 
 #include "nemesis/fault_registry.h"
-#include "registry.h"
 
 namespace locklab::harness {
 

@@ -13,13 +13,14 @@
 #include <string_view>
 #include <vector>
 
+#include "redis/connection.h"
+#include "redis/result.h"
+
 #include "nemesis/fault.h"
 #include "nemesis/fault_env.h"
 #include "nemesis/fault_spec.h"
-#include "servers/given_or_own_servers.h"
 #include "nemesis/nemesis.h"
-#include "redis/connection.h"
-#include "redis/result.h"
+#include "servers/given_or_own_servers.h"
 #include "workload/lock_catalog.h"
 #include "workload/user_adapters.h"
 #include "workload/workload.h"

@@ -5,9 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "redis/result.h"
+
 #include "nemesis/nemesis.h"
 #include "run/options.h"
-#include "redis/result.h"
 
 namespace locklab::harness {
 

@@ -3,18 +3,19 @@
 // run saw, written atomically so a reader never sees half a file, and loaded back.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "redis/result.h"
+
 #include "history/checker.h"
-#include "support/files.h"
 #include "history/metrics.h"
 #include "run/options.h"
-#include "redis/result.h"
+#include "support/files.h"
 #include "workload/lock_catalog.h"
 #include "workload/workload.h"
 

@@ -5,14 +5,15 @@
 // clients start is workload/adapter_probe.h's.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "lock.h"
+
 #include "history/checker.h"
 #include "history/history.h"
-#include "lock.h"
 #include "run/options.h"
 
 namespace locklab::harness {

@@ -34,10 +34,10 @@
 //                                step: "while index2 still believes it holds it"
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <initializer_list>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness::claim {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lock.h"
+
 #include "scenario/scenario.h"
 #include "scenario/step_gate.h"
 

@@ -20,14 +20,14 @@
 // such contradiction: nothing narrated says its keys are gone.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "redis/connection.h"
 

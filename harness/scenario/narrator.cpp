@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "redis/sha1.h"
+
 #include "scenario/claims.h"
 #include "scenario/messages.h"
 #include "scenario/step_gate.h"

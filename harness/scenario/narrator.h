@@ -6,8 +6,6 @@
 // whose commands it narrates under their names.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -20,8 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "redis/connection.h"
 #include "redis/result.h"
+
 #include "scenario/key_ledger.h"
 #include "scenario/step_through.h"
 #include "scenario/story_record.h"

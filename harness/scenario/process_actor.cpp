@@ -11,9 +11,9 @@
 #include <cstring>
 #include <exception>
 
-#include "support/conditions.h"
 #include "scenario/messages.h"
 #include "scenario/step_gate.h"
+#include "support/conditions.h"
 
 namespace locklab::harness {
 namespace {

@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "redis/result.h"
+
 #include "scenario/messages.h"
 #include "scenario/narrator.h"
 

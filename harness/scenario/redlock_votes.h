@@ -8,6 +8,7 @@
 #include <string>
 
 #include "g6_redlock.h"
+
 #include "scenario/scenario.h"
 
 namespace locklab::harness {

@@ -1,7 +1,5 @@
 #include "scenario/scenario.h"
 
-#include <CLI/CLI.hpp>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -10,12 +8,15 @@
 #include <optional>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "registry.h"
+
 #include "report/story_page.h"
-#include "support/files.h"
 #include "scenario/claims.h"
 #include "scenario/step_gate.h"
 #include "scenario/step_through.h"
+#include "support/files.h"
 
 namespace locklab::harness {
 namespace {

@@ -20,8 +20,6 @@
 // never by sleeps, so a story replays the same way on every run.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,16 +35,20 @@
 #include <utility>
 #include <vector>
 
-#include "support/conditions.h"
-#include "support/redis_probe.h"
+#include <nlohmann/json.hpp>
+
+#include "redis/connection.h"
+#include "redis/result.h"
+
 #include "lock.h"
 #include "registry.h"
+
 #include "scenario/messages.h"
 #include "scenario/narrator.h"
-#include "redis/connection.h"
 #include "servers/keyspace_feed.h"
 #include "servers/redis_server.h"
-#include "redis/result.h"
+#include "support/conditions.h"
+#include "support/redis_probe.h"
 
 namespace locklab::harness {
 

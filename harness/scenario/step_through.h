@@ -26,14 +26,14 @@
 // through: nobody could press Enter. --pace needs no terminal.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <sys/types.h>
 
 namespace locklab::harness {
 

@@ -9,16 +9,17 @@
 // to Redis: it only reads what the narrator saw go by.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "redis/connection.h"
 #include "redis/reply.h"
+
 #include "scenario/lock_lanes.h"
 
 namespace locklab::harness {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "lock.h"
+
 #include "scenario/scenario.h"
 #include "scenario/step_gate.h"
 

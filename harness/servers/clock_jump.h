@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "servers/clock_shim/contract.h"
 #include "servers/redis_server.h"
 

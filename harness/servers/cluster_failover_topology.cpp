@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "support/conditions.h"
-#include "servers/proxied_replication.h"
 #include "redis/cluster_routing.h"
+
+#include "servers/proxied_replication.h"
+#include "support/conditions.h"
 
 namespace locklab::harness {
 namespace {

@@ -33,8 +33,9 @@
 #include <string>
 
 #include "redis/connection.h"
-#include "servers/redis_cluster.h"
 #include "redis/result.h"
+
+#include "servers/redis_cluster.h"
 #include "servers/tcp_proxy.h"
 
 namespace locklab::harness {

@@ -10,6 +10,7 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+
 #include "servers/redis_server.h"
 
 namespace locklab::harness {

@@ -29,6 +29,7 @@
 
 #include "redis/connection.h"
 #include "redis/result.h"
+
 #include "support/fork_quiet.h"
 
 namespace locklab::harness {

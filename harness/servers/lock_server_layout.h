@@ -19,10 +19,11 @@
 #include <memory>
 #include <vector>
 
-#include "servers/proxied_replication.h"
 #include "redis/connection.h"
-#include "servers/redis_server.h"
 #include "redis/result.h"
+
+#include "servers/proxied_replication.h"
+#include "servers/redis_server.h"
 #include "servers/tcp_proxy.h"
 
 namespace locklab::harness {

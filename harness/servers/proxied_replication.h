@@ -16,8 +16,9 @@
 #include <string>
 #include <string_view>
 
-#include "servers/redis_server.h"
 #include "redis/result.h"
+
+#include "servers/redis_server.h"
 #include "servers/tcp_proxy.h"
 
 namespace locklab::harness {

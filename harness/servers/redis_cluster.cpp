@@ -6,6 +6,7 @@
 
 #include "redis/cluster_routing.h"
 #include "redis/reply.h"
+
 #include "servers/loopback_port.h"
 
 namespace locklab::harness {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "redis/connection.h"
+
 #include "servers/redis_server.h"
 
 namespace locklab::harness {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "redis/connection.h"
+
 #include "servers/clock_shim/contract.h"
 
 namespace locklab::harness {

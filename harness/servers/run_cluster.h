@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "redis/cluster_routing.h"
+
 #include "servers/redis_cluster.h"
 
 namespace locklab::harness {

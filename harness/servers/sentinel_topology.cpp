@@ -1,15 +1,16 @@
 #include "servers/sentinel_topology.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
-#include "support/conditions.h"
 #include "redis/sentinel.h"
+
+#include "support/conditions.h"
 
 namespace locklab::harness {
 namespace {

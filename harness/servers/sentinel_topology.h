@@ -19,10 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "servers/proxied_replication.h"
 #include "redis/connection.h"
-#include "servers/redis_server.h"
 #include "redis/result.h"
+
+#include "servers/proxied_replication.h"
+#include "servers/redis_server.h"
 
 namespace locklab::harness {
 

@@ -38,11 +38,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "redis/connection.h"
 #include "redis/result.h"
+
 #include "servers/resp_watch.h"
 #include "support/fork_quiet.h"
 

@@ -1,10 +1,10 @@
 // Result files written whole or not at all, and the check that one can be written.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "redis/result.h"
 

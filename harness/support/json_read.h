@@ -4,10 +4,10 @@
 // asks for -1, "not measured").
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

@@ -5,10 +5,10 @@
 // report both reach it and report may use nothing else.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locklab::harness {
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "support/client_cgroup.h"
 
 namespace locklab::harness {

@@ -9,6 +9,7 @@
 #include "redis/connection.h"
 #include "redis/link.h"
 #include "redis/result.h"
+
 #include "support/conditions.h"
 
 namespace locklab::harness {

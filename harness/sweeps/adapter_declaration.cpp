@@ -3,10 +3,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <system_error>
+
+#include <nlohmann/json.hpp>
 
 #include "servers/redis_server.h"
 #include "support/files.h"

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "redis/result.h"
+
 #include "workload/user_adapters.h"
 
 namespace locklab::harness {

@@ -4,10 +4,10 @@
 // (matrix_expectations.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "report/cell_class.h"
 

@@ -7,12 +7,13 @@
 #include <filesystem>
 
 #include "registry.h"
-#include "workload/lock_catalog.h"
+
 #include "report/comparison_report.h"
 #include "report/lost_updates_table.h"
 #include "run/run_document.h"
 #include "support/run_id.h"
 #include "support/text.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::harness {
 

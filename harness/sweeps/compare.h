@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "run/run.h"
 #include "support/run_id.h"
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "registry.h"
+
 #include "support/json_read.h"
 #include "support/lock_counts.h"
 #include "support/run_id.h"

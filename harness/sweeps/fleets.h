@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "report/fleets_report.h"
 #include "run/run.h"
 #include "workload/user_adapters.h"

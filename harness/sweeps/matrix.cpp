@@ -7,16 +7,16 @@
 #include <iterator>
 #include <sstream>
 
-#include "support/run_id.h"
 #include "nemesis/fault_registry.h"
+#include "report/matrix_report.h"
+#include "run/run_document.h"
+#include "support/json_read.h"
+#include "support/run_id.h"
+#include "support/text.h"
 #include "sweeps/adapter_declaration.h"
 #include "sweeps/cell_class_of_run.h"
 #include "sweeps/cell_pool.h"
 #include "sweeps/matrix_expectations.h"
-#include "report/matrix_report.h"
-#include "run/run_document.h"
-#include "support/json_read.h"
-#include "support/text.h"
 
 namespace locklab::harness {
 namespace {

@@ -12,22 +12,24 @@
 // column parks at are capabilities too (impls/registry.h: release_window, acquire_gap).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "report/matrix_cells.h"
+#include <nlohmann/json.hpp>
+
+#include "redis/result.h"
+
 #include "registry.h"
+
+#include "report/matrix_cells.h"
+#include "run/run.h"
 #include "sweeps/cell_class_of_run.h"
 #include "sweeps/matrix_columns.h"
-#include "redis/result.h"
-#include "run/run.h"
-#include "workload/lock_catalog.h"
 #include "sweeps/user_expectations.h"
+#include "workload/lock_catalog.h"
 #include "workload/user_adapters.h"
 
 namespace locklab::harness {

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "registry.h"
+
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {

@@ -12,13 +12,14 @@
 #include <sstream>
 #include <thread>
 
-#include "support/run_id.h"
-#include "servers/redis_server.h"
-#include "report/timeline_svg.h"
 #include "registry.h"
-#include "workload/lock_catalog.h"
+
+#include "report/timeline_svg.h"
 #include "run/run_document.h"
+#include "servers/redis_server.h"
 #include "servers/server_stats.h"
+#include "support/run_id.h"
+#include "workload/lock_catalog.h"
 
 namespace locklab::harness {
 namespace {

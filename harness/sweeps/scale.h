@@ -11,14 +11,15 @@
 // their INFO cpu.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "redis/result.h"
-#include "run/run.h"
+
 #include "report/scale_report.h"
+#include "run/run.h"
 
 namespace locklab::harness {
 

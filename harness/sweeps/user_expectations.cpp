@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "sweeps/matrix_columns.h"

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "report/matrix_cells.h"
 
 namespace locklab::harness {

@@ -1,7 +1,8 @@
 #include "trials/cluster_trial.h"
 
-#include "history/history.h"
 #include "redis/cluster_routing.h"
+
+#include "history/history.h"
 
 namespace locklab::harness {
 

@@ -31,9 +31,11 @@
 
 #include "redis/connection.h"
 #include "redis/link.h"
+
+#include "registry.h"
+
 #include "servers/redis_cluster.h"
 #include "servers/redis_server.h"
-#include "registry.h"
 
 namespace locklab::harness {
 

@@ -1,7 +1,8 @@
 #include "trials/sentinel_trial.h"
 
-#include "history/history.h"
 #include "redis/sentinel.h"
+
+#include "history/history.h"
 
 namespace locklab::harness {
 

@@ -5,9 +5,10 @@
 #include <chrono>
 #include <string>
 
-#include "trials/trial.h"
-#include "servers/sentinel_topology.h"
 #include "redis/result.h"
+
+#include "servers/sentinel_topology.h"
+#include "trials/trial.h"
 
 namespace locklab::harness {
 

@@ -1,6 +1,7 @@
 #include "trials/trial.h"
 
 #include "registry.h"
+
 #include "support/conditions.h"
 
 namespace locklab::harness {

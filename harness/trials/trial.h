@@ -11,11 +11,13 @@
 #include <memory>
 #include <string>
 
-#include "history/checker.h"
-#include "history/history.h"
-#include "lock.h"
 #include "redis/connection.h"
 #include "redis/result.h"
+
+#include "lock.h"
+
+#include "history/checker.h"
+#include "history/history.h"
 
 namespace locklab::harness {
 

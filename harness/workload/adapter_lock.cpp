@@ -12,13 +12,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "support/client_cgroup.h"
 #include "support/conditions.h"
-#include "support/process_control.h"
 #include "support/json_read.h"
+#include "support/process_control.h"
 
 namespace locklab::harness {
 

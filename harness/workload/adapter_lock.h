@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lock.h"
+
 #include "support/awake_time.h"
 
 namespace locklab::harness {

@@ -8,14 +8,16 @@
 // comparison report show it beside the lock; it is subtracted from nothing.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <set>
 #include <string>
 
-#include "history/metrics.h"
-#include "lock.h"
+#include <nlohmann/json.hpp>
+
 #include "redis/result.h"
+
+#include "lock.h"
+
+#include "history/metrics.h"
 #include "workload/adapter_lock.h"
 #include "workload/lock_catalog.h"
 

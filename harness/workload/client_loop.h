@@ -10,8 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "history/history.h"
 #include "lock.h"
+
+#include "history/history.h"
 #include "resource/counter_resource.h"
 #include "workload/section_oracle.h"
 #include "workload/workload.h"

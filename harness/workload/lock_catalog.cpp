@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "support/text.h"

@@ -17,9 +17,10 @@
 #include <string_view>
 #include <vector>
 
+#include "redis/result.h"
+
 #include "lock.h"
 #include "registry.h"
-#include "redis/result.h"
 
 namespace locklab::harness {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "redis/result.h"
+
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {

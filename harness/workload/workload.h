@@ -23,8 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "history/history.h"
 #include "lock.h"
+
+#include "history/history.h"
 #include "nemesis/nemesis.h"
 #include "workload/section_oracle.h"
 

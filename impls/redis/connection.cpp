@@ -1,6 +1,5 @@
 #include "redis/connection.h"
 
-#include <hiredis/hiredis.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -9,6 +8,8 @@
 #include <charconv>
 #include <cstring>
 #include <mutex>
+
+#include <hiredis/hiredis.h>
 
 namespace locklab::redis {
 namespace {

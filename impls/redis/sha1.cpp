@@ -1,9 +1,9 @@
 #include "redis/sha1.h"
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <cstdio>
+
+#include <openssl/evp.h>
 
 // OpenSSL's libcrypto computes it (EVP_Digest; the low-level SHA1() is
 // deprecated in OpenSSL 3). Speed does not matter: a few scripts, hashed once.

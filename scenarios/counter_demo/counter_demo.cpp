@@ -10,19 +10,21 @@
 // Chinese (the story kit's message catalog, harness/scenario/messages.cpp), and
 // so are its usage errors and the table's runtime failures; --serve's
 // operational lines (a port, pids, an ab command line) stay English.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "counter_service.h"
 #include "counter_table.h"
+#include "registry.h"
+
 #include "scenario/messages.h"
 #include "servers/given_or_own_servers.h"
 #include "servers/redis_server.h"
 #include "support/text.h"
-#include "registry.h"
 
 namespace {
 

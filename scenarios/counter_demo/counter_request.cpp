@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "redis/link.h"
+
 #include "registry.h"
 
 namespace locklab::scenarios {

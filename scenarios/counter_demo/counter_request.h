@@ -12,8 +12,9 @@
 #include <chrono>
 #include <string>
 
-#include "lock.h"
 #include "redis/connection.h"
+
+#include "lock.h"
 
 namespace locklab::scenarios {
 

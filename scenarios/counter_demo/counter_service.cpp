@@ -1,6 +1,5 @@
 #include "counter_service.h"
 
-#include <httplib.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,6 +12,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <httplib.h>
 
 namespace locklab::scenarios {
 namespace {
