@@ -26,14 +26,19 @@ namespace {
 
 constexpr int kMaxMasters = 32;  // servers/redis_server.cpp guards up to 64 live servers per process
 
-// SIGTERM and SIGINT as a file descriptor, blocked as signals from now on.
-// Blocked only after the servers were forked: they inherit the signal mask,
-// and RedisServer::stop() needs their SIGTERM to reach them.
+// SIGTERM, SIGINT and SIGHUP as a file descriptor, blocked as signals from now
+// on; SIGPIPE ignored (a reader that went away is a stop, not a death). Blocked
+// only after the servers were forked: they inherit the signal mask, and
+// RedisServer::stop() needs their SIGTERM to reach them. A signal during the
+// start still ends locklab at once: its servers die with it (they ask for
+// PDEATHSIG), but their temporary folders stay.
 int stop_signals() {
   sigset_t stops;
   sigemptyset(&stops);
   sigaddset(&stops, SIGTERM);
   sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGHUP);
+  ::signal(SIGPIPE, SIG_IGN);
   ::sigprocmask(SIG_BLOCK, &stops, nullptr);
   return ::signalfd(-1, &stops, SFD_CLOEXEC);
 }

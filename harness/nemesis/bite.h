@@ -45,7 +45,7 @@ struct Bite {
   std::optional<KeyLoss> key_lost;  // set where the fault read the holder's key gone (node-restart, failover)
   // Bit by the lock's refusal: the race had its chance (a cluster failover with the key on the
   // master only) and every acquire was refused, so nobody held. Such a cell is never `safe`: the
-  // refusals were the lock's unavailability (sweeps/matrix.cpp reads liveness).
+  // refusals were the lock's unavailability (sweeps/cell_class_of_run.cpp reads liveness).
   bool refused_not_held = false;
 };
 

@@ -1,12 +1,10 @@
-// A run and the other hosts (host_coordinator.h): the oracle Redis it uses
-// (its own or a shared one), joining the run on it, and judging what the
-// oracle read against this host's verdict; the document's "multihost" and
-// "oracles" blocks. measure() (run.cpp) calls these only when the run has an
-// oracle: --oracle, with or without --run-id.
+// Judging what the oracle read (oracle_side.h, host_coordinator.h) against
+// this host's verdict, and the document's "multihost" and "oracles" blocks.
+// measure() (run.cpp) calls these only when the run has an oracle: --oracle,
+// with or without --run-id.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,21 +16,8 @@
 #include "history/history.h"
 #include "run/host_coordinator.h"
 #include "run/options.h"
-#include "servers/redis_server.h"
 
 namespace locklab::harness {
-
-// The oracle Redis of the run: the shared one (--oracle HOST:PORT, --run-id),
-// or one the run starts for itself (bare --oracle): a server of its own, never
-// behind a proxy, never faulted, with a fresh internal run id for its keys.
-struct OracleSide {
-  std::unique_ptr<RedisServer> own;  // the self-started oracle, stopped with the run
-  OracleConfig config;
-};
-
-// None without --oracle; an io Error when the oracle does not answer.
-Result<std::optional<OracleSide>> provide_oracle(const RunOptions& options);
-Result<std::optional<HostCoordinator>> join_hosts(const RunOptions& options, const std::optional<OracleSide>& oracle);
 
 // Oracle commands that failed, over every client (their own and their removal after death).
 std::int64_t oracle_errors(const SharedHistory& history);

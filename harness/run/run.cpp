@@ -9,6 +9,7 @@
 #include "resource/counter_resource.h"
 #include "run/host_judgment.h"
 #include "run/lease_witness.h"
+#include "run/oracle_side.h"
 #include "run/redis_section_oracle.h"
 #include "run/run_document.h"
 #include "run/run_locks.h"
@@ -357,7 +358,7 @@ void judge_faults_acted(Verdict& verdict, const FaultSet& faults, const StepNeme
 void judge_faults_bit(Verdict& verdict, const FaultSet& faults, const WorkloadOutcome& outcome) {
   if (!faults.acted() || faults.bit() || verdict.verdict != "safe") return;
   // A client whose adapter died on its own is a liveness finding (the service died), and it
-  // stands like one: said, not turned into `error` (the matrix reads it: sweeps/matrix.cpp).
+  // stands like one: said, not turned into `error` (the matrix reads it: sweeps/cell_class_of_run.cpp).
   if (!outcome.adapter_deaths.empty()) {
     verdict.reasons.insert(verdict.reasons.begin(), "not exercised, but a client's service died: " + faults.why_not_bit());
     return;

@@ -5,6 +5,7 @@
 
 #include "registry.h"
 
+#include "sweeps/matrix_columns.h"
 #include "workload/lock_catalog.h"
 
 namespace locklab::harness {
@@ -444,6 +445,10 @@ Expectation expectation_of(const GenerationCell& cell) {
 }
 
 }  // namespace
+
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault) {
+  return expected_cell(lock, fault, matrix_columns());
+}
 
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,
                                         std::span<const MatrixColumn> table) {

@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "report/cell_class.h"
-#include "sweeps/matrix_columns.h"
 
 namespace locklab::harness {
+
+struct MatrixColumn;  // sweeps/matrix_columns.h: the column table
 
 struct Expectation {
   CellClass expected = CellClass::safe;
@@ -25,7 +26,7 @@ struct Expectation {
   // (docs/faults.md names each one and why): these classes match too.
   std::vector<CellClass> or_else;
   // A safe ending is expected exposed: a lease lapses under a holder and the
-  // schedule lets nobody in (matrix.h, exposed()). Either way round, a safe
+  // schedule lets nobody in (cell_class_of_run.h, exposed()). Either way round, a safe
   // cell whose mark differs does not match.
   bool exposed = false;
   // Whether a safe ending is exposed depends on an interleaving the fault does
@@ -40,7 +41,9 @@ std::string expected_text(const Expectation& expectation);
 // mismatch, so a new generation or column cannot slip in unexamined).
 // The generations' cells come from the column's record in `table`
 // (sweeps/matrix_columns.h), the libraries' from the tables here.
+// The first form reads the shipped table (matrix_columns()).
+std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,
-                                        std::span<const MatrixColumn> table = matrix_columns());
+                                        std::span<const MatrixColumn> table);
 
 }  // namespace locklab::harness

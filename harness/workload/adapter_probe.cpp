@@ -62,7 +62,7 @@ Result<std::size_t> servers_holding(const std::vector<redis::ConnectionOptions>&
 // that does not get the lock (another host's probe has it) checks nothing.
 // Whether that acquire got the lock is on record (`probe_acquired`): a lock that
 // refuses every acquire under a fault is unavailable only if it could acquire
-// before it (sweeps/matrix.cpp), else it is broken.
+// before it (sweeps/cell_class_of_run.cpp), else it is broken.
 Result<bool> check_key_held(AdapterLock& adapter, const LockDescription& lock, const LockConfig& own, const std::string& key) {
   // An adapter that names no key is not asked to acquire: a probe's acquire is a real one, with
   // the library's side effects (a test adapter kills the first client that acquires); unasked,
