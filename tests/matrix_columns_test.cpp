@@ -144,6 +144,26 @@ TEST_F(MatrixColumnsRun, OneEntryAddsAColumn) {
   EXPECT_EQ(find_matrix_column("slow-holder-2x"), nullptr) << "the shipped table is untouched";
 }
 
+// An entry without a plan injects nothing: a run with no fault reads `safe`
+// on its own, so the matrix must say `error` for such a cell (and not crash).
+TEST_F(MatrixColumnsRun, AColumnWithoutAPlanReadsError) {
+  std::vector<MatrixColumn> table = table_with_one_more();
+  table.back().plan = nullptr;
+  MatrixOptions options;
+  options.quick = true;
+  options.out = dir_;
+  options.progress = false;
+  options.locks = {"set-nx-px-token"};
+  options.faults = {"slow-holder-2x"};
+  options.columns = table;
+  auto result = run_matrix(options);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->cells.size(), 1u);
+  EXPECT_EQ(result->cells.front().observed, CellClass::error) << result->cells.front().observed_text();
+  EXPECT_FALSE(result->cells.front().matches());
+  EXPECT_NE(result->cells.front().error.find("injected no fault"), std::string::npos) << result->cells.front().error;
+}
+
 // Each view names the table's columns, and only them: `locklab list columns`
 // (and its markdown), a matrix's recorded columns, and a user's --expect file.
 TEST(MatrixColumns, EveryViewNamesTheTablesColumns) {

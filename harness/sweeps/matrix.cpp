@@ -113,6 +113,9 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
   if (!plan.not_applicable.empty()) {
     cell.observed = CellClass::not_applicable;
     cell.not_applicable = plan.not_applicable;
+  } else if (plan.faults.empty()) {  // a run with no fault has no race to judge: never `safe`
+    cell.observed = CellClass::error;
+    cell.error = "the column injected no fault (its record has no plan), so its race cannot have run";
   } else {
     plan.options.command = replay_command(plan);
     plan.options.faults = plan.faults;
@@ -432,7 +435,7 @@ CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column
     plan.options.ops.reset();
     plan.options.duration_s = quick ? 1.5 : 4.0;
   }
-  if (column.plan) column.plan(plan, generation, quick);  // none: no fault, so no bite, so the cell reads `error`
+  if (column.plan) column.plan(plan, generation, quick);  // none: no fault, and measure_cell reads `error`
   return plan;
 }
 
