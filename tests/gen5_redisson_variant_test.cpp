@@ -89,11 +89,11 @@ TEST(GenerationVariants, EveryCellIsWrittenDownInCodeAndInTheDocs) {
   const auto described = find_lock(kVariant);
   ASSERT_TRUE(described);
   for (const auto& column : matrix_columns()) {
-    const auto expectation = expected_cell(kVariant, column.name);
-    ASSERT_TRUE(expectation) << kVariant << " x " << column.name << " has no expectation";
+    const auto expectation = expected_cell(kVariant, column.heading.name);
+    ASSERT_TRUE(expectation) << kVariant << " x " << column.heading.name << " has no expectation";
     const CellPlan plan = plan_cell(*described, column, true);
-    EXPECT_EQ(plan.not_applicable.empty(), expectation->expected != CellClass::not_applicable) << column.name;
-    const std::string row = std::string("| ") + kVariant + " | " + column.name + " | " + expected_text(*expectation) +
+    EXPECT_EQ(plan.not_applicable.empty(), expectation->expected != CellClass::not_applicable) << column.heading.name;
+    const std::string row = std::string("| ") + kVariant + " | " + column.heading.name + " | " + expected_text(*expectation) +
                             " | " + expectation->reason + " |";
     EXPECT_NE(doc.find(row), std::string::npos) << "docs/generations.md lacks the row: " << row;
   }

@@ -31,7 +31,7 @@ std::string read_text(const fs::path& path) { return testing::slurp(path.string(
 
 std::set<std::string> table_names(std::span<const MatrixColumn> table = matrix_columns()) {
   std::set<std::string> names;
-  for (const auto& column : table) names.insert(column.name);
+  for (const auto& column : table) names.insert(column.heading.name);
   return names;
 }
 
@@ -55,10 +55,10 @@ TEST(MatrixColumns, DocsColumnListIsTheTables) {
 // states its bite: the list cannot leave a cell or a bite out.
 TEST(MatrixColumns, EveryColumnWritesEveryGenerationAndItsBite) {
   for (const auto& column : matrix_columns()) {
-    EXPECT_FALSE(column.bites.empty()) << column.name << " states no bite";
-    EXPECT_NE(column.plan, nullptr) << column.name;
+    EXPECT_FALSE(column.heading.bites.empty()) << column.heading.name << " states no bite";
+    EXPECT_NE(column.plan, nullptr) << column.heading.name;
     for (const auto& generation : generations())
-      EXPECT_TRUE(expected_cell(generation.name, column.name)) << generation.name << " x " << column.name;
+      EXPECT_TRUE(expected_cell(generation.name, column.heading.name)) << generation.name << " x " << column.heading.name;
   }
 }
 
@@ -73,11 +73,11 @@ constexpr GenerationCell kSlowHolder2xCells[] = {
 // The table with one more column: an entry, and nothing else.
 std::vector<MatrixColumn> table_with_one_more() {
   std::vector<MatrixColumn> table(matrix_columns().begin(), matrix_columns().end());
-  table.push_back({.name = "slow-holder-2x",
-                   .title = "slow CS 2 x TTL",
-                   .anchor_row = "3b",
-                   .how = "slow-holder: one critical section lasts 2 x ttl, process alive",
-                   .bites = "the section outlived its lease's earliest end while another client tried",
+  table.push_back({.heading = {.name = "slow-holder-2x",
+                               .title = "slow CS 2 x TTL",
+                               .anchor_row = "3b",
+                               .how = "slow-holder: one critical section lasts 2 x ttl, process alive",
+                               .bites = "the section outlived its lease's earliest end while another client tried"},
                    .plan = plan_slow_holder_2x,
                    .generations = kSlowHolder2xCells});
   return table;

@@ -51,7 +51,7 @@ json with(json safety, const std::string& key, json value) {
 TEST(MatrixPlan, EveryColumnHasItsPlan) {
   // A column without a plan would run its cells with no fault at all: every
   // record of the table carries one (sweeps/matrix_columns.h).
-  for (const auto& column : matrix_columns()) EXPECT_NE(column.plan, nullptr) << column.name;
+  for (const auto& column : matrix_columns()) EXPECT_NE(column.plan, nullptr) << column.heading.name;
   EXPECT_EQ(find_matrix_column("no-such-column"), nullptr);
 }
 
@@ -102,7 +102,7 @@ TEST(MatrixPlan, ACatalogClusterRowRunsOnlyItsFailoverOnTheCluster) {
   ASSERT_EQ(redisson->failover_topology, "cluster");
   for (const auto& column : matrix_columns()) {
     const CellPlan plan = plan_cell(*redisson, column, true);
-    EXPECT_EQ(plan.options.cluster, column.name == "failover") << column.name;
+    EXPECT_EQ(plan.options.cluster, column.heading.name == "failover") << column.heading.name;
   }
   EXPECT_GE(plan_cell(*redisson, *find_matrix_column("failover"), true).options.duration_s, 8.0);
   const auto other = find_lock("ext:node-redisson");
@@ -340,14 +340,14 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
                           "ext:pottery-redlock) are rows too, their variant rows beside them";
   for (const auto& generation : rows) {
     for (const auto& column : matrix_columns()) {
-      const auto expectation = expected_cell(generation.name, column.name);
-      ASSERT_TRUE(expectation) << generation.name << " x " << column.name << " has no expectation";
-      EXPECT_FALSE(expectation->reason.empty()) << generation.name << " x " << column.name;
+      const auto expectation = expected_cell(generation.name, column.heading.name);
+      ASSERT_TRUE(expectation) << generation.name << " x " << column.heading.name << " has no expectation";
+      EXPECT_FALSE(expectation->reason.empty()) << generation.name << " x " << column.heading.name;
       const CellPlan plan = plan_cell(generation, column, true);
       EXPECT_EQ(plan.not_applicable.empty(), expectation->expected != CellClass::not_applicable)
-          << generation.name << " x " << column.name << ": plan says '" << plan.not_applicable << "'";
+          << generation.name << " x " << column.heading.name << ": plan says '" << plan.not_applicable << "'";
       if (plan.not_applicable.empty()) {
-        EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.name;
+        EXPECT_FALSE(plan.faults.empty()) << generation.name << " x " << column.heading.name;
       }
     }
   }
@@ -407,11 +407,11 @@ TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
                                  "ext:redlock-universal", "ext:node-redisson", "ext:go-redsync", "ext:go-redsync-5",
                                  "ext:bsm-redislock"}) {
     for (const auto& column : matrix_columns()) {
-      const auto expectation = expected_cell(peer, column.name);
-      ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
-      EXPECT_FALSE(expectation->reason.empty()) << peer << " x " << column.name;
+      const auto expectation = expected_cell(peer, column.heading.name);
+      ASSERT_TRUE(expectation) << peer << " x " << column.heading.name << " has no expectation";
+      EXPECT_FALSE(expectation->reason.empty()) << peer << " x " << column.heading.name;
       const std::string row =
-          "| " + peer + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+          "| " + peer + " | " + column.heading.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
       EXPECT_NE(doc.find(row), std::string::npos) << "docs/peers.md lacks the row: " << row;
     }
   }
@@ -781,10 +781,10 @@ TEST(MatrixExpectations, PeerDocsListEveryRustCellWithTheSameClass) {
   const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   for (const std::string peer : {"ext:rslock", "ext:redlock-rs"}) {
     for (const auto& column : matrix_columns()) {
-      const auto expectation = expected_cell(peer, column.name);
-      ASSERT_TRUE(expectation) << peer << " x " << column.name << " has no expectation";
+      const auto expectation = expected_cell(peer, column.heading.name);
+      ASSERT_TRUE(expectation) << peer << " x " << column.heading.name << " has no expectation";
       const std::string row =
-          "| " + peer + " | " + column.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
+          "| " + peer + " | " + column.heading.name + " | " + expected_text(*expectation) + " | " + expectation->reason + " |";
       EXPECT_NE(doc.find(row), std::string::npos) << "docs/peers.md lacks the row: " << row;
     }
   }

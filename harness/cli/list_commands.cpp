@@ -75,8 +75,8 @@ int list_columns(const ColumnsFlags& flags) {
     if (flags.markdown) std::printf("%s", markdown.c_str());
     else
       for (const auto& column : matrix_columns())
-        std::printf("%-20s %-4s %s -- %s\n", column.name.c_str(), column.anchor_row.c_str(), column.title.c_str(),
-                    column.how.c_str());
+        std::printf("%-20s %-4s %s -- %s\n", column.heading.name.c_str(), column.heading.anchor_row.c_str(), column.heading.title.c_str(),
+                    column.heading.how.c_str());
     return kOk;
   }
   std::ifstream in(flags.write_doc);

@@ -106,7 +106,7 @@ Cell measure_cell(const std::string& dir, const LockDescription& generation, con
                   const MatrixOptions& options) {
   Cell cell;
   cell.lock = generation.name;
-  cell.fault = column.name;
+  cell.fault = column.heading.name;
   CellPlan plan = plan_cell(generation, column, options.quick);
   if (generation.is_adapter() && !generation.shipped) plan.options.user_adapters.locks = {generation};
   cell.specs = plan.faults;
@@ -310,7 +310,7 @@ Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
     const MatrixColumn* column = find_matrix_column(fault, options.columns);
     if (column == nullptr) {
       std::string known;
-      for (const auto& each : options.columns) known += (known.empty() ? "" : ", ") + each.name;
+      for (const auto& each : options.columns) known += (known.empty() ? "" : ", ") + each.heading.name;
       return Error{ErrorKind::usage, "--fault: unknown matrix column '" + fault + "' (one of: " + known + ")"};
     }
     if (auto missing = column_not_injectable(*column))
@@ -320,15 +320,15 @@ Result<std::vector<std::string>> select_columns(const MatrixOptions& options) {
   if (options.faults.empty()) {
     for (const auto& column : options.columns) {
       if (auto missing = column_not_injectable(column)) {
-        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.name.c_str(), missing->c_str());
+        std::fprintf(stderr, "locklab matrix: column %s left out: %s\n", column.heading.name.c_str(), missing->c_str());
         continue;
       }
-      faults.push_back(column.name);
+      faults.push_back(column.heading.name);
     }
   } else {
     for (const auto& column : options.columns)
-      if (std::find(options.faults.begin(), options.faults.end(), column.name) != options.faults.end())
-        faults.push_back(column.name);
+      if (std::find(options.faults.begin(), options.faults.end(), column.heading.name) != options.faults.end())
+        faults.push_back(column.heading.name);
   }
   return faults;
 }
@@ -349,7 +349,7 @@ Result<MatrixResult> select_cells(const MatrixOptions& options) {
   auto faults = select_columns(options);
   if (!faults) return faults.error();
   result.faults = std::move(*faults);
-  for (const auto& fault : result.faults) result.columns.push_back(heading_of(*find_matrix_column(fault, options.columns)));
+  for (const auto& fault : result.faults) result.columns.push_back(find_matrix_column(fault, options.columns)->heading);
   auto dir = result_dir(options.out, "results/matrix");
   if (!dir) return dir.error();
   result.dir = *dir;
@@ -400,7 +400,7 @@ Cell cell_from_file(const std::string& dir, const std::string& lock, const std::
 // Every cell from its file: one path for one worker or several.
 std::vector<Cell> collect_cells(const std::string& dir, const std::vector<Job>& jobs, std::span<const MatrixColumn> table) {
   std::vector<Cell> cells;
-  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation.name, job.column->name, table));
+  for (const auto& job : jobs) cells.push_back(cell_from_file(dir, job.generation.name, job.column->heading.name, table));
   return cells;
 }
 
@@ -416,7 +416,7 @@ std::vector<ColumnHeading> headings_of(const json& summary, const std::vector<st
   for (const auto& fault : faults) {
     const auto found = std::find_if(recorded.begin(), recorded.end(), [&](const auto& h) { return h.name == fault; });
     if (found != recorded.end()) headings.push_back(*found);
-    else if (const MatrixColumn* column = find_matrix_column(fault)) headings.push_back(heading_of(*column));
+    else if (const MatrixColumn* column = find_matrix_column(fault)) headings.push_back(column->heading);
   }
   return headings;
 }

@@ -378,113 +378,113 @@ constexpr GenerationCell kUnavailableReleaseCells[] = {
 
 std::span<const MatrixColumn> matrix_columns() {
   static const std::vector<MatrixColumn> table = {
-      {.name = "holder-crash",
-       .title = "holder crash",
-       .anchor_row = "1",
-       .how = "holder-crash: SIGKILL-like death inside the critical section",
-       .bites = "the holder died inside its section (or after it, before its release returned), and another client "
-                "tried afterwards",
+      {.heading = {.name = "holder-crash",
+                   .title = "holder crash",
+                   .anchor_row = "1",
+                   .how = "holder-crash: SIGKILL-like death inside the critical section",
+                   .bites = "the holder died inside its section (or after it, before its release returned), and another client "
+                            "tried afterwards"},
        .plan = plan_holder_crash,
        .generations = kHolderCrashCells},
-      {.name = "holder-pause",
-       .title = "pause > TTL",
-       .anchor_row = "2",
-       .how = "holder-pause: SIGSTOP the holder process until another client acquired",
-       .bites = "the holder was stopped inside its section past its lease's earliest end, while another client tried",
+      {.heading = {.name = "holder-pause",
+                   .title = "pause > TTL",
+                   .anchor_row = "2",
+                   .how = "holder-pause: SIGSTOP the holder process until another client acquired",
+                   .bites = "the holder was stopped inside its section past its lease's earliest end, while another client tried"},
        .plan = plan_holder_pause,
        .generations = kHolderPauseCells,
        .doc_note = "A quorum lock (multi-node) runs with one waiter instead of two: two waiters\n"
                    "that split the freed nodes can both miss their quorum until the pause ends,\n"
                    "and the lapse would then read `safe, exposed` by luck\n"
                    "(`plan_holder_pause()` in `harness/sweeps/matrix_columns.cpp`)."},
-      {.name = "slow-holder",
-       .title = "slow CS > TTL",
-       .anchor_row = "3",
-       .how = "slow-holder: one critical section lasts 3 x ttl, process alive",
-       .bites = "the section outlived its lease's earliest end while another client tried",
+      {.heading = {.name = "slow-holder",
+                   .title = "slow CS > TTL",
+                   .anchor_row = "3",
+                   .how = "slow-holder: one critical section lasts 3 x ttl, process alive",
+                   .bites = "the section outlived its lease's earliest end while another client tried"},
        .plan = plan_slow_holder,
        .generations = kSlowHolderCells},
-      {.name = "release-race",
-       .title = "check-then-DEL",
-       .anchor_row = "4",
-       .how = "holder-pause at the release window until another client got in and is inside",
-       .bites = "the holder was stopped in its release window until another client had entered, and that client was "
-                "still inside when it went on",
+      {.heading = {.name = "release-race",
+                   .title = "check-then-DEL",
+                   .anchor_row = "4",
+                   .how = "holder-pause at the release window until another client got in and is inside",
+                   .bites = "the holder was stopped in its release window until another client had entered, and that client was "
+                            "still inside when it went on"},
        .plan = plan_release_race,
        .not_applicable = release_race_not_applicable,
        .needs_declaration = true,
        .generations = kReleaseRaceCells},
-      {.name = "expire-gap",
-       .title = "SETNX/EXPIRE gap",
-       .anchor_row = "5",
-       .how = "holder-crash at after-setnx-before-expire",
-       .bites = "the holder died between the two commands, leaving a key with no TTL, and another client tried "
-                "afterwards",
+      {.heading = {.name = "expire-gap",
+                   .title = "SETNX/EXPIRE gap",
+                   .anchor_row = "5",
+                   .how = "holder-crash at after-setnx-before-expire",
+                   .bites = "the holder died between the two commands, leaving a key with no TTL, and another client tried "
+                            "afterwards"},
        .plan = plan_expire_gap,
        .not_applicable = expire_gap_not_applicable,
        .needs_declaration = true,
        .generations = kExpireGapCells},
-      {.name = "clock-skew",
-       .title = "client clock skew",
-       .anchor_row = "6",
-       .how = "clock-skew: client 1's wall clock 5 x ttl ahead",
-       .bites = "the skewed client, its clock ahead, tried while another client's lease was live and its clock read "
-                "that lease as over",
+      {.heading = {.name = "clock-skew",
+                   .title = "client clock skew",
+                   .anchor_row = "6",
+                   .how = "clock-skew: client 1's wall clock 5 x ttl ahead",
+                   .bites = "the skewed client, its clock ahead, tried while another client's lease was live and its clock read "
+                            "that lease as over"},
        .plan = plan_clock_skew,
        .not_applicable = clock_skew_not_applicable,
        .generations = kClockSkewCells},
-      {.name = "failover",
-       .title = "failover",
-       .anchor_row = "7",
-       .how = "failover: replication held, master killed, replica promoted after the first acquire",
-       .bites = "the master was failed over while the holder was inside, and another client tried while it still was",
+      {.heading = {.name = "failover",
+                   .title = "failover",
+                   .anchor_row = "7",
+                   .how = "failover: replication held, master killed, replica promoted after the first acquire",
+                   .bites = "the master was failed over while the holder was inside, and another client tried while it still was"},
        .timed = true,
        .plan = plan_failover,
        .not_applicable = failover_not_applicable,
        .generations = kFailoverCells},
-      {.name = "node-minority",
-       .title = "minority crash",
-       .anchor_row = "8",
-       .how = "node-crash: 2 of 5 nodes killed at start, never restarted",
-       .bites = "a minority of the lock's nodes was down while clients tried to acquire",
+      {.heading = {.name = "node-minority",
+                   .title = "minority crash",
+                   .anchor_row = "8",
+                   .how = "node-crash: 2 of 5 nodes killed at start, never restarted",
+                   .bites = "a minority of the lock's nodes was down while clients tried to acquire"},
        .timed = true,
        .plan = plan_node_minority,
        .not_applicable = node_minority_not_applicable,
        .needs_declaration = true,
        .generations = kNodeMinorityCells,
        .rule = node_minority_rule},
-      {.name = "node-restart",
-       .title = "restart, no persistence",
-       .anchor_row = "9",
-       .how = "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once",
-       .bites = "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was "
-                "inside, and another client tried while it still was",
+      {.heading = {.name = "node-restart",
+                   .title = "restart, no persistence",
+                   .anchor_row = "9",
+                   .how = "node-crash: the holder's node (Redlock: a majority) killed and restarted empty at once",
+                   .bites = "the restarted node(s) came back without the holder's key (a majority of them lost it) while it was "
+                            "inside, and another client tried while it still was"},
        .timed = true,
        .plan = plan_node_restart,
        .generations = kNodeRestartCells},
-      {.name = "clock-jump",
-       .title = "node clock jump",
-       .anchor_row = "10",
-       .how = "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); "
-              "waiters poll every 30 ms",
-       .bites = "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and "
-                "another client tried while it still was",
+      {.heading = {.name = "clock-jump",
+                   .title = "node clock jump",
+                   .anchor_row = "10",
+                   .how = "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); "
+                          "waiters poll every 30 ms",
+                   .bites = "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and "
+                            "another client tried while it still was"},
        .timed = true,
        .plan = plan_clock_jump,
        .generations = kClockJumpCells},
-      {.name = "net-cut",
-       .title = "net: holder cut",
-       .anchor_row = "11a",
-       .how = "net cut: the holder loses its lock-server links while it works 2 x ttl",
-       .bites = "the holder was cut off past its lease's earliest end while another client tried",
+      {.heading = {.name = "net-cut",
+                   .title = "net: holder cut",
+                   .anchor_row = "11a",
+                   .how = "net cut: the holder loses its lock-server links while it works 2 x ttl",
+                   .bites = "the holder was cut off past its lease's earliest end while another client tried"},
        .timed = true,
        .plan = plan_net_cut,
        .generations = kNetCutCells},
-      {.name = "unavailable-release",
-       .title = "unavailable: release",
-       .anchor_row = "12",
-       .how = "unavailable: the release is refused",
-       .bites = "the holder's release could not reach the server, and another client tried from then on",
+      {.heading = {.name = "unavailable-release",
+                   .title = "unavailable: release",
+                   .anchor_row = "12",
+                   .how = "unavailable: the release is refused",
+                   .bites = "the holder's release could not reach the server, and another client tried from then on"},
        .timed = true,
        .plan = plan_unavailable_release,
        .generations = kUnavailableReleaseCells},
@@ -494,7 +494,7 @@ std::span<const MatrixColumn> matrix_columns() {
 
 const MatrixColumn* find_matrix_column(std::string_view name, std::span<const MatrixColumn> table) {
   for (const auto& column : table)
-    if (column.name == name) return &column;
+    if (column.heading.name == name) return &column;
   return nullptr;
 }
 
@@ -506,19 +506,15 @@ std::string column_not_applicable(const LockDescription& lock, const MatrixColum
   return column.not_applicable != nullptr ? column.not_applicable(lock) : "";
 }
 
-ColumnHeading heading_of(const MatrixColumn& column) {
-  return {column.name, column.title, column.anchor_row, column.how, column.bites};
-}
-
 // Each column with the cells of the Redis generations (not their variants:
 // docs/generations.md lists those), in the registry's order, as written.
 std::vector<ColumnDoc> columns_doc(std::span<const MatrixColumn> table) {
   std::vector<ColumnDoc> docs;
   for (const auto& column : table) {
-    ColumnDoc doc{heading_of(column), column.doc_note, {}};
+    ColumnDoc doc{column.heading, column.doc_note, {}};
     for (const auto& generation : generations()) {
       if (!generation.capabilities.uses_redis) continue;
-      if (auto expectation = expected_cell(generation.name, column.name, table))
+      if (auto expectation = expected_cell(generation.name, column.heading.name, table))
         doc.rows.push_back({generation.name, expected_text(*expectation), expectation->reason});
     }
     docs.push_back(std::move(doc));

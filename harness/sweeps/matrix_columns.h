@@ -51,11 +51,7 @@ using ColumnNotApplicable = std::string (*)(const LockDescription& lock);
 using ColumnRule = std::optional<GenerationCell> (*)(const LockDescription& lock);
 
 struct MatrixColumn {
-  std::string name;        // `--fault NAME` of `locklab matrix`
-  std::string title;       // the report's column header
-  std::string anchor_row;  // "1", "2", "11a", ... of anchors §(b)
-  std::string how;         // one line: how the cell injects it
-  std::string bites;       // when its race had its chance: the fault's bite (docs/harness.md, "Bite")
+  ColumnHeading heading;  // its name (`--fault NAME`), title, anchors row, how and bite: what the report draws
   // A server, link or replica fault: it acts once and leaves the others erroring for a
   // while, so its cells run for a time, not a number of attempts.
   bool timed = false;
@@ -76,9 +72,6 @@ const MatrixColumn* find_matrix_column(std::string_view name, std::span<const Ma
 // Why `lock` cannot have this column's cell ("" = it can): no Redis, an
 // undeclared step point, or the column's own rule.
 std::string column_not_applicable(const LockDescription& lock, const MatrixColumn& column);
-
-// What the report draws of a column (report/matrix_cells.h).
-ColumnHeading heading_of(const MatrixColumn& column);
 
 // The table as docs/faults.md lists it (report/columns_doc.h): each column's
 // heading, bite and note, and the Redis generations' written cells.
