@@ -504,10 +504,13 @@ class AdapterClockSkew : public AdapterRun, public ::testing::WithParamInterface
   static constexpr long long kOffsetMs = 3'600'000;  // an hour: no scheduling delay passes for it
 
   // A run of two reporter clients, client 1 skewed; `wrap` goes before the adapter's command.
+  // --ops counts the clients' attempts together: client 1, held back until client 0 holds,
+  // must wake before client 0 has taken them all, so 40 of them, each held 20 ms (800 ms
+  // of client 0 alone; 6 unheld ones once went by before a loaded machine woke client 1).
   json skewed_run(const std::string& wrap) {
     before_ = wall_ms();
     const auto run = run_locklab("run --lock ext:clock --adapter '" + wrap + reporter_command(GetParam(), file()) +
-                                 "' --clients 2 --ops 6 --ttl 500 --fault clock-skew:client=1:offset=" +
+                                 "' --clients 2 --ops 40 --hold 20 --ttl 500 --fault clock-skew:client=1:offset=" +
                                  std::to_string(kOffsetMs) + " --json " + path("clock.json"));
     after_ = wall_ms();
     EXPECT_NE(run.exit_code, 2) << run.err;
