@@ -93,6 +93,17 @@ class MatrixColumnsRun : public ::testing::Test {
     std::error_code ignored;
     if (!HasFailure()) fs::remove_all(dir_, ignored);  // a failed matrix is kept for reading
   }
+  // The quick matrix of set-nx-px-token's one cell in the new column, over `table`.
+  Result<MatrixResult> run_new_cell(std::span<const MatrixColumn> table) const {
+    MatrixOptions options;
+    options.quick = true;
+    options.out = dir_;
+    options.progress = false;
+    options.locks = {"set-nx-px-token"};
+    options.faults = {"slow-holder-2x"};
+    options.columns = table;
+    return run_matrix(options);
+  }
   std::string dir_;
 };
 
@@ -101,14 +112,7 @@ class MatrixColumnsRun : public ::testing::Test {
 // the table draw its title, and docs/faults.md's list would have its section.
 TEST_F(MatrixColumnsRun, OneEntryAddsAColumn) {
   const std::vector<MatrixColumn> table = table_with_one_more();
-  MatrixOptions options;
-  options.quick = true;
-  options.out = dir_;
-  options.progress = false;
-  options.locks = {"set-nx-px-token"};
-  options.faults = {"slow-holder-2x"};
-  options.columns = table;
-  auto result = run_matrix(options);
+  auto result = run_new_cell(table);
   ASSERT_TRUE(result) << result.error().message;
   ASSERT_EQ(result->cells.size(), 1u);
   const Cell& cell = result->cells.front();
@@ -149,14 +153,7 @@ TEST_F(MatrixColumnsRun, OneEntryAddsAColumn) {
 TEST_F(MatrixColumnsRun, AColumnWithoutAPlanReadsError) {
   std::vector<MatrixColumn> table = table_with_one_more();
   table.back().plan = nullptr;
-  MatrixOptions options;
-  options.quick = true;
-  options.out = dir_;
-  options.progress = false;
-  options.locks = {"set-nx-px-token"};
-  options.faults = {"slow-holder-2x"};
-  options.columns = table;
-  auto result = run_matrix(options);
+  auto result = run_new_cell(table);
   ASSERT_TRUE(result) << result.error().message;
   ASSERT_EQ(result->cells.size(), 1u);
   EXPECT_EQ(result->cells.front().observed, CellClass::error) << result->cells.front().observed_text();
