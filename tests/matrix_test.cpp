@@ -353,6 +353,26 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
   }
 }
 
+// A shipped row's cells live in its catalog entry (catalog.json "expected"): each names a column of
+// the matrix and classes the matrix knows, with a reason; a variant writes only the cells its
+// departure changes and keeps its base row's others (workload/catalog_cells.h, with_base_cells).
+TEST(MatrixExpectations, TheCatalogWritesEachLibraryCellOnceWithRealClassesAndColumns) {
+  for (const auto& peer : catalog_peers()) {
+    for (const auto& [column, cell] : peer.expected) {
+      EXPECT_NE(find_matrix_column(column), nullptr) << peer.name << ": '" << column << "' is no matrix column";
+      EXPECT_TRUE(parse_class(cell.class_word) && *parse_class(cell.class_word) != CellClass::error)
+          << peer.name << " x " << column << ": '" << cell.class_word << "'";
+      for (const auto& also : cell.or_words) EXPECT_TRUE(parse_class(also)) << peer.name << " x " << column << ": " << also;
+      EXPECT_FALSE(cell.reason.empty()) << peer.name << " x " << column;
+    }
+  }
+  const auto base = find_lock("ext:node-redlock"), variant = find_lock("ext:node-redlock+failfast");
+  ASSERT_TRUE(base && variant);
+  EXPECT_EQ(variant->expected.at("holder-crash").reason, base->expected.at("holder-crash").reason);
+  EXPECT_EQ(variant->expected.at("node-minority").class_word, "safe") << "its own cell, not its base row's";
+  EXPECT_EQ(base->expected.at("node-minority").class_word, "liveness");
+}
+
 // The step points the release-race and expire-gap cells park at are
 // capabilities (impls/registry.cpp): each must be one its lock really passes,
 // or the cell's pause or crash would never act. One acquire and release per
@@ -699,6 +719,23 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   EXPECT_EQ(loaded->locks.back(), "ext:redis-py");
 }
 
+// A catalog cell whose word is no class is no silent pass: the cell expects `error`, so it differs
+// (exit 3), and its reason names the word. (The n/a cell runs nothing: the catalog alone will do.)
+TEST_F(MatrixRun, ACatalogCellNamingNoClassDiffersSayingWhich) {
+  const std::string peers = (fs::path(dir_) / "peers").string();
+  fs::create_directories(peers);
+  auto catalog = nlohmann::json::parse(std::ifstream(fs::path(peers_dir()) / "catalog.json"));
+  ASSERT_EQ(catalog["peers"][0]["name"], "redis-py");
+  catalog["peers"][0]["expected"]["expire-gap"]["class"] = "n/ah";
+  std::ofstream(fs::path(peers) / "catalog.json") << catalog.dump(1);
+  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+  const auto run = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/x'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  const auto cell = nlohmann::json::parse(std::ifstream(dir_ + "/x/cells/ext:redis-py__expire-gap.json"), nullptr, false);
+  EXPECT_NE(cell.dump().find("names a class that is none (n/ah)"), std::string::npos) << cell.dump();
+}
+
 // A Go adapter's row (harness/adapters/go/): its clock-skew cell is n/a with the catalog's
 // reason (the LD_PRELOAD clock shim cannot reach a Go binary's clock), never run and
 // never `safe`; its release-race cell runs through its binary and holds. Skipped when
@@ -774,7 +811,7 @@ TEST_F(MatrixRun, RedlockRsRefusingEveryAcquireUnderANodeMinorityIsLiveness) {
   EXPECT_EQ(cell.run["witness"].value("events", -1), 0);
 }
 
-// The Rust rows' expected cells (kRustPeerCells) are in docs/peers.md, "The Rust rows", word for word.
+// The Rust rows' expected cells (their catalog entries') are in docs/peers.md, "The Rust rows", word for word.
 TEST(MatrixExpectations, PeerDocsListEveryRustCellWithTheSameClass) {
   std::ifstream in(fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md");
   ASSERT_TRUE(in);

@@ -3,7 +3,7 @@
 // redis-server processes: the matrix's release-race and expire-gap cells,
 // replayed with the request parked at the fault proxy instead of a step point
 // inside the lock, end in the class written down for the in-process cell
-// (harness/sweeps/matrix_expectations.cpp). The proxy knows nothing of the
+// (its column's record, harness/sweeps/matrix_columns.cpp). The proxy knows nothing of the
 // lock's code: this is how a library behind an adapter gets the same columns.
 #include <cstdlib>
 #include <filesystem>

@@ -243,6 +243,10 @@ TEST(UserAdapterUsage, EachMistakeIsOneLineAndExitTwo) {
                                         << R"( {"name": "x", "adapter": ["/bin/true"]}]})";
   expect_one_line(run_locklab("run --lock ext:x --catalog " + dir.path("twice.json")), "ext:x is given twice");
   expect_one_line(run_locklab("matrix --catalog " + dir.path("missing.json")), "cannot read");
+  std::ofstream(dir.path("expects.json"))
+      << R"({"peers": [{"name": "x", "adapter": ["/bin/true"], "expected": {"holder-crash": {"class": "safe", "reason": "r"}}}]})";
+  expect_one_line(run_locklab("matrix --catalog " + dir.path("expects.json")), "go in --expect FILE");
+
   expect_one_line(run_locklab("matrix --lock ext:mine --adapter 'mine='"), "empty command");
   expect_one_line(run_locklab("matrix --lock ext:a/b" + mine), "a label is letters");
   expect_one_line(run_locklab("run --lock 'ext:a/../x' --adapter '" + kCad + "'"), "a label is letters");

@@ -96,7 +96,7 @@ Cell expected_of(Cell cell, std::span<const MatrixColumn> table, const UserExpec
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
-    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_columns.cpp, matrix_expectations.cpp)";
+    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_columns.cpp; a library row's: harness/adapters/catalog.json)";
   }
   return cell;
 }

@@ -2,8 +2,8 @@
 // title, anchors row, how it injects its fault, when that fault bites, how
 // its cells run (the plan), which locks it cannot apply to, and the class
 // every generation is expected to show under it. Adding a column is one entry
-// here (plus its fault in nemesis/, and the library rows' cells:
-// matrix_expectations.cpp); the report draws what the sweep hands it
+// here (plus its fault in nemesis/, and the library rows' cells: their
+// entries of harness/adapters/catalog.json); the report draws what the sweep hands it
 // (MatrixResult::columns) and docs/faults.md's list is rendered from this
 // table (`locklab list columns --write-doc docs/faults.md`).
 #pragma once

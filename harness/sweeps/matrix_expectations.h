@@ -1,10 +1,10 @@
 // The expected class of every cell of `locklab matrix`, each with a one-line
-// reason. A generation's cells are written in its column's record
-// (sweeps/matrix_columns.cpp; docs/faults.md's list is rendered from them),
-// adapted from the anchors' matrix (/work/shared/anchors/faults.md §(b)) to what
-// our generations actually do. The peer libraries' rows (`ext:NAME`) are
-// written here, their prose and source lines in docs/peers.md ("Expected
-// cells of the peers").
+// reason, from the two places they are written. A generation's cells are in
+// its column's record (sweeps/matrix_columns.cpp; docs/faults.md's list is
+// rendered from them), adapted from the anchors' matrix to what our
+// generations actually do. A shipped library row's (`ext:NAME`) are in its
+// entry of harness/adapters/catalog.json ("expected", workload/catalog_cells.h),
+// their prose and source lines in docs/peers.md ("Expected cells of the peers").
 #pragma once
 
 #include <optional>
@@ -40,7 +40,7 @@ std::string expected_text(const Expectation& expectation);
 // nullopt: nothing is written down for this cell (the matrix counts it as a
 // mismatch, so a new generation or column cannot slip in unexamined).
 // The generations' cells come from the column's record in `table`
-// (sweeps/matrix_columns.h), the libraries' from the tables here.
+// (sweeps/matrix_columns.h), the shipped libraries' from their catalog entries.
 // The first form reads the shipped table (matrix_columns()).
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,

@@ -1,6 +1,6 @@
 // `locklab matrix --expect FILE`: the classes a user expects of their own
 // rows (docs/adapters.md, "Your own lock in `matrix` and `fleets`"). A row of
-// the user's own has no class written down in matrix_expectations.cpp; with
+// the user's own has no class written down (a shipped row's are in catalog.json); with
 // this file its cells are checked as a shipped row's are: each shows matches
 // or differs, and one that differs makes the matrix exit 3. A cell the file
 // does not name stays unwritten (its observed class is the finding).

@@ -207,6 +207,9 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
     return Error{ErrorKind::usage, where + ": token_at_resource must be true or false, and true only with fencing"};
   lock.token_at_resource = tokens.get<bool>();
+  auto cells = read_catalog_cells(entry, where);
+  if (!cells) return cells.error();
+  lock.expected = std::move(cells).value();
   lock.from_catalog = true;
   give_make(lock);
   return lock;
@@ -234,10 +237,13 @@ Result<std::vector<LockDescription>> catalog_entries(const std::string& path, co
       if (earlier.name == entry->name) return Error{ErrorKind::usage, where + ": " + entry->name + " is given twice"};
     entries.push_back(std::move(entry).value());
   }
-  for (const auto& entry : entries) {
+  for (auto& entry : entries) {
+    if (entry.variant_of.empty()) continue;
     const auto base = std::string(kAdapterPrefix) + entry.variant_of;
-    if (!entry.variant_of.empty() && std::none_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == base; }))
+    const auto found = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.name == base; });
+    if (found == entries.end())
       return Error{ErrorKind::usage, path + ": " + entry.name + " is a variant of " + base + ", which it does not list"};
+    entry.expected = with_base_cells(std::move(entry.expected), found->expected);
   }
   return entries;
 }
@@ -312,7 +318,14 @@ std::string locked_key(const LockDescription& lock, std::string_view key) {
 std::vector<LockDescription> catalog_peers() { return catalog().peers; }
 
 Result<std::vector<LockDescription>> read_catalog(const std::string& path, const std::string& dir) {
-  return catalog_entries(path, dir);
+  auto entries = catalog_entries(path, dir);
+  if (!entries) return entries;
+  for (const auto& entry : *entries)
+    if (!entry.expected.empty())
+      return Error{ErrorKind::usage, path + ": " + entry.name +
+                                         " writes \"expected\": the classes you expect of your lock go in --expect FILE "
+                                         "(docs/adapters.md), checked against your rows' cells"};
+  return entries;
 }
 
 bool is_shipped(std::string_view name) {

@@ -22,6 +22,8 @@
 #include "lock.h"
 #include "registry.h"
 
+#include "workload/catalog_cells.h"
+
 namespace locklab::harness {
 
 inline constexpr std::string_view kAdapterPrefix = "ext:";
@@ -65,6 +67,10 @@ struct LockDescription {
   // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
   // token, as for generation 7 (AdapterLock::carry_tokens). False: the token is not judged.
   bool token_at_resource = false;
+  // The matrix cells a shipped row expects (catalog "expected", workload/catalog_cells.h); a
+  // variant's include its base row's. Empty for a generation (its cells are its columns') and for
+  // the user's own (their classes are the finding, or --expect FILE's).
+  CatalogCells expected;
   // The user's own adapter as flags that give it again ("--catalog mine.json",
   // "--adapter 'ext:mine=python3 mine.py'"), for replay lines; "" otherwise.
   std::string given_as;
@@ -96,7 +102,8 @@ std::string locked_key(const LockDescription& lock, std::string_view key);
 // The shipped adapters, in the catalog's order (empty when it cannot be read).
 std::vector<LockDescription> catalog_peers();
 // A catalog file in the shipped catalog's format ({"peers": [{name, adapter,
-// key, library, language, capabilities, release_window, acquire_gap}]}), its
+// key, library, language, capabilities, release_window, acquire_gap}]}) but
+// for "expected" (the classes the user expects are --expect FILE's), its
 // relative adapter paths (those with a '/') resolved against `dir`; a usage
 // Error, one line naming the file and the entry, for anything malformed. Its
 // entries are declared (from_catalog), not shipped.
