@@ -1,7 +1,7 @@
 // The Java rows (Redisson and Spring Integration's RedisLockRegistry through harness/adapters/kits/java;
 // docs/adapters.md, "The Java kit"; docs/peers.md, "Redisson", "Spring Integration RedisLockRegistry"):
 // their expected cells are written down in docs/peers.md
-// as in code; without their build they read "not installed", one line, and refuse by name;
+// as in their catalog entries; without their build they read "not installed", one line, and refuse by name;
 // with it, one fault cell runs and ends at its expected class. The acquire and release of
 // each Java row are the cases of tests/peer_adapters_test.cpp, which run for every catalog
 // entry. A case that needs the build skips, saying so, when harness/adapters/kits/java/install
@@ -36,7 +36,7 @@ class JavaRows : public RowsTest {
   }
 };
 
-// Every cell of every Java row is written down, in code and in docs/peers.md with the same class and reason.
+// Every cell of every Java row is written down, in its catalog entry and in docs/peers.md with the same class and reason.
 TEST(JavaRowsExpectations, PeerDocsListEveryJavaCellWithTheSameClass) {
   testing::expect_cells_in_peer_docs(kJavaRows);
 }

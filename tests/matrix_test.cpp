@@ -356,13 +356,14 @@ TEST(MatrixExpectations, EveryCellIsWrittenDownAndAgreesWithThePlan) {
 // A shipped row's cells live in its catalog entry (catalog.json "expected"): each names a column of
 // the matrix and classes the matrix knows, with a reason; a variant writes only the cells its
 // departure changes and keeps its base row's others (workload/catalog_cells.h, with_base_cells).
-TEST(MatrixExpectations, TheCatalogWritesEachLibraryCellOnceWithRealClassesAndColumns) {
+TEST(MatrixExpectations, TheCatalogWritesEachLibraryCellWithRealClassesAndColumns) {
   for (const auto& peer : catalog_peers()) {
     for (const auto& [column, cell] : peer.expected) {
       EXPECT_NE(find_matrix_column(column), nullptr) << peer.name << ": '" << column << "' is no matrix column";
       EXPECT_TRUE(parse_class(cell.class_word) && *parse_class(cell.class_word) != CellClass::error)
           << peer.name << " x " << column << ": '" << cell.class_word << "'";
-      for (const auto& also : cell.or_words) EXPECT_TRUE(parse_class(also)) << peer.name << " x " << column << ": " << also;
+      for (const auto& also : cell.or_words)
+        EXPECT_TRUE(parse_class(also) && *parse_class(also) != CellClass::error) << peer.name << " x " << column << ": " << also;
       EXPECT_FALSE(cell.reason.empty()) << peer.name << " x " << column;
     }
   }
@@ -415,8 +416,8 @@ TEST(MatrixStepPoints, EveryGenerationPassesTheStepPointsItsCellsParkAt) {
 // checked byte for byte: tests/matrix_columns_test.cpp, DocsColumnListIsTheTables.
 
 // The peer libraries' rows (issue 18): every column of every library the
-// issue ships is written down, and docs/peers.md lists each cell with the
-// code's class and reason, as docs/faults.md does for the generations.
+// issue ships is written down, and docs/peers.md lists each cell with its
+// catalog entry's class and reason, as docs/faults.md does for the generations.
 TEST(MatrixExpectations, PeerDocsListEveryPeerCellWithTheSameClass) {
   const fs::path doc_path = fs::path(LOCKLAB_FAULTS_DOC).parent_path() / "peers.md";
   std::ifstream in(doc_path);
@@ -719,21 +720,38 @@ TEST_F(MatrixRun, PeersWithoutTheirModulesAreSkippedByDefaultAndRefusedByName) {
   EXPECT_EQ(loaded->locks.back(), "ext:redis-py");
 }
 
-// A catalog cell whose word is no class is no silent pass: the cell expects `error`, so it differs
-// (exit 3), and its reason names the word. (The n/a cell runs nothing: the catalog alone will do.)
+// A catalog cell with a word that is no class, as its class or as its "or", is no silent pass: the
+// cell expects `error`, so it differs (exit 3), and its reason names the word. (The n/a cell runs
+// nothing: the catalog alone will do.)
 TEST_F(MatrixRun, ACatalogCellNamingNoClassDiffersSayingWhich) {
-  const std::string peers = (fs::path(dir_) / "peers").string();
-  fs::create_directories(peers);
-  auto catalog = nlohmann::json::parse(std::ifstream(fs::path(peers_dir()) / "catalog.json"));
+  const auto catalog = nlohmann::json::parse(std::ifstream(fs::path(peers_dir()) / "catalog.json"));
   ASSERT_EQ(catalog["peers"][0]["name"], "redis-py");
-  catalog["peers"][0]["expected"]["expire-gap"]["class"] = "n/ah";
-  std::ofstream(fs::path(peers) / "catalog.json") << catalog.dump(1);
-  ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
-  const auto run = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/x'");
+  for (const auto& [field, word] : {std::pair{"class", "n/ah"}, std::pair{"or", "safee"}, std::pair{"or", "error"}}) {
+    SCOPED_TRACE(std::string(field) + " = " + word);
+    const std::string peers = (fs::path(dir_) / "peers").string();
+    fs::create_directories(peers);
+    auto edited = catalog;
+    edited["peers"][0]["expected"]["expire-gap"][field] = word;
+    std::ofstream(fs::path(peers) / "catalog.json") << edited.dump(1);
+    ::setenv("LOCKLAB_PEERS_DIR", peers.c_str(), 1);
+    const auto run = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/x'");
+    ::unsetenv("LOCKLAB_PEERS_DIR");
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    const auto cell = nlohmann::json::parse(std::ifstream(dir_ + "/x/cells/ext:redis-py__expire-gap.json"), nullptr, false);
+    EXPECT_NE(cell.dump().find(std::string("names a class that is none (") + word + ")"), std::string::npos) << cell.dump();
+    fs::remove_all(dir_ + "/x");
+  }
+  // A cell of a column the matrix does not have would expect nothing: refused, one line, exit 2.
+  auto misspelled = catalog;
+  misspelled["peers"][0]["expected"]["holder-crashh"] = misspelled["peers"][0]["expected"]["holder-crash"];
+  std::ofstream(fs::path(dir_) / "peers" / "catalog.json") << misspelled.dump(1);
+  ::setenv("LOCKLAB_PEERS_DIR", (fs::path(dir_) / "peers").c_str(), 1);
+  const auto refused = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/y'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
-  EXPECT_EQ(run.exit_code, 3) << run.err;
-  const auto cell = nlohmann::json::parse(std::ifstream(dir_ + "/x/cells/ext:redis-py__expire-gap.json"), nullptr, false);
-  EXPECT_NE(cell.dump().find("names a class that is none (n/ah)"), std::string::npos) << cell.dump();
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("ext:redis-py expects a cell of 'holder-crashh', which is no matrix column"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/y")) << "refused before any cell ran";
 }
 
 // A Go adapter's row (harness/adapters/go/): its clock-skew cell is n/a with the catalog's

@@ -1,7 +1,7 @@
 // The Python venv rows (python-redis-lock and pottery on build/venv, which
 // harness/adapters/kits/python/install fills from requirements.txt with --require-hashes;
 // docs/adapters.md, "The Python kit's venv"; docs/peers.md, "The Python rows"): their expected
-// cells are written down in docs/peers.md as in code; without the venv they read "not
+// cells are written down in docs/peers.md as in their catalog entries; without the venv they read "not
 // installed", one line, and refuse by name; with it, one fault cell runs and ends at its
 // expected class. Their acquire and release are the cases of tests/peer_adapters_test.cpp,
 // which run for every catalog entry. A case that needs the venv skips, saying so, without it.
@@ -31,7 +31,7 @@ class PythonRows : public RowsTest {
   static bool installed() { return ::access((peers_dir() + "/../../build/venv/bin/python3").c_str(), X_OK) == 0; }
 };
 
-// Every cell of both rows is written down, in code and in docs/peers.md with the same class and reason.
+// Every cell of both rows is written down, in its catalog entry and in docs/peers.md with the same class and reason.
 TEST(PythonRowsExpectations, PeerDocsListEveryPythonCellWithTheSameClass) {
   testing::expect_cells_in_peer_docs(kPythonRows);
 }

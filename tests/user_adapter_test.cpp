@@ -245,7 +245,7 @@ TEST(UserAdapterUsage, EachMistakeIsOneLineAndExitTwo) {
   expect_one_line(run_locklab("matrix --catalog " + dir.path("missing.json")), "cannot read");
   std::ofstream(dir.path("expects.json"))
       << R"({"peers": [{"name": "x", "adapter": ["/bin/true"], "expected": {"holder-crash": {"class": "safe", "reason": "r"}}}]})";
-  expect_one_line(run_locklab("matrix --catalog " + dir.path("expects.json")), "go in --expect FILE");
+  expect_one_line(run_locklab("matrix --catalog " + dir.path("expects.json")), "\"expected\" is the shipped rows' field");
 
   expect_one_line(run_locklab("matrix --lock ext:mine --adapter 'mine='"), "empty command");
   expect_one_line(run_locklab("matrix --lock ext:a/b" + mine), "a label is letters");

@@ -96,7 +96,7 @@ Cell expected_of(Cell cell, std::span<const MatrixColumn> table, const UserExpec
     cell.expected_reason = expectation->reason;
   } else {
     cell.expected = CellClass::error;
-    cell.expected_reason = "no expectation written down for this cell (harness/sweeps/matrix_columns.cpp; a library row's: harness/adapters/catalog.json)";
+    cell.expected_reason = "no expectation written down for this cell (a generation's: its column's record, harness/sweeps/matrix_columns.cpp; a library row's: its catalog entry, " + peers_dir() + "/catalog.json)";
   }
   return cell;
 }
@@ -442,6 +442,7 @@ CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column
 Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options) { return select_rows(options); }
 
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
+  if (auto columns = check_catalog_columns(options.columns); !columns) return columns.error();
   auto selected = select_cells(options);
   if (!selected) return selected.error();
   MatrixResult result = std::move(*selected);

@@ -1,6 +1,5 @@
 #include "sweeps/matrix_expectations.h"
 
-#include <algorithm>
 #include <span>
 
 #include "registry.h"
@@ -13,18 +12,24 @@ namespace {
 
 using C = CellClass;
 
-// A shipped row's cell as catalog.json writes it (workload/catalog_cells.h). A word that is no
-// class reads `error`, so the cell differs with the reason saying why (tests check the catalog).
+// A word a cell may expect: a class, but never `error` (a cell that could not be judged matches nothing).
+std::optional<CellClass> expectable(const std::string& word) {
+  const auto parsed = parse_class(word);
+  return parsed && *parsed != C::error ? parsed : std::nullopt;
+}
+
+// A shipped row's cell as its catalog entry writes it (workload/catalog_cells.h). A word, in
+// "class" or in "or", that is no class the cell may expect makes the whole cell expect `error`, so
+// it differs whatever the run reads, with the reason naming the word (tests check the shipped catalog).
 Expectation expectation_of(const CatalogCell& cell, std::string_view lock, std::string_view column) {
-  const auto word = [&](const std::string& text) -> CellClass {
-    const auto parsed = parse_class(text);
-    return parsed ? *parsed : C::error;
-  };
-  Expectation expectation{word(cell.class_word), cell.reason, {}, cell.exposed, cell.exposed_either};
-  for (const auto& also : cell.or_words) expectation.or_else.push_back(word(also));
-  if (expectation.expected == C::error || std::count(expectation.or_else.begin(), expectation.or_else.end(), C::error) > 0)
-    expectation.reason = "catalog.json: " + std::string(lock) + " x " + std::string(column) + " names a class that is none (" +
-                         cell.class_word + "): " + cell.reason;
+  std::vector<std::string> words = {cell.class_word};
+  words.insert(words.end(), cell.or_words.begin(), cell.or_words.end());
+  for (const auto& word : words)
+    if (!expectable(word))
+      return Expectation{C::error, "catalog.json: " + std::string(lock) + " x " + std::string(column) +
+                                       " names a class that is none (" + word + "): " + cell.reason, {}};
+  Expectation expectation{*expectable(cell.class_word), cell.reason, {}, cell.exposed, cell.exposed_either};
+  for (const auto& also : cell.or_words) expectation.or_else.push_back(*expectable(also));
   return expectation;
 }
 
@@ -60,6 +65,15 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
     if (const auto cell = described->expected.find(std::string(fault)); cell != described->expected.end())
       return expectation_of(cell->second, lock, fault);
   return std::nullopt;
+}
+
+Status check_catalog_columns(std::span<const MatrixColumn> table) {
+  for (const auto& peer : catalog_peers())
+    for (const auto& [column, cell] : peer.expected)
+      if (find_matrix_column(column, table) == nullptr)
+        return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " expects a cell of '" + column +
+                                           "', which is no matrix column (locklab list columns)"};
+  return Done{};
 }
 
 std::string expected_text(const Expectation& expectation) {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "redis/result.h"
+
 #include "report/cell_class.h"
 
 namespace locklab::harness {
@@ -45,5 +47,10 @@ std::string expected_text(const Expectation& expectation);
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault);
 std::optional<Expectation> expected_cell(std::string_view lock, std::string_view fault,
                                         std::span<const MatrixColumn> table);
+
+// A usage Error of one line when a shipped row's catalog entry writes a cell for a column that
+// `table` does not have: a misspelled column would expect nothing (or, in a variant, its base
+// row's cell) without a word. `locklab matrix` asks before it runs a cell.
+Status check_catalog_columns(std::span<const MatrixColumn> table);
 
 }  // namespace locklab::harness

@@ -1,9 +1,9 @@
 // The matrix cells a shipped catalog row expects (harness/adapters/catalog.json, an entry's
-// "expected"): each derived from the library's source before its first run, with the reason
-// docs/peers.md gives beside the file and line. The catalog writes class words; they stay words
-// here (a run's workload cannot see report/'s CellClass), and sweeps/matrix_expectations parses
-// them. A variant row (ext:BASE+VARIANT) writes only the cells its departure changes: the others
-// are its base row's (with_base_cells).
+// "expected"): each derived from the library's source, with the reason docs/peers.md gives beside
+// the file and line (and, where a run found the library otherwise, what it found). The catalog
+// writes class words; they stay words here (a run's workload cannot see report/'s CellClass), and
+// sweeps/matrix_expectations parses them. A variant row (ext:BASE+VARIANT) may write only the
+// cells its departure changes: the others are its base row's (with_base_cells).
 #pragma once
 
 #include <map>
@@ -28,7 +28,8 @@ using CatalogCells = std::map<std::string, CatalogCell>;  // matrix column -> ce
 
 // An entry's "expected" object ({} when absent): {"COLUMN": {"class": WORD, "reason": TEXT,
 // "or": WORD | [WORD, WORD], "exposed": BOOL, "exposed_either": BOOL}}; a usage Error of one
-// line, starting with `where`, for any other shape. Words and columns are checked by sweeps.
+// line, starting with `where`, for any other shape. The words are parsed, and the columns checked
+// against the matrix's, in sweeps/matrix_expectations (check_catalog_columns).
 Result<CatalogCells> read_catalog_cells(const nlohmann::json& entry, const std::string& where);
 
 // A variant's cells: its own, and its base row's for every column it does not write.

@@ -179,9 +179,12 @@ Status read_ttl_resolution(const json& entry, const std::string& where, Capabili
   return Done{};
 }
 
-// One "peers" entry, or why it is not one.
-Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where) {
+// One "peers" entry, or why it is not one. Only the shipped catalog writes "expected".
+Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where, bool shipped) {
   if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
+  if (!shipped && entry.contains("expected"))
+    return Error{ErrorKind::usage, where + ": \"expected\" is the shipped rows' field: the classes you expect of your "
+                                           "lock go in --expect FILE (docs/adapters.md), checked against your rows' cells"};
   const std::string name = std::string(kAdapterPrefix) + entry["name"].get<std::string>();
   LockDescription lock = adapter_description(name, resolved_argv(entry["adapter"], dir), name);
   lock.library = entry.value("library", entry["name"].get<std::string>());
@@ -217,7 +220,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
 
 // Every entry of the catalog at `path`, or the first problem: a file that is
 // not JSON, has no "peers" array, an entry of the wrong shape, a name twice.
-Result<std::vector<LockDescription>> catalog_entries(const std::string& path, const std::string& dir) {
+Result<std::vector<LockDescription>> catalog_entries(const std::string& path, const std::string& dir, bool shipped) {
   std::ifstream in(path);
   if (!in) return Error{ErrorKind::usage, "cannot read " + path};
   const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -228,7 +231,7 @@ Result<std::vector<LockDescription>> catalog_entries(const std::string& path, co
     const std::string where = path + ": peer " + std::to_string(i + 1);
     Result<LockDescription> entry = Error{ErrorKind::usage, where};
     try {  // a field of the wrong type ("library": 3) throws in value()
-      entry = catalog_entry(document["peers"][i], dir, where);
+      entry = catalog_entry(document["peers"][i], dir, where, shipped);
     } catch (const json::exception& e) {
       return Error{ErrorKind::usage, where + ": " + e.what()};
     }
@@ -254,7 +257,7 @@ struct Catalog {
 };
 
 Catalog load_catalog(const std::string& dir) {
-  auto entries = catalog_entries(dir + "/catalog.json", dir);
+  auto entries = catalog_entries(dir + "/catalog.json", dir, /*shipped=*/true);
   if (!entries) return {{}, entries.error().message + " (LOCKLAB_PEERS_DIR)"};
   for (auto& peer : *entries) peer.shipped = true;
   return {std::move(entries).value(), ""};
@@ -318,14 +321,7 @@ std::string locked_key(const LockDescription& lock, std::string_view key) {
 std::vector<LockDescription> catalog_peers() { return catalog().peers; }
 
 Result<std::vector<LockDescription>> read_catalog(const std::string& path, const std::string& dir) {
-  auto entries = catalog_entries(path, dir);
-  if (!entries) return entries;
-  for (const auto& entry : *entries)
-    if (!entry.expected.empty())
-      return Error{ErrorKind::usage, path + ": " + entry.name +
-                                         " writes \"expected\": the classes you expect of your lock go in --expect FILE "
-                                         "(docs/adapters.md), checked against your rows' cells"};
-  return entries;
+  return catalog_entries(path, dir, /*shipped=*/false);
 }
 
 bool is_shipped(std::string_view name) {
