@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -370,6 +372,26 @@ TEST(FleetsCatalog, AnUnknownFailoverTopologyIsRefusedOnOneLine) {
   EXPECT_NE(run.err.find("catalog.json: peer 1: failover_topology must be \"\" or \"cluster\""), std::string::npos)
       << run.err;
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+}
+
+// "resend_ms" (the client's time to send a command again) is a whole number of ms from 0 to 60000,
+// and one above 0 says where the library sets it ("resend_reason"); otherwise one line, exit 2.
+TEST(FleetsCatalog, AResendTimeIsCheckedOnOneLine) {
+  for (const auto& [fields, says] :
+       std::vector<std::pair<std::string, std::string>>{
+           {R"("resend_ms": -1)", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {R"("resend_ms": "3s")", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {R"("resend_ms": 4500)", "a resend_ms above 0 needs its resend_reason"}}) {
+    ScratchDir peers("locklab-fleets-catalog");
+    std::ofstream(peers.path("catalog.json"))
+        << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
+        << fields << "}]}";
+    ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
+    const auto run = run_locklab("run --lock ext:x --ops 1");
+    ::unsetenv("LOCKLAB_PEERS_DIR");
+    EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
+    EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
+  }
 }
 
 // ---- usage --------------------------------------------------------------------

@@ -111,6 +111,29 @@ TEST(MatrixPlan, ACatalogClusterRowRunsOnlyItsFailoverOnTheCluster) {
   EXPECT_FALSE(plan_cell(*other, *find_matrix_column("failover"), true).options.cluster);
 }
 
+// One class per cell (issue 25 item 7): a watchdog row whose client sends a command again only
+// after a timeout and a retry delay (catalog "resend_ms") keeps its parked holder that much longer
+// in the columns that reset the contenders' connections, so a contender the reset caught comes
+// back while the holder is inside; the clock jump resets no connection and keeps 2 s.
+TEST(MatrixPlan, ARowsResendTimeLengthensItsParkedHolderOnlyWhereConnectionsReset) {
+  const auto redisson = find_lock("ext:redisson");
+  if (!redisson) GTEST_SKIP() << redisson.error().message;
+  ASSERT_EQ(redisson->resend_ms, 5000);
+  for (const char* column : {"failover", "node-restart"}) {
+    const CellPlan plan = plan_cell(*redisson, *find_matrix_column(column), true);
+    ASSERT_EQ(plan.faults.size(), 1u) << column;
+    EXPECT_NE(plan.faults[0].find(":patience=7000"), std::string::npos) << column << ": " << plan.faults[0];
+    EXPECT_GE(plan.options.duration_s, 8.0) << column;
+  }
+  const CellPlan jump = plan_cell(*redisson, *find_matrix_column("clock-jump"), true);
+  EXPECT_NE(jump.faults[0].find(":patience=2000"), std::string::npos) << jump.faults[0];
+  const auto failfast = find_lock("ext:redisson+failfast");
+  ASSERT_TRUE(failfast) << failfast.error().message;
+  EXPECT_EQ(failfast->resend_ms, 0);  // its client does not send again: retryAttempts 0
+  const CellPlan fast = plan_cell(*failfast, *find_matrix_column("node-restart"), true);
+  EXPECT_NE(fast.faults[0].find(":patience=2000"), std::string::npos) << fast.faults[0];
+}
+
 TEST(MatrixClassify, EachClassFromItsRunDocument) {
   EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
   EXPECT_EQ(classify(run("violation", with(quiet(), "overlaps", 2))), CellClass::me_violation);

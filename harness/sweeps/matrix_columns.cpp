@@ -107,9 +107,15 @@ constexpr double kClusterFailoverSeconds = 8.0;
 constexpr int kWatchdogPatienceMs = 2000;
 
 // The fault's ":patience=MS" for `generation` ("" for half a lease), lengthening the run to match.
-std::string watchdog_patience(RunOptions& o, const LockDescription& generation) {
+// `resets_connections`: the fault resets the contenders' connections (failover, node-restart), so
+// the patience also covers the time the lock's client takes to send a command again (its catalog
+// entry's "resend_ms"). Redisson's waiter whose acquire the restart caught waits out its 3 s
+// timeout and a retry delay; with 2 s of patience alone, whether that retry came back while the
+// holder was still inside (a second holder) or after it was let go (a waiter blocked past its
+// bound) was the retry's timing: two classes in one cell (issue 25, item 7).
+std::string watchdog_patience(RunOptions& o, const LockDescription& generation, bool resets_connections = false) {
   if (!generation.capabilities.auto_extends) return "";
-  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2);
+  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2) + (resets_connections ? generation.resend_ms : 0);
   o.duration_s = std::max(o.duration_s, patience / 1000.0 + 1.0);
   return ":patience=" + std::to_string(patience);
 }
@@ -126,7 +132,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
   // second per refused acquire before the failover comes.
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
-  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation)};
+  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, true)};
 }
 
 void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
@@ -139,7 +145,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
-                 watchdog_patience(o, generation)};
+                 watchdog_patience(o, generation, true)};
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {

@@ -179,6 +179,19 @@ Status read_ttl_resolution(const json& entry, const std::string& where, Capabili
   return Done{};
 }
 
+// "resend_ms" (default 0): how long the library's client takes, at its defaults, to send a command
+// again after its server went away (Redisson: a 3 s timeout, then a retry delay); "resend_reason"
+// says where the library sets it, and must.
+Status read_resend(const json& entry, const std::string& where, LockDescription& lock) {
+  const json ms = entry.value("resend_ms", json(0)), reason = entry.value("resend_reason", json(""));
+  if (!ms.is_number_integer() || ms.get<long long>() < 0 || ms.get<long long>() > 60'000)
+    return Error{ErrorKind::usage, where + ": resend_ms must be a whole number of ms from 0 to 60000"};
+  if (!reason.is_string() || (ms.get<int>() > 0 && reason.get<std::string>().empty()))
+    return Error{ErrorKind::usage, where + ": a resend_ms above 0 needs its resend_reason (a string)"};
+  lock.resend_ms = ms.get<int>();
+  return Done{};
+}
+
 // One "peers" entry, or why it is not one. Only the shipped catalog writes "expected".
 Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where, bool shipped) {
   if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
@@ -206,6 +219,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   if (auto points = read_step_points(entry, where, lock.capabilities); !points) return points.error();
   if (auto resolution = read_ttl_resolution(entry, where, lock.capabilities); !resolution) return resolution.error();
   if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
+  if (auto resend = read_resend(entry, where, lock); !resend) return resend.error();
   const json tokens = entry.value("token_at_resource", json(false));
   if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
     return Error{ErrorKind::usage, where + ": token_at_resource must be true or false, and true only with fencing"};
