@@ -374,14 +374,21 @@ TEST(FleetsCatalog, AnUnknownFailoverTopologyIsRefusedOnOneLine) {
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
 }
 
-// "resend_ms" (the client's time to send a command again) is a whole number of ms from 0 to 60000,
-// and one above 0 says where the library sets it ("resend_reason"); otherwise one line, exit 2.
+// "resend_ms" (how long a command a reset caught takes to come back) is a whole number of ms from
+// 0 to 60000; one above 0 says where the library sets it ("resend_reason", a string) and belongs to a
+// lock that claims auto_extends (only such a lock's parked holder is kept longer); otherwise one
+// line, exit 2.
 TEST(FleetsCatalog, AResendTimeIsCheckedOnOneLine) {
-  for (const auto& [fields, says] :
-       std::vector<std::pair<std::string, std::string>>{
-           {R"("resend_ms": -1)", "resend_ms must be a whole number of ms from 0 to 60000"},
-           {R"("resend_ms": "3s")", "resend_ms must be a whole number of ms from 0 to 60000"},
-           {R"("resend_ms": 4500)", "a resend_ms above 0 needs its resend_reason"}}) {
+  const std::string watchdog = R"("capabilities": {"expires": true, "auto_extends": true}, )";
+  for (const auto& [fields, says] : std::vector<std::pair<std::string, std::string>>{
+           {watchdog + R"("resend_ms": -1)", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {watchdog + R"("resend_ms": 60001)", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {watchdog + R"("resend_ms": 4500.5)", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {watchdog + R"("resend_ms": "3s")", "resend_ms must be a whole number of ms from 0 to 60000"},
+           {watchdog + R"("resend_ms": 4500)", "a resend_ms above 0 needs its resend_reason"},
+           {watchdog + R"("resend_reason": 3)", "resend_reason must be a string"},
+           {R"("capabilities": {"expires": true}, "resend_ms": 4500, "resend_reason": "a 3 s timeout")",
+            "resend_ms is for a lock that claims auto_extends"}}) {
     ScratchDir peers("locklab-fleets-catalog");
     std::ofstream(peers.path("catalog.json"))
         << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
@@ -391,6 +398,7 @@ TEST(FleetsCatalog, AResendTimeIsCheckedOnOneLine) {
     ::unsetenv("LOCKLAB_PEERS_DIR");
     EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
     EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
   }
 }
 

@@ -70,8 +70,9 @@ void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
 
 // The columns whose fault takes the key away silently (a failover, a restart)
 // and resets the contenders' connections while the holder waits inside with
-// a patience (half its lease; 2 s for a watchdog lock, watchdog_patience
-// below): a contender must notice and win in that time. Two things would hide
+// a patience (half its lease; 2 s for a watchdog lock, plus its catalog
+// entry's resend_ms: watchdog_patience below): a contender must notice and win
+// in that time. Two things would hide
 // the lost lock behind the contender's own delays:
 // - a library's Redis client reconnects after a backoff of its own, growing
 //   while the node is down (ioredis 6: 50, 100, 200, 400 ms... each plus up to
@@ -94,7 +95,8 @@ constexpr double kClusterFailoverSeconds = 8.0;
 // The faults that park the holder (failover, node-restart, clock-jump) wait
 // half a lease for a contender to get in, and the run lasts the quick 1.5 s.
 // A lock whose watchdog keeps the parked holder's lease waits 2 s (or half
-// its lease, if longer), and its run lasts a second past that, so that its
+// its lease, if longer; in failover and node-restart plus its resend_ms,
+// below), and its run lasts a second past that, so that its
 // contenders keep trying meanwhile: on a loaded machine a JVM's Redisson
 // waiter got in only after the 250 ms of a clock jump's half lease, an ioredis
 // client's reconnect backoff after a restart outlasted the 1 s of a restart's,
@@ -107,15 +109,18 @@ constexpr double kClusterFailoverSeconds = 8.0;
 constexpr int kWatchdogPatienceMs = 2000;
 
 // The fault's ":patience=MS" for `generation` ("" for half a lease), lengthening the run to match.
-// `resets_connections`: the fault resets the contenders' connections (failover, node-restart), so
-// the patience also covers the time the lock's client takes to send a command again (its catalog
-// entry's "resend_ms"). Redisson's waiter whose acquire the restart caught waits out its 3 s
+// `resets`: whether the fault resets the contenders' connections (failover, node-restart); then
+// the patience also covers the time a command the reset caught takes to come back to its caller at
+// the library's defaults (its catalog entry's "resend_ms"). Redisson's waiter whose acquire the restart caught waits out its 3 s
 // timeout and a retry delay; with 2 s of patience alone, whether that retry came back while the
 // holder was still inside (a second holder) or after it was let go (a waiter blocked past its
 // bound) was the retry's timing: two classes in one cell (issue 25, item 7).
-std::string watchdog_patience(RunOptions& o, const LockDescription& generation, bool resets_connections = false) {
+enum class Resets { connections, nothing };
+
+std::string watchdog_patience(RunOptions& o, const LockDescription& generation, Resets resets) {
   if (!generation.capabilities.auto_extends) return "";
-  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2) + (resets_connections ? generation.resend_ms : 0);
+  const int resend = resets == Resets::connections ? generation.resend_ms : 0;
+  const int patience = std::max(kWatchdogPatienceMs, o.ttl_ms / 2) + resend;
   o.duration_s = std::max(o.duration_s, patience / 1000.0 + 1.0);
   return ":patience=" + std::to_string(patience);
 }
@@ -132,7 +137,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   // 27: Redisson #4706, #4822): a library that WAITs for its replica spends a
   // second per refused acquire before the failover comes.
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
-  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, true)};
+  plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, Resets::connections)};
 }
 
 void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
@@ -145,7 +150,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
-                 watchdog_patience(o, generation, true)};
+                 watchdog_patience(o, generation, Resets::connections)};
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
@@ -162,7 +167,7 @@ void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   // contention whether it won three or five was luck.
   const std::string majority = generation.capabilities.multi_node ? ":holder-nodes=3" : "";
   plan.faults = {"clock-jump:node=0:offset=" + std::to_string(10 * o.ttl_ms) + ":when=holder" + majority +
-                 watchdog_patience(o, generation)};
+                 watchdog_patience(o, generation, Resets::nothing)};
 }
 
 void plan_net_cut(CellPlan& plan, const LockDescription&, bool quick) {

@@ -179,15 +179,21 @@ Status read_ttl_resolution(const json& entry, const std::string& where, Capabili
   return Done{};
 }
 
-// "resend_ms" (default 0): how long the library's client takes, at its defaults, to send a command
-// again after its server went away (Redisson: a 3 s timeout, then a retry delay); "resend_reason"
-// says where the library sets it, and must.
+// "resend_ms" (default 0): how long a command that a connection reset caught takes, at the
+// library's defaults, to come back to its caller (Redisson: a 3 s timeout, then a retry delay;
+// python-redis-lock: redis-py sends its BLPOP again, whole). Only a lock that renews its own lease
+// may say it: the matrix lengthens only such a lock's parked holder by it (a lapsing lease must
+// outlast the patience). "resend_reason" says where the library sets it, and must.
 Status read_resend(const json& entry, const std::string& where, LockDescription& lock) {
   const json ms = entry.value("resend_ms", json(0)), reason = entry.value("resend_reason", json(""));
   if (!ms.is_number_integer() || ms.get<long long>() < 0 || ms.get<long long>() > 60'000)
     return Error{ErrorKind::usage, where + ": resend_ms must be a whole number of ms from 0 to 60000"};
-  if (!reason.is_string() || (ms.get<int>() > 0 && reason.get<std::string>().empty()))
+  if (!reason.is_string()) return Error{ErrorKind::usage, where + ": resend_reason must be a string"};
+  if (ms.get<int>() > 0 && reason.get<std::string>().empty())
     return Error{ErrorKind::usage, where + ": a resend_ms above 0 needs its resend_reason (a string)"};
+  if (ms.get<int>() > 0 && !lock.capabilities.auto_extends)
+    return Error{ErrorKind::usage, where + ": resend_ms is for a lock that claims auto_extends (only a lock that "
+                                           "renews its own lease keeps a parked holder longer)"};
   lock.resend_ms = ms.get<int>();
   return Done{};
 }

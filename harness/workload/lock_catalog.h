@@ -63,11 +63,12 @@ struct LockDescription {
   // "" (a master with one replica, like every row) or "cluster" (a Redis Cluster with replicas,
   // the client configured for a cluster: seed 000's topology for Redisson, issue 27 item 3).
   std::string failover_topology;
-  // How long the library's client takes, at its defaults, to send a command again after the
-  // server it was sent to went away (its timeout plus its retry delay), from the catalog entry's
-  // "resend_ms" (0: at once, or not said). The failover and node-restart columns keep a parked
-  // holder whose watchdog renews its lease that much longer, so that a contender the reset
-  // caught mid-command gets back while the holder is still inside (sweeps/matrix_columns.cpp).
+  // How long a command that a connection reset caught takes, at the library's defaults, to come
+  // back to its caller (a timeout and a retry delay; a blocking command sent again whole), from
+  // the catalog entry's "resend_ms" (0: at once, or not said; only a lock that claims auto_extends
+  // may say it). The failover and node-restart columns keep a parked holder whose watchdog renews
+  // its lease that much longer, so that a contender the reset caught mid-command is back while
+  // the holder is still inside (sweeps/matrix_columns.cpp).
   int resend_ms = 0;
   // The row's service hands the library's fencing token to its resource, as the library's README
   // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
