@@ -122,16 +122,19 @@ namespace {
 std::atomic<const SharedHistory*> own_history{nullptr};
 std::atomic<int> own_index{-1};
 
-void stamp_first(std::atomic<std::int64_t>& cell) {
-  std::int64_t unset = 0;
-  cell.compare_exchange_strong(unset, monotonic_ns());
+// Stamps `cell` with now unless it holds a stamp already; the stamp it holds.
+std::int64_t stamp_first(std::atomic<std::int64_t>& cell) {
+  std::int64_t seen = 0;
+  const std::int64_t now = monotonic_ns();
+  return cell.compare_exchange_strong(seen, now) ? now : seen;
 }
 
 }  // namespace
 
-void SharedHistory::stamp_killed(int client) const {
-  stamp_first(slot(client).dead_by_ns);
+std::int64_t SharedHistory::stamp_killed(int client) const {
+  const std::int64_t stamp = stamp_first(slot(client).dead_by_ns);
   leave_dead(client);
+  return stamp;
 }
 
 void SharedHistory::become_own(int client) const {
@@ -139,10 +142,10 @@ void SharedHistory::become_own(int client) const {
   own_history.store(this);
 }
 
-void stamp_own_death() {
+std::int64_t stamp_own_death() {
   const SharedHistory* own = own_history.load();
-  if (own == nullptr) return;
-  own->stamp_killed(own_index.load());  // the same stamp, by the client itself just before _exit
+  if (own == nullptr) return monotonic_ns();
+  return own->stamp_killed(own_index.load());  // the same stamp, by the client itself just before _exit
 }
 
 std::vector<CsRecord> SharedHistory::records() const {

@@ -167,7 +167,8 @@ class SharedHistory {
   // `client` can act no more from now on: the coordinator saw it dead after
   // a SIGKILL, or the client itself is about to _exit (stamp_own_death). The
   // first stamp stays; it leaves the live occupancy now, not when reaped.
-  void stamp_killed(int client) const;
+  // Returns the stamp the slot holds.
+  std::int64_t stamp_killed(int client) const;
   // In a client process, once after fork(): the slot stamp_own_death() writes.
   void become_own(int client) const;
 
@@ -204,7 +205,10 @@ class SharedHistory {
 
 // In a client process about to _exit of its own accord (a crash at a step
 // point): stamps now as its death in the slot become_own() named. Nothing in
-// a process that named none (the coordinator, a thread client).
-void stamp_own_death();
+// a process that named none (the coordinator, a thread client). Returns the
+// stamp (now, where nothing was stamped), for a fault to record the death at
+// the very moment the section ends: a second reading of the clock could come
+// after a preemption, past the section's end.
+std::int64_t stamp_own_death();
 
 }  // namespace locklab::harness

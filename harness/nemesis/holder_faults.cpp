@@ -35,8 +35,9 @@ StepHook CrashHolderFault::client_step_hook(int client) {
   return [cells = cells_, at = at_, times = times_, client](std::string_view point) {
     if (point != at) return;
     if ((*cells)[0].fetch_add(1) >= times) return;
-    (*cells)[1 + static_cast<std::size_t>(client)].store(monotonic_ns());
-    stamp_own_death();  // the section ends here, not when the coordinator reaps us
+    // The section ends here, not when the coordinator reaps us; the fault records the death at
+    // that same stamp (a later reading could fall after a preemption, past the section's end).
+    (*cells)[1 + static_cast<std::size_t>(client)].store(stamp_own_death());
     exit_with_group(kCrashExitCode);  // no release, no destructors: gone, watchdog and adapter (its group) and all
   };
 }
