@@ -93,6 +93,26 @@ TEST(MatrixPlan, AWatchdogLockWaitsTwoSecondsForAContenderAndOthersHalfALease) {
   }
 }
 
+// Two waiters whose attempts meet can keep each other out where the lock would
+// admit either (a quorum split between them, a fair queue's head changing with
+// every attempt), and the cell's class would be their interleaving (issue 25,
+// item 7). A quorum lock gets one waiter where its class hangs on one
+// contender getting in or not; clock-jump gives every lock one.
+TEST(MatrixPlan, ColumnsWhoseClassTwoWaitersCouldDecideRunOne) {
+  const auto quorum = find_lock("redlock");
+  const auto single = find_lock("lua-safe-delete");
+  ASSERT_TRUE(quorum && single);
+  const auto clients_of = [](const LockDescription& lock, const char* column) {
+    return plan_cell(lock, *find_matrix_column(column), true).options.clients;
+  };
+  for (const char* column : {"holder-pause", "slow-holder", "clock-skew", "clock-jump"})
+    EXPECT_EQ(clients_of(*quorum, column), 2) << column;
+  EXPECT_EQ(clients_of(*single, "clock-jump"), 2);
+  for (const char* column : {"holder-crash", "slow-holder", "clock-skew", "failover", "node-restart"})
+    EXPECT_EQ(clients_of(*single, column), 3) << column;
+  EXPECT_EQ(clients_of(*quorum, "node-restart"), 3);  // the other columns keep the base workload's three
+}
+
 // Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"
 // runs its failover column, and only that one, on a Redis Cluster, long enough to see whether the
 // lock is usable after the failover; the other rows' failover stays on the single server.

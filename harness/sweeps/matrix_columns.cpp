@@ -21,18 +21,26 @@ void plan_holder_crash(CellPlan& plan, const LockDescription&, bool) {
   plan.faults = {"holder-crash"};
 }
 
+// One waiter beside the holder for a quorum lock: two waiters whose attempts
+// meet can split the free nodes so that neither reaches its quorum
+// (sesamecare keeps its partial votes through its retries; a Redisson RedLock
+// unlocks a failed round's votes before it tries again), and the cell's class
+// would then be the waiters' interleaving, not the lock's: a lapse read "safe,
+// exposed", or a stall read as liveness, by luck (issue 25, item 7).
+void one_waiter_for_a_quorum(RunOptions& o, const LockDescription& generation) {
+  if (generation.capabilities.multi_node) o.clients = 2;
+}
+
 void plan_holder_pause(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
-  // One waiter for a quorum lock: two waiters that split the freed nodes may
-  // both fail their quorum until the pause ends (sesamecare keeps its partial
-  // votes through its retries), and the lapse is then "safe, exposed" by luck.
-  if (generation.capabilities.multi_node) o.clients = 2;
+  one_waiter_for_a_quorum(o, generation);
   // Bounded at 3 x ttl: what setnx (no expiry, nobody gets in) waits for.
   plan.faults = {"holder-pause:until=other-acquired:max=" + std::to_string(3 * o.ttl_ms)};
 }
 
-void plan_slow_holder(CellPlan& plan, const LockDescription&, bool) {
+void plan_slow_holder(CellPlan& plan, const LockDescription& generation, bool) {
+  one_waiter_for_a_quorum(plan.options, generation);
   plan.faults = {"slow-holder:ms=" + std::to_string(3 * plan.options.ttl_ms)};
 }
 
@@ -62,9 +70,10 @@ void plan_expire_gap(CellPlan& plan, const LockDescription& generation, bool qui
   plan.faults = {"holder-crash:at=" + std::string(generation.capabilities.acquire_gap)};
 }
 
-void plan_clock_skew(CellPlan& plan, const LockDescription&, bool) {
+void plan_clock_skew(CellPlan& plan, const LockDescription& generation, bool) {
   RunOptions& o = plan.options;
   o.hold_ms = 50;
+  one_waiter_for_a_quorum(o, generation);
   plan.faults = {"clock-skew:client=1:offset=" + std::to_string(5 * o.ttl_ms)};
 }
 
@@ -161,6 +170,13 @@ void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   // the cell would read safe by luck: short waits keep every waiter polling,
   // so where the algorithm allows a second holder one is there at once.
   o.wait_ms = 30;
+  // One waiter, for every lock: two waiters whose 30 ms attempts overlap can
+  // keep each other out where the lock would admit either (a fair queue's
+  // waiter re-queues at the tail with each attempt and sleeps while another
+  // is the head; two RedLock contenders split the free nodes, or spend their
+  // wait on the held ones), and the cell would read safe by luck (issue 25,
+  // item 7: Redisson's fair and RedLock rows did).
+  o.clients = 2;
   // Redlock: the holder is given a bare majority (nodes 0-2) and the jump
   // hits one of them -- Kleppmann's K2, the case the algorithm does not
   // survive. On all five nodes it would keep a majority, but under
@@ -407,7 +423,8 @@ std::span<const MatrixColumn> matrix_columns() {
        .doc_note = "A quorum lock (multi-node) runs with one waiter instead of two: two waiters\n"
                    "that split the freed nodes can both miss their quorum until the pause ends,\n"
                    "and the lapse would then read `safe, exposed` by luck\n"
-                   "(`plan_holder_pause()` in `harness/sweeps/matrix_columns.cpp`)."},
+                   "(`one_waiter_for_a_quorum()` in `harness/sweeps/matrix_columns.cpp`; slow-holder\n"
+                   "and clock-skew do the same)."},
       {.heading = {.name = "slow-holder",
                    .title = "slow CS > TTL",
                    .anchor_row = "3",
@@ -477,7 +494,7 @@ std::span<const MatrixColumn> matrix_columns() {
                    .title = "node clock jump",
                    .anchor_row = "10",
                    .how = "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); "
-                          "waiters poll every 30 ms",
+                          "one waiter polls every 30 ms",
                    .bites = "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and "
                             "another client tried while it still was"},
        .timed = true,
