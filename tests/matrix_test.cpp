@@ -111,6 +111,18 @@ TEST(MatrixPlan, ColumnsWhoseClassTwoWaitersCouldDecideRunOne) {
   for (const char* column : {"holder-crash", "slow-holder", "clock-skew", "failover", "node-restart"})
     EXPECT_EQ(clients_of(*single, column), 3) << column;
   EXPECT_EQ(clients_of(*quorum, "node-restart"), 3);  // the other columns keep the base workload's three
+  // The library rows whose cells this decided: the catalog's multi_node drives it, and the fair
+  // row (a single server) gets its one waiter from clock-jump alone.
+  const auto redlock = find_lock("ext:redisson-redlock");
+  const auto sesamecare = find_lock("ext:sesamecare-redlock");
+  const auto fair = find_lock("ext:redisson-fair");
+  if (!redlock || !sesamecare || !fair) GTEST_SKIP() << "the Java or JavaScript rows are not installed";
+  for (const char* column : {"slow-holder", "clock-skew", "clock-jump"}) {
+    EXPECT_EQ(clients_of(*redlock, column), 2) << column;
+    EXPECT_EQ(clients_of(*sesamecare, column), 2) << column;
+  }
+  EXPECT_EQ(clients_of(*fair, "clock-jump"), 2);
+  EXPECT_EQ(clients_of(*fair, "slow-holder"), 3);
 }
 
 // Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"

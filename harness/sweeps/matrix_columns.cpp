@@ -167,7 +167,7 @@ void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
   o.hold_ms = 100;
   // The jump expires the key under its holder. A waiter asleep on the PTTL
   // it read before the jump (reentrant-watchdog) would miss the lapse and
-  // the cell would read safe by luck: short waits keep every waiter polling,
+  // the cell would read safe by luck: short waits keep the waiter polling,
   // so where the algorithm allows a second holder one is there at once.
   o.wait_ms = 30;
   // One waiter, for every lock: two waiters whose 30 ms attempts overlap can
@@ -245,6 +245,14 @@ std::optional<GenerationCell> node_minority_rule(const LockDescription& lock) {
   if (lock.capabilities.multi_node) return std::nullopt;
   return GenerationCell{"", C::not_applicable, "one node: losing it is columns node-restart and unavailable-release"};
 }
+
+// The note of the columns that give a quorum lock one waiter (one_waiter_for_a_quorum).
+constexpr const char* kOneWaiterForAQuorum =
+    "A quorum lock (multi-node) runs with one waiter instead of two: two waiters\n"
+    "that split the free nodes can both miss their quorum (a pause's lapse would\n"
+    "then read `safe, exposed`, a slow or skewed holder's contenders a stall, by\n"
+    "luck, not by the lock: `one_waiter_for_a_quorum()` in\n"
+    "`harness/sweeps/matrix_columns.cpp`).";
 
 // ---- The classes written down for the generations ----
 // Keep the reasons true to the code: docs/faults.md's list is rendered from
@@ -420,18 +428,15 @@ std::span<const MatrixColumn> matrix_columns() {
                    .bites = "the holder was stopped inside its section past its lease's earliest end, while another client tried"},
        .plan = plan_holder_pause,
        .generations = kHolderPauseCells,
-       .doc_note = "A quorum lock (multi-node) runs with one waiter instead of two: two waiters\n"
-                   "that split the freed nodes can both miss their quorum until the pause ends,\n"
-                   "and the lapse would then read `safe, exposed` by luck\n"
-                   "(`one_waiter_for_a_quorum()` in `harness/sweeps/matrix_columns.cpp`; slow-holder\n"
-                   "and clock-skew do the same)."},
+       .doc_note = kOneWaiterForAQuorum},
       {.heading = {.name = "slow-holder",
                    .title = "slow CS > TTL",
                    .anchor_row = "3",
                    .how = "slow-holder: one critical section lasts 3 x ttl, process alive",
                    .bites = "the section outlived its lease's earliest end while another client tried"},
        .plan = plan_slow_holder,
-       .generations = kSlowHolderCells},
+       .generations = kSlowHolderCells,
+       .doc_note = kOneWaiterForAQuorum},
       {.heading = {.name = "release-race",
                    .title = "check-then-DEL",
                    .anchor_row = "4",
@@ -460,7 +465,8 @@ std::span<const MatrixColumn> matrix_columns() {
                             "that lease as over"},
        .plan = plan_clock_skew,
        .not_applicable = clock_skew_not_applicable,
-       .generations = kClockSkewCells},
+       .generations = kClockSkewCells,
+       .doc_note = kOneWaiterForAQuorum},
       {.heading = {.name = "failover",
                    .title = "failover",
                    .anchor_row = "7",
@@ -499,7 +505,12 @@ std::span<const MatrixColumn> matrix_columns() {
                             "another client tried while it still was"},
        .timed = true,
        .plan = plan_clock_jump,
-       .generations = kClockJumpCells},
+       .generations = kClockJumpCells,
+       .doc_note = "Every lock runs with one waiter beside the holder: two waiters whose 30 ms\n"
+                   "attempts overlap can keep each other out where the lock would admit either\n"
+                   "(a fair queue's head changing with every attempt, two Redlock contenders\n"
+                   "each holding a free node the other needs), and the cell would read `safe`\n"
+                   "by luck (`plan_clock_jump()` in `harness/sweeps/matrix_columns.cpp`)."},
       {.heading = {.name = "net-cut",
                    .title = "net: holder cut",
                    .anchor_row = "11a",
