@@ -963,6 +963,23 @@ TEST_F(MatrixRun, SigtermEndsTheWorkersAndTheirServers) {
   EXPECT_TRUE(all_gone) << "left running after the matrix was stopped:" << left;
 }
 
+// An --out used before keeps only this matrix's cells: a cell file left there
+// by an earlier run read as one of them (results/reference kept 96, of rows no
+// longer in its matrices, run on older schedules). Other files stay.
+TEST_F(MatrixRun, AReusedOutKeepsOnlyThisMatrixsCells) {
+  const fs::path cells = fs::path(dir_) / "cells";
+  fs::create_directories(cells);
+  std::ofstream(cells / "ext:gone__clock-jump.json") << "{}";
+  std::ofstream(cells / "notes.txt") << "mine";
+  // A usage error changes nothing.
+  EXPECT_EQ(locklab("matrix --lock no-such-lock --out '" + dir_ + "'"), 2);
+  EXPECT_TRUE(fs::exists(cells / "ext:gone__clock-jump.json"));
+  EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);
+  EXPECT_FALSE(fs::exists(cells / "ext:gone__clock-jump.json"));
+  EXPECT_TRUE(fs::exists(cells / "setnx__holder-crash.json"));
+  EXPECT_TRUE(fs::exists(cells / "notes.txt"));
+}
+
 TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {
   EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);
   EXPECT_TRUE(fs::exists(fs::path(dir_) / "cells" / "setnx__holder-crash.json"));

@@ -228,7 +228,7 @@ Command add_matrix(CLI::App& app) {
   mat->add_option("--lang", options->lang, "matrix.html's headings, legends and notes: en, or zh (Chinese)")
       ->check(CLI::IsMember({"en", "zh"}))
       ->capture_default_str();
-  mat->add_option("--out", options->out, "Output directory (default results/matrix/<run-id>)");
+  mat->add_option("--out", options->out, "Output directory (default results/matrix/<run-id>; a reused one keeps only this matrix's cells)");
   mat->add_option("--lock", options->locks,
                   "Only these rows (repeatable): generations, shipped adapters ext:NAME, your own ext:LABEL "
                   "(--adapter, --catalog); default: every generation, every shipped adapter that can run here, "

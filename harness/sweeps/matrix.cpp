@@ -441,6 +441,26 @@ CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column
 
 Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options) { return select_rows(options); }
 
+// A matrix written to an --out that an earlier one used keeps only its own
+// cells: its matrix.json lists this run's, and a cell file an earlier run left
+// there (another row, an older schedule) reads as one of them to anyone
+// opening the folder (results/reference kept 96 such files for a while).
+// Only cell files go (LOCK__COLUMN.json); anything else in cells/ stays.
+Status remove_earlier_cells(const std::string& dir) {
+  const std::filesystem::path cells = std::filesystem::path(dir) / "cells";
+  std::error_code error;
+  std::vector<std::filesystem::path> earlier;
+  for (auto it = std::filesystem::directory_iterator(cells, error); !error && it != std::filesystem::directory_iterator();
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() == ".json" && name.find("__") != std::string::npos) earlier.push_back(it->path());
+  }
+  for (const auto& path : earlier)
+    if (!error) std::filesystem::remove(path, error);
+  if (error) return Error{ErrorKind::io, cells.string() + ": cannot clear the earlier cells: " + error.message()};
+  return Done{};
+}
+
 Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto columns = check_catalog_columns(options.columns); !columns) return columns.error();
   auto selected = select_cells(options);
@@ -451,6 +471,7 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto checked = check_rows(options.expect, own_rows); !checked) return checked.error();
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
+  if (auto cleared = remove_earlier_cells(result.dir); !cleared) return cleared.error();
   const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
   if (auto written = write_declared_catalog(*user, declared); !written) return written.error();
   const std::vector<Job> jobs = jobs_of(result, *user, options.columns);
