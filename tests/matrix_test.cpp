@@ -965,19 +965,23 @@ TEST_F(MatrixRun, SigtermEndsTheWorkersAndTheirServers) {
 
 // An --out used before keeps only this matrix's cells: a cell file left there
 // by an earlier run read as one of them (results/reference kept 96, of rows no
-// longer in its matrices, run on older schedules). Other files stay.
+// longer in its matrices, run on older schedules). Files that are not cell
+// documents stay, whatever their names; a refused matrix removes nothing.
 TEST_F(MatrixRun, AReusedOutKeepsOnlyThisMatrixsCells) {
   const fs::path cells = fs::path(dir_) / "cells";
   fs::create_directories(cells);
-  std::ofstream(cells / "ext:gone__clock-jump.json") << "{}";
-  std::ofstream(cells / "notes.txt") << "mine";
-  // A usage error changes nothing.
+  const std::string old_cell = R"({"schema": "locklab.matrix-cell/1", "lock": "ext:gone", "fault": "clock-jump"})";
+  std::ofstream(cells / "ext:gone__clock-jump.json") << old_cell;
+  std::ofstream(cells / "my__notes.json") << R"({"mine": true})";
+  std::ofstream(cells / "notes.json") << "{}";
   EXPECT_EQ(locklab("matrix --lock no-such-lock --out '" + dir_ + "'"), 2);
   EXPECT_TRUE(fs::exists(cells / "ext:gone__clock-jump.json"));
   EXPECT_EQ(locklab("matrix --quick --lock setnx --fault holder-crash --out '" + dir_ + "'"), 0);
   EXPECT_FALSE(fs::exists(cells / "ext:gone__clock-jump.json"));
   EXPECT_TRUE(fs::exists(cells / "setnx__holder-crash.json"));
-  EXPECT_TRUE(fs::exists(cells / "notes.txt"));
+  EXPECT_TRUE(fs::exists(cells / "my__notes.json"));
+  EXPECT_TRUE(fs::exists(cells / "notes.json"));
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "matrix.json"));  // this matrix's report, written again
 }
 
 TEST_F(MatrixRun, BinaryExitsZeroWhenTheCellsAreAsExpectedAndTwoOnUsage) {

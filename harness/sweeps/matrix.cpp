@@ -441,23 +441,36 @@ CellPlan plan_cell(const LockDescription& generation, const MatrixColumn& column
 
 Result<std::vector<std::string>> matrix_rows(const MatrixOptions& options) { return select_rows(options); }
 
+// A cell file: a regular file LOCK__COLUMN.json holding a locklab.matrix-cell document.
+bool is_cell_file(const std::filesystem::directory_entry& entry) {
+  const std::string name = entry.path().filename().string();
+  std::error_code error;
+  if (!entry.is_regular_file(error) || entry.path().extension() != ".json" || name.find("__") == std::string::npos)
+    return false;
+  std::ifstream in(entry.path());
+  const json document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return !document.is_discarded() && document.is_object() && document.value("schema", "") == kCellSchema;
+}
+
 // A matrix written to an --out that an earlier one used keeps only its own
-// cells: its matrix.json lists this run's, and a cell file an earlier run left
-// there (another row, an older schedule) reads as one of them to anyone
-// opening the folder (results/reference kept 96 such files for a while).
-// Only cell files go (LOCK__COLUMN.json); anything else in cells/ stays.
-Status remove_earlier_cells(const std::string& dir) {
+// cells and report: its matrix.json lists this run's cells, and a cell file an
+// earlier run left there (another row, an older schedule) reads as one of
+// them to anyone opening the folder (results/reference kept 96 such files for
+// a while); an earlier report would describe cells that are gone if this run
+// ended early. Only cell documents and the report go; other files stay.
+Status remove_earlier_matrix(const std::string& dir) {
   const std::filesystem::path cells = std::filesystem::path(dir) / "cells";
   std::error_code error;
   std::vector<std::filesystem::path> earlier;
   for (auto it = std::filesystem::directory_iterator(cells, error); !error && it != std::filesystem::directory_iterator();
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (it->path().extension() == ".json" && name.find("__") != std::string::npos) earlier.push_back(it->path());
-  }
+       it.increment(error))
+    if (is_cell_file(*it)) earlier.push_back(it->path());
+  if (error) return Error{ErrorKind::io, cells.string() + ": cannot list the earlier cells: " + error.message()};
+  for (const char* report : {"matrix.json", "matrix.md", "matrix.html"})
+    earlier.push_back(std::filesystem::path(dir) / report);
   for (const auto& path : earlier)
-    if (!error) std::filesystem::remove(path, error);
-  if (error) return Error{ErrorKind::io, cells.string() + ": cannot clear the earlier cells: " + error.message()};
+    if (std::filesystem::remove(path, error); error)
+      return Error{ErrorKind::io, path.string() + ": cannot remove what an earlier matrix left: " + error.message()};
   return Done{};
 }
 
@@ -471,7 +484,7 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto checked = check_rows(options.expect, own_rows); !checked) return checked.error();
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
-  if (auto cleared = remove_earlier_cells(result.dir); !cleared) return cleared.error();
+  if (auto cleared = remove_earlier_matrix(result.dir); !cleared) return cleared.error();
   const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
   if (auto written = write_declared_catalog(*user, declared); !written) return written.error();
   const std::vector<Job> jobs = jobs_of(result, *user, options.columns);
