@@ -402,6 +402,28 @@ TEST(FleetsCatalog, AResendTimeIsCheckedOnOneLine) {
   }
 }
 
+// "catch_waiters" ({COLUMN: PATTERN}, each a protocol pattern) says why in "catch_waiters_reason";
+// otherwise one line, exit 2 (which columns may catch is the matrix's check: MatrixRun.
+// ACatalogCellNamingNoClassDiffersSayingWhich in matrix_test.cpp).
+TEST(FleetsCatalog, CaughtWaitersAreCheckedOnOneLine) {
+  for (const auto& [fields, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"("catch_waiters": "SET")", "catch_waiters must be an object {COLUMN: PATTERN}"},
+           {R"("catch_waiters": {"failover": 3}, "catch_waiters_reason": "r")", "catch_waiters.failover must be a string"},
+           {R"("catch_waiters": {"failover": "SET>"}, "catch_waiters_reason": "r")", "catch_waiters.failover: "},
+           {R"("catch_waiters": {"node-restart": "EVAL|EVALSHA"})", "catch_waiters needs its catch_waiters_reason"}}) {
+    ScratchDir peers("locklab-fleets-catalog");
+    std::ofstream(peers.path("catalog.json"))
+        << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
+        << fields << "}]}";
+    ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
+    const auto run = run_locklab("run --lock ext:x --ops 1");
+    ::unsetenv("LOCKLAB_PEERS_DIR");
+    EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
+    EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+  }
+}
+
 // ---- usage --------------------------------------------------------------------
 
 TEST(FleetsUsage, BadFlagsAreOneLineAndExitTwo) {

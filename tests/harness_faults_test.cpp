@@ -189,6 +189,32 @@ TEST(FaultSet, ThePatienceOfAParkedHolderIsBoundedAndNeedsAHolder) {
   }
 }
 
+// catch=PATTERN (nemesis/caught_waiters.h) on node-crash (when=holder) and
+// failover: a protocol pattern; it watches every contender's links, so a
+// second watch on them is refused; each refusal says why.
+TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
+  RunOptions options;
+  options.clients = 3;
+  options.ttl_ms = 2000;
+  options.lock = "lua-safe-delete";
+  for (const auto& spec : {"node-crash:restart=now:catch=SET", "failover:catch=EVAL|EVALSHA"}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    ASSERT_TRUE(faults) << spec << ": " << faults.error().message;
+    EXPECT_TRUE((*faults)->needs().client_proxies) << spec;
+  }
+  for (const auto& [specs, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"node-crash:when=start:catch=SET"}, "catch needs when=holder"},
+           {{"node-crash:restart=now:catch=SET>"}, "catch=SET>: "},
+           {{"clock-jump:catch=SET"}, "clock-jump takes no key 'catch'"},
+           {{"node-crash:restart=now:catch=SET", "holder-pause:at=resp:DEL:client=1:ms=100"}, "a second protocol step point"}}) {
+    options.faults = specs;
+    auto faults = make_faults(options);
+    ASSERT_FALSE(faults) << specs.front();
+    EXPECT_NE(faults.error().message.find(why), std::string::npos) << specs.front() << ": " << faults.error().message;
+  }
+}
+
 // Each client's lock key (a fleet's members may lock different keys), and every known key once.
 TEST(NemesisContext, EachClientsLockKeyAndEveryKeyOnce) {
   NemesisContext context;

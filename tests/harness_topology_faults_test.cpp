@@ -198,6 +198,63 @@ double applied_at(const nlohmann::json& document, const std::string& needle) {
   return -1;
 }
 
+// catch=PATTERN (nemesis/caught_waiters.h): before the fault acts, each
+// contender's next matching request parks at its own proxy; once both are
+// parked the fault acts, and the parked requests are dropped with their
+// connections. The record names every waiter's request, before the act.
+nlohmann::json caught_run(const std::string& fault) {
+  auto options = run_options("lua-safe-delete", {fault});
+  options.clients = 3;
+  options.ttl_ms = 2000;
+  options.hold_ms = 100;
+  options.wait_ms = 30;
+  options.duration_s = 1.5;
+  return run(options);
+}
+
+std::string applied_text(const nlohmann::json& document, const std::string& prefix) {
+  for (const auto& fault : document["faults"])
+    for (const auto& event : fault["applied"])
+      if (event["what"].get<std::string>().rfind(prefix, 0) == 0) return event["what"].get<std::string>();
+  return "";
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+void expect_both_waiters_caught_before(const nlohmann::json& document, const std::string& act) {
+  const std::string caught = applied_text(document, "caught as the fault acted (SET): ");
+  EXPECT_EQ(count_of(caught, "'s SET "), 2u) << "both contenders' SET: " << story(document);
+  EXPECT_EQ(caught.find("sent none"), std::string::npos) << caught;
+  ASSERT_GE(applied_at(document, act), 0) << story(document);
+  EXPECT_LE(applied_at(document, "caught as the fault acted"), applied_at(document, act)) << story(document);
+  EXPECT_TRUE(document["faults"][0].value("bit", false)) << story(document);
+}
+
+TEST(CaughtWaiters, TheKillCatchesEveryWaitersSetOnItsWay) {
+  const auto document = caught_run("node-crash:nodes=1:restart=now:when=holder:catch=SET");
+  expect_both_waiters_caught_before(document, "SIGKILL node(s) 0");
+}
+
+TEST(CaughtWaiters, TheFailoverCatchesEveryWaitersSetOnItsWay) {
+  const auto document = caught_run("failover:after=acquire:catch=SET");
+  expect_both_waiters_caught_before(document, "master killed");
+}
+
+// A contender that sends no match within the bound was not caught: the
+// schedule did not decide the cell, so the fault did not bite, and its matrix
+// cell is error ("not exercised", sweeps/cell_class_of_run.cpp), never a class.
+TEST(CaughtWaiters, AWaiterThatSendsNoMatchLeavesTheFaultUnbitten) {
+  const auto document = caught_run("node-crash:nodes=1:restart=now:when=holder:catch=HGETALL");
+  EXPECT_FALSE(document["faults"][0].value("bit", true)) << story(document);
+  EXPECT_TRUE(applied(document, "caught as the fault acted (HGETALL): nothing; client(s) ")) << story(document);
+  EXPECT_NE(document["faults"][0].value("bite", "").find("sent no matching request within 500 ms"), std::string::npos)
+      << story(document);
+}
+
 // A blind DEL (setnx-expire) deletes the contender's key and its holder
 // re-enters at once: the contender still goes on as soon as the holder's
 // parked section is over (read from the records), not after the patience.

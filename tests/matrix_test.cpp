@@ -125,6 +125,28 @@ TEST(MatrixPlan, ColumnsWhoseClassTwoWaitersCouldDecideRunOne) {
   EXPECT_EQ(clients_of(*fair, "slow-holder"), 3);
 }
 
+// A row whose class hung on whether a waiter's request was on its way as the server went (its
+// catalog's "catch_waiters", issue 25 item 7) has its failover or node-restart fault catch every
+// waiter's (nemesis/caught_waiters.h); the other columns, and every other row, catch nothing.
+TEST(MatrixPlan, ARowThatNamesItsCaughtWaitersGetsTheCatchInThoseColumnsOnly) {
+  const auto plain = find_lock("lua-safe-delete");
+  ASSERT_TRUE(plain);
+  for (const auto& column : matrix_columns())
+    for (const auto& fault : plan_cell(*plain, column, true).faults)
+      EXPECT_EQ(fault.find(":catch="), std::string::npos) << column.heading.name << ": " << fault;
+  const auto trylock = find_lock("ext:redisson-3.18.1+trylock");
+  const auto mutex = find_lock("ext:simple-redis-mutex");
+  if (!trylock || !mutex) GTEST_SKIP() << "the Java or JavaScript rows are not installed";
+  const auto faults_of = [](const LockDescription& lock, const char* column) {
+    const CellPlan plan = plan_cell(lock, *find_matrix_column(column), true);
+    return plan.faults.empty() ? std::string() : plan.faults.front();
+  };
+  EXPECT_NE(faults_of(*trylock, "node-restart").find(":catch=EVAL|EVALSHA"), std::string::npos);
+  EXPECT_EQ(faults_of(*trylock, "failover").find(":catch="), std::string::npos);
+  EXPECT_NE(faults_of(*mutex, "failover").find(":catch=SET"), std::string::npos);
+  EXPECT_EQ(faults_of(*mutex, "node-restart").find(":catch="), std::string::npos);
+}
+
 // Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"
 // runs its failover column, and only that one, on a Redis Cluster, long enough to see whether the
 // lock is usable after the failover; the other rows' failover stays on the single server.
@@ -813,6 +835,20 @@ TEST_F(MatrixRun, ACatalogCellNamingNoClassDiffersSayingWhich) {
   EXPECT_NE(refused.err.find("ext:redis-py expects a cell of 'holder-crashh', which is no matrix column"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(dir_ + "/y")) << "refused before any cell ran";
+  // Waiters caught in a column whose fault cannot catch them (only failover and node-restart):
+  // refused the same way.
+  auto caught = catalog;
+  caught["peers"][0]["catch_waiters"] = {{"holder-crash", "SET"}};
+  caught["peers"][0]["catch_waiters_reason"] = "a reason";
+  std::ofstream(fs::path(dir_) / "peers" / "catalog.json") << caught.dump(1);
+  ::setenv("LOCKLAB_PEERS_DIR", (fs::path(dir_) / "peers").c_str(), 1);
+  const auto uncatchable = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/z'");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(uncatchable.exit_code, 2) << uncatchable.err;
+  EXPECT_NE(uncatchable.err.find("ext:redis-py catches the waiters of 'holder-crash': only failover and node-restart"),
+            std::string::npos)
+      << uncatchable.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/z")) << "refused before any cell ran";
 }
 
 // A Go adapter's row (harness/adapters/go/): its clock-skew cell is n/a with the catalog's

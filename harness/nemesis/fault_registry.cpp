@@ -214,14 +214,16 @@ const std::vector<FaultEntry>& fault_table() {
        "count=K (3) of holder-crash, holder-pause:ms and slow-holder on distinct clients, times past the ttl "
        "drawn from --seed; each draw judged on its own (acted, bit), the schedule recorded",
        make_random},
-      {"failover", {"after", "patience"},
+      {"failover", {"after", "patience", "catch"},
        "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
        "the replica is promoted; with --cluster, the key's master of a cluster the run starts, only its replication "
-       "link held [after=acquire patience=MS (ttl/2): the parked holder's wait for a contender]",
+       "link held [after=acquire patience=MS (ttl/2): the parked holder's wait for a contender; catch=PATTERN: each "
+       "waiter's next matching request is on its way as the master goes, and never answered]",
        make_failover_fault},
-      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience"},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience", "catch"},
        "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
-       "[when=start|holder holder-nodes=M patience=MS (ttl/2)]",
+       "[when=start|holder holder-nodes=M patience=MS (ttl/2) catch=PATTERN: each waiter's next matching "
+       "request is on its way as the node dies, and never answered]",
        make_node_crash_fault},
       {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
        make_node_pause_fault},
@@ -282,9 +284,11 @@ std::optional<std::string> name_and_keys_problem(const FaultSpec& spec, const Fa
 // at=resp: fault on the same client's links would replace the first one's
 // watch, and a release or drop of either would end both. Refused, one line.
 std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watched) {
-  if (!spec.has("at") || !is_protocol_point(spec.params.at("at"))) return std::nullopt;
+  // catch= (node-crash, failover) watches every contender's links (nemesis/caught_waiters.h).
+  const bool catches = spec.has("catch");
+  if (!catches && (!spec.has("at") || !is_protocol_point(spec.params.at("at")))) return std::nullopt;
   int client = -1;
-  if (spec.has("client")) {
+  if (!catches && spec.has("client")) {
     const std::string& text = spec.params.at("client");
     std::from_chars(text.data(), text.data() + text.size(), client);
   }
@@ -292,7 +296,7 @@ std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watch
     if (other < 0 || client < 0 || other == client)
       return fault_error(spec, "a second protocol step point on " +
                                    (client < 0 ? std::string("every client") : "client " + std::to_string(client)) +
-                                   "'s links (a link has one watch: one at=resp: fault per client)");
+                                   "'s links (a link has one watch: one at=resp: fault or catch= per client)");
   watched.push_back(client);
   return std::nullopt;
 }

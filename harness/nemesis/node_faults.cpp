@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "history/history.h"
+#include "nemesis/caught_waiters.h"
 #include "nemesis/held_contender.h"
 #include "servers/clock_jump.h"
 #include "servers/cluster_failover_topology.h"
@@ -267,12 +268,15 @@ std::string failover_text(const BiteEvidence& e, const FailoverReading& reading)
 
 class FailoverFault final : public HeldContenderFault {
  public:
-  FailoverFault(FaultSpec spec, bool guarded, milliseconds patience)
-      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), patience_(patience) {}
+  FailoverFault(FaultSpec spec, bool guarded, milliseconds patience, std::optional<RespPattern> catch_pattern)
+      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), patience_(patience) {
+    if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
+  }
 
   FaultNeeds needs() const override {
     FaultNeeds needs;
     needs.replica_via_proxy = true;
+    needs.client_proxies = caught_.has_value();  // catch= parks each waiter's request at its own proxy
     return needs;
   }
   milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl) + 2 * patience_; }
@@ -321,6 +325,8 @@ class FailoverFault final : public HeldContenderFault {
   // the key is no failover story): else not exercised, never safe.
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
+    if (caught_)
+      if (auto missed = caught_->not_caught()) return {false, *missed};
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
     const std::string read = "failed over: " + failover_text(evidence, reading_);
     if (!reading_.read())
@@ -366,6 +372,7 @@ class FailoverFault final : public HeldContenderFault {
   bool resumed_ = false;
   bool failed_over_ = false;
   bool finished_ = false;
+  std::optional<CaughtWaiters> caught_;  // catch=PATTERN (nemesis/caught_waiters.h)
 };
 
 void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder) {
@@ -375,7 +382,12 @@ void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder
   begin_watch(context, holder);
   const KeyDumps before = dump_holder_key(context, holder);
   hold_contender(context, holder);  // before the failover: a contender can get in while it runs
+  if (caught_) {  // every waiter's next matching request parks before the failover (half the patience at most)
+    caught_->catch_all_but(context.topology, holder, patience_ / 2);
+    note(context, caught_->summary());
+  }
   auto promoted = fail_over_reading(context, r, holder, before);
+  if (caught_) caught_->drop_all();  // the old master never answered them: each connection is reset
   if (!promoted) {
     note(context, "failover failed: " + promoted.error().message);
     return finish();
@@ -533,11 +545,13 @@ enum class Restart { never, now, after_ttl };
 class NodeCrashFault final : public ParkedHolderFault {
  public:
   NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start,
-                 const ParkedHolderSettings& parking)
+                 const ParkedHolderSettings& parking, std::optional<RespPattern> catch_pattern)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking),
         count_(nodes),
         restart_(restart),
-        at_start_(at_start) {}
+        at_start_(at_start) {
+    if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
+  }
 
   StepHook client_step_hook(int client) override {
     return at_start_ ? StepHook{} : HeldContenderFault::client_step_hook(client);
@@ -545,6 +559,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
     needs.lock_key = !at_start_;  // when=start kills the first nodes, whoever holds what
+    needs.client_proxies = caught_.has_value();  // catch= parks each waiter's request at its own proxy
     return needs;
   }
 
@@ -571,8 +586,20 @@ class NodeCrashFault final : public ParkedHolderFault {
     for (std::size_t j = 0; j < context.endpoints.size(); ++j)
       if (std::find(victims.begin(), victims.end(), j) == victims.end()) victims.push_back(j);
     victims.resize(std::min(victims.size(), count_));
+    catch_waiters(context, holder);
     crash(context, victims);
+    if (caught_) caught_->drop_all();  // the dead server never answered them: each connection is reset
     return restart_ == Restart::now;
+  }
+
+  // catch=PATTERN (nemesis/caught_waiters.h): every contender's next matching
+  // request parks before the kill. Bounded by half the patience (a quarter
+  // lease at most for a lease that lapses): the holder is parked meanwhile,
+  // and its key must still be there when the node dies.
+  void catch_waiters(NemesisContext& context, int holder) {
+    if (!caught_) return;
+    caught_->catch_all_but(topology(context), holder, patience_ / 2);
+    note(context, caught_->summary());
   }
 
   void undo_action(NemesisContext& context) override {
@@ -597,6 +624,8 @@ class NodeCrashFault final : public ParkedHolderFault {
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
     if (at_start_) return down_bite(e);
+    if (caught_)
+      if (auto missed = caught_->not_caught()) return {false, *missed};
     Bite lost = key_lost_bite(e, reading_, "server(s) after the crash");
     if (lost.bit || restart_ == Restart::now) return lost;
     Bite down = down_bite(e);
@@ -645,6 +674,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   std::vector<std::size_t> crashed_;
   Clock::time_point crashed_at_{};
   std::int64_t crashed_ns_ = 0, restarted_ns_ = 0;
+  std::optional<CaughtWaiters> caught_;  // catch=PATTERN
 };
 
 
@@ -791,6 +821,15 @@ Result<milliseconds> patience_param(const FaultSpec& spec, const FaultEnv& optio
   return milliseconds{*ms};
 }
 
+// catch=PATTERN (nemesis/caught_waiters.h): a protocol pattern; node-crash takes it with when=holder.
+Result<std::optional<RespPattern>> catch_param(const FaultSpec& spec, bool at_start) {
+  if (!spec.has("catch")) return std::optional<RespPattern>{};
+  if (at_start) return fault_error(spec, "catch needs when=holder (the waiters are caught as the holder's node dies)");
+  auto pattern = RespPattern::parse(spec.params.at("catch"));
+  if (!pattern) return fault_error(spec, "catch=" + spec.params.at("catch") + ": " + pattern.error().message);
+  return std::optional<RespPattern>{std::move(*pattern)};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -801,7 +840,10 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
   auto patience = patience_param(spec, options);
   if (!patience) return patience.error();
-  return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience));
+  auto catch_pattern = catch_param(spec, false);
+  if (!catch_pattern) return catch_pattern.error();
+  return std::unique_ptr<Fault>(
+      std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience, std::move(*catch_pattern)));
 }
 
 Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -825,9 +867,11 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
     return fault_error(spec, "restart=now with when=start restarts the servers before any client holds a key: "
                              "nothing can be lost (use when=holder, or restart=never|after-ttl)");
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
+  auto catch_pattern = catch_param(spec, *when == "start");
+  if (!catch_pattern) return catch_pattern.error();
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
-      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern)));
 }
 
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {

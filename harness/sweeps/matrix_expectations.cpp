@@ -68,11 +68,16 @@ std::optional<Expectation> expected_cell(std::string_view lock, std::string_view
 }
 
 Status check_catalog_columns(std::span<const MatrixColumn> table) {
-  for (const auto& peer : catalog_peers())
+  for (const auto& peer : catalog_peers()) {
     for (const auto& [column, cell] : peer.expected)
       if (find_matrix_column(column, table) == nullptr)
         return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " expects a cell of '" + column +
                                            "', which is no matrix column (locklab list columns)"};
+    for (const auto& [column, pattern] : peer.catch_waiters)
+      if (!column_catches_waiters(column))
+        return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " catches the waiters of '" + column +
+                                           "': only failover and node-restart catch them (catch_waiters)"};
+  }
   return Done{};
 }
 

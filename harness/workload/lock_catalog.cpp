@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "servers/resp_watch.h"
 #include "support/text.h"
 #include "workload/adapter_lock.h"
 
@@ -198,6 +199,26 @@ Status read_resend(const json& entry, const std::string& where, LockDescription&
   return Done{};
 }
 
+// "catch_waiters" (default {}): {COLUMN: PATTERN}, the matrix columns whose
+// fault catches every waiter's next request that matches PATTERN (servers/resp_watch.h), for a
+// row whose class otherwise hung on whether a waiter's request was on its way as the server
+// went; "catch_waiters_reason" says why, and must.
+Status read_catch_waiters(const json& entry, const std::string& where, LockDescription& lock) {
+  const json columns = entry.value("catch_waiters", json::object()), reason = entry.value("catch_waiters_reason", json(""));
+  if (!columns.is_object() || !reason.is_string())
+    return Error{ErrorKind::usage, where + ": catch_waiters must be an object {COLUMN: PATTERN} and catch_waiters_reason a string"};
+  // Which columns may catch is the matrix's to check (sweeps/matrix_expectations, check_catalog_columns).
+  for (const auto& [column, pattern] : columns.items()) {
+    if (!pattern.is_string()) return Error{ErrorKind::usage, where + ": catch_waiters." + column + " must be a string"};
+    if (auto parsed = RespPattern::parse(pattern.get<std::string>()); !parsed)
+      return Error{ErrorKind::usage, where + ": catch_waiters." + column + ": " + parsed.error().message};
+    lock.catch_waiters[column] = pattern.get<std::string>();
+  }
+  if (!lock.catch_waiters.empty() && reason.get<std::string>().empty())
+    return Error{ErrorKind::usage, where + ": catch_waiters needs its catch_waiters_reason (a string)"};
+  return Done{};
+}
+
 // One "peers" entry, or why it is not one. Only the shipped catalog writes "expected".
 Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where, bool shipped) {
   if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
@@ -226,6 +247,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   if (auto resolution = read_ttl_resolution(entry, where, lock.capabilities); !resolution) return resolution.error();
   if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
   if (auto resend = read_resend(entry, where, lock); !resend) return resend.error();
+  if (auto caught = read_catch_waiters(entry, where, lock); !caught) return caught.error();
   const json tokens = entry.value("token_at_resource", json(false));
   if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
     return Error{ErrorKind::usage, where + ": token_at_resource must be true or false, and true only with fencing"};
