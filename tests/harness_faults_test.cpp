@@ -207,12 +207,21 @@ TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
            {{"node-crash:when=start:catch=SET"}, "catch needs when=holder"},
            {{"node-crash:restart=now:catch=SET>"}, "catch=SET>: "},
            {{"clock-jump:catch=SET"}, "clock-jump takes no key 'catch'"},
+           {{"failover:catch=SET:x"}, "x is not KEY=VALUE"},
            {{"node-crash:restart=now:catch=SET", "holder-pause:at=resp:DEL:client=1:ms=100"}, "a second protocol step point"}}) {
     options.faults = specs;
     auto faults = make_faults(options);
     ASSERT_FALSE(faults) << specs.front();
     EXPECT_NE(faults.error().message.find(why), std::string::npos) << specs.front() << ": " << faults.error().message;
   }
+  // A Redis Cluster run has no per-client links to catch at.
+  options.cluster = true;
+  options.faults = {"failover:catch=SET"};
+  auto on_cluster = make_faults(options);
+  ASSERT_FALSE(on_cluster);
+  EXPECT_NE(on_cluster.error().message.find("catch needs per-client links, which a --cluster run does not have"),
+            std::string::npos)
+      << on_cluster.error().message;
 }
 
 // Each client's lock key (a fleet's members may lock different keys), and every known key once.

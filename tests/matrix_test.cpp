@@ -23,6 +23,7 @@
 #include "run/run.h"
 #include "servers/redis_server.h"
 #include "support/conditions.h"
+#include "sweeps/cell_class_of_run.h"
 #include "sweeps/matrix.h"
 #include "sweeps/matrix_expectations.h"
 #include "workload/lock_catalog.h"
@@ -248,6 +249,25 @@ TEST(MatrixClassify, AnAdapterThatDiedIsLivenessAndStandsUnbitten) {
   EXPECT_EQ(classify(run("safe", safety)), CellClass::liveness);
   EXPECT_EQ(classify(run("violation", with(safety, "overlaps", 1))), CellClass::me_violation);
   EXPECT_EQ(classify(run("safe", quiet())), CellClass::safe);
+}
+
+// A catch= that did not catch every waiter missed its own schedule (nemesis/caught_waiters.h): the
+// cell is not exercised even where a client's service died -- the death is then the undecided
+// interleaving's, not the cell's finding; without that mark a death stands.
+TEST(MatrixClassify, ACatchThatMissedAWaiterIsNotExercisedEvenWhereAServiceDied) {
+  json safety = quiet();
+  safety["adapter_deaths"] = {"client 1's adapter exited with status 1 before answering acquire: the service dies on E"};
+  json document = run("safe", safety);
+  document["faults"] = json::array({{{"spec", "failover:after=acquire:catch=SET"},
+                                     {"acted", true},
+                                     {"bit", false},
+                                     {"bite", "catch=SET: client 2 sent no matching request within 500 ms"},
+                                     {"schedule_missed", true}}});
+  const auto why = not_exercised(document);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("not exercised: failover:after=acquire:catch=SET: catch=SET: client 2", 0), 0u) << *why;
+  document["faults"][0].erase("schedule_missed");
+  EXPECT_FALSE(not_exercised(document)) << "a death stands where the fault's own schedule did not miss";
 }
 
 // Variant rows (docs/peers.md, "Defaults and variants"): named with '+', a variant of a

@@ -5,17 +5,19 @@
 // interleaving, not the lock, and some libraries answer the two cases apart:
 // Redisson waits out its 3 s command timeout for a request the crash
 // swallowed, where a waiter between two attempts takes the empty server at
-// once; node-redis rejects a command in flight when its socket closes, and
+// once; node-redis rejects a command in flight when its socket fails, and
 // simple-redis-mutex's attempt() has no catch for it (the service dies), where
 // a waiter between attempts queues its SET and wins the promoted replica. The
 // cell's class then hung on it (issue 25, item 7). With `catch`, the fault
 // decides it: just before it acts, each contender's next request that matches
-// PATTERN (servers/resp_watch.h) parks at the contender's own proxy; once every
-// contender has one parked, the fault acts, and the parked requests are
-// dropped with their connections: each was on its way when the server went,
-// and none reached it. A contender that sent no match within the bound was not
-// caught: the fault's bite says so, and the run is `error` (not exercised),
-// never a class the schedule did not decide.
+// PATTERN (servers/resp_watch.h) parks at the contender's own links to the
+// servers the fault takes away; once every contender has one parked, the fault
+// acts, and the parked requests are dropped with their connections: each was
+// on its way when the server went, and none reached it. A contender that sent
+// no match within the bound was not caught (its links are let go at once, so
+// nothing of it is caught later): the fault's bite says so, marked as a
+// schedule that missed (Bite::schedule_missed), and the cell is `error`
+// (not exercised), never a class the schedule did not decide.
 #pragma once
 
 #include <chrono>
@@ -35,14 +37,17 @@ class CaughtWaiters {
  public:
   explicit CaughtWaiters(RespPattern pattern) : pattern_(std::move(pattern)) {}
 
-  // Arms every client but `holder` (its links to every lock server, as one group), then polls
-  // until each parked one request or `bound` passed. Without per-client links nobody is caught.
-  void catch_all_but(LockServerLayout* topology, int holder, std::chrono::milliseconds bound);
-  // After the fault acted: the parked requests are discarded and their connections reset.
-  void drop_all();
-  // For the fault's notes: "caught (EVAL|EVALSHA): client 1's EVAL ..., client 2's EVAL ...".
+  // Arms every client but `holder` on its links to `servers` (one group per client), then polls
+  // until each parked one request or `bound` passed; the clients not caught by then are let go.
+  // Without per-client links nobody is armed.
+  void catch_all_but(LockServerLayout* topology, int holder, const std::vector<std::size_t>& servers,
+                     std::chrono::milliseconds bound);
+  // Once the fault acted: the caught requests are discarded and their connections reset. Also the
+  // safety net at the end of the run (idempotent): nothing stays armed or fenced.
+  void drop_caught();
+  // For the fault's notes: "caught before the fault acts (SET): client 0's SET ..., client 2's SET ...".
   std::string summary() const;
-  // Why the schedule did not decide the cell (a contender not caught), or nullopt.
+  // Why the schedule did not decide the cell (a contender not caught, nobody to catch), or nullopt.
   std::optional<std::string> not_caught() const;
 
  private:
@@ -50,6 +55,8 @@ class CaughtWaiters {
     int client = -1;
     std::shared_ptr<ParkGroup> group;
     std::vector<TcpProxy*> links;
+    bool caught = false;   // parked within the bound (decided once, as the bound ends)
+    bool settled = false;  // its links were dropped or let go
   };
   RespPattern pattern_;
   std::vector<Armed> armed_;

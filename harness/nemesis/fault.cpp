@@ -108,6 +108,7 @@ nlohmann::json FaultSet::record() const {
       record["bit"] = bite.bit;
       record["bite"] = bite.what;
       if (bite.refused_not_held) record["refused_not_held"] = true;
+      if (bite.schedule_missed) record["schedule_missed"] = true;
     }
     records.push_back(std::move(record));
   }
@@ -129,6 +130,10 @@ std::string FaultSet::why_not_acted() const {
 void FaultSet::judge_bites(const BiteEvidence& evidence) {
   bites_.clear();
   for (const auto& fault : faults_) bites_.push_back(fault->bite(evidence));
+}
+
+bool FaultSet::schedule_missed() const {
+  return std::any_of(bites_.begin(), bites_.end(), [](const Bite& bite) { return bite.schedule_missed; });
 }
 
 bool FaultSet::bit() const {

@@ -91,6 +91,7 @@ class FaultSet final : public Fault {
   // Asks every fault whether it bit (after after_run()); kept for record() and bit().
   void judge_bites(const BiteEvidence& evidence);
   bool bit() const;  // judged, and every fault of the set bit (true when none was asked for)
+  bool schedule_missed() const;  // a fault's own schedule missed (Bite::schedule_missed)
   std::string why_not_bit() const;        // "SPEC: what its bite saw", for each fault that did not bite
   std::vector<KeyLoss> key_losses() const;  // every judged bite's KeyLoss, in order
   std::chrono::milliseconds allowance(std::chrono::milliseconds ttl) const override;  // the sum

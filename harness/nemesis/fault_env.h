@@ -25,6 +25,7 @@ struct FaultEnv {
   int nodes = 1;                // --nodes of a multi-node lock
   int wait_replicas = 0;        // --wait-replicas
   int hosts = 1;                // --hosts: the other hosts' clients contend too
+  bool cluster = false;         // --cluster: no per-client links (catch= cannot park at them)
 };
 
 }  // namespace locklab::harness

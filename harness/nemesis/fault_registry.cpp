@@ -281,8 +281,9 @@ std::optional<std::string> name_and_keys_problem(const FaultSpec& spec, const Fa
 }
 
 // A link has one protocol watch (servers/tcp_proxy.h, arm_watch): a second
-// at=resp: fault on the same client's links would replace the first one's
-// watch, and a release or drop of either would end both. Refused, one line.
+// at=resp: fault on the same client's links, or a catch= (node-crash, failover:
+// every contender's links), would replace the first one's watch, and a release
+// or drop of either would end both. Refused, one line.
 std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watched) {
   // catch= (node-crash, failover) watches every contender's links (nemesis/caught_waiters.h).
   const bool catches = spec.has("catch");

@@ -266,10 +266,29 @@ std::string failover_text(const BiteEvidence& e, const FailoverReading& reading)
          (reading.on_replica && !*reading.on_replica && reading.after_same ? " (taken again after the promotion)" : "");
 }
 
+// catch= (nemesis/caught_waiters.h): with the holder parked, every contender's next matching
+// request parks at its links to `servers` before the fault acts. Returns the note to record.
+std::string catch_before_acting(CaughtWaiters& caught, LockServerLayout* topology, int holder,
+                                const std::vector<std::size_t>& servers, milliseconds bound) {
+  caught.catch_all_but(topology, holder, servers, bound);
+  return caught.summary();
+}
+
+// A catch that missed a waiter: not bitten, and marked as the schedule's miss (Bite::schedule_missed).
+Bite missed_catch(std::string why) {
+  Bite bite{false, std::move(why)};
+  bite.schedule_missed = true;
+  return bite;
+}
+
 class FailoverFault final : public HeldContenderFault {
  public:
-  FailoverFault(FaultSpec spec, bool guarded, milliseconds patience, std::optional<RespPattern> catch_pattern)
-      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1), guarded_(guarded), patience_(patience) {
+  FailoverFault(FaultSpec spec, bool guarded, milliseconds patience, std::optional<RespPattern> catch_pattern,
+                milliseconds catch_bound)
+      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1),
+        guarded_(guarded),
+        patience_(patience),
+        catch_bound_(catch_bound) {
     if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
   }
 
@@ -279,7 +298,9 @@ class FailoverFault final : public HeldContenderFault {
     needs.client_proxies = caught_.has_value();  // catch= parks each waiter's request at its own proxy
     return needs;
   }
-  milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl) + 2 * patience_; }
+  milliseconds allowance(milliseconds ttl) const override {
+    return long_patience(ttl) + 2 * patience_ + (caught_ ? catch_bound_ : milliseconds{0});
+  }
 
   void before_run(NemesisContext& context) override {
     auto r = replicated(context);
@@ -314,6 +335,7 @@ class FailoverFault final : public HeldContenderFault {
   void undo(NemesisContext& context) override {
     auto r = replicated(context);
     if (r && !failed_over_) r->resume();
+    if (caught_) caught_->drop_caught();  // nothing stays armed past the run (a no-op once dropped)
   }
 
   // The opportunity: the master was failed over, replication held since the
@@ -326,7 +348,7 @@ class FailoverFault final : public HeldContenderFault {
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
     if (caught_)
-      if (auto missed = caught_->not_caught()) return {false, *missed};
+      if (auto missed = caught_->not_caught()) return missed_catch(*missed);
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
     const std::string read = "failed over: " + failover_text(evidence, reading_);
     if (!reading_.read())
@@ -373,21 +395,22 @@ class FailoverFault final : public HeldContenderFault {
   bool failed_over_ = false;
   bool finished_ = false;
   std::optional<CaughtWaiters> caught_;  // catch=PATTERN (nemesis/caught_waiters.h)
+  milliseconds catch_bound_;             // how long the catch waits for every waiter's request
 };
 
 void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder) {
   const auto held = r.held_bytes();
   failed_over_ = true;
   cluster_ = r.cluster;
+  // catch= first: the holder's patience is counted from the failover, not from the catch.
+  if (caught_) note(context, catch_before_acting(*caught_, context.topology, holder, {0}, catch_bound_));
   begin_watch(context, holder);
   const KeyDumps before = dump_holder_key(context, holder);
   hold_contender(context, holder);  // before the failover: a contender can get in while it runs
-  if (caught_) {  // every waiter's next matching request parks before the failover (half the patience at most)
-    caught_->catch_all_but(context.topology, holder, patience_ / 2);
-    note(context, caught_->summary());
-  }
   auto promoted = fail_over_reading(context, r, holder, before);
-  if (caught_) caught_->drop_all();  // the old master never answered them: each connection is reset
+  // The old master never answered them: each connection is reset. A caught client's reconnection
+  // made meanwhile (the retarget reset its links) is held by the fence until now and reset too.
+  if (caught_) caught_->drop_caught();
   if (!promoted) {
     note(context, "failover failed: " + promoted.error().message);
     return finish();
@@ -545,12 +568,18 @@ enum class Restart { never, now, after_ttl };
 class NodeCrashFault final : public ParkedHolderFault {
  public:
   NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start,
-                 const ParkedHolderSettings& parking, std::optional<RespPattern> catch_pattern)
+                 const ParkedHolderSettings& parking, std::optional<RespPattern> catch_pattern,
+                 milliseconds catch_bound)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking),
         count_(nodes),
         restart_(restart),
-        at_start_(at_start) {
+        at_start_(at_start),
+        catch_bound_(catch_bound) {
     if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
+  }
+
+  milliseconds allowance(milliseconds ttl) const override {
+    return ParkedHolderFault::allowance(ttl) + (caught_ ? catch_bound_ : milliseconds{0});
   }
 
   StepHook client_step_hook(int client) override {
@@ -586,23 +615,15 @@ class NodeCrashFault final : public ParkedHolderFault {
     for (std::size_t j = 0; j < context.endpoints.size(); ++j)
       if (std::find(victims.begin(), victims.end(), j) == victims.end()) victims.push_back(j);
     victims.resize(std::min(victims.size(), count_));
-    catch_waiters(context, holder);
+    // catch=: every contender's next matching request parks at its links to the victims first.
+    if (caught_) note(context, catch_before_acting(*caught_, topology(context), holder, victims, catch_bound_));
     crash(context, victims);
-    if (caught_) caught_->drop_all();  // the dead server never answered them: each connection is reset
+    if (caught_) caught_->drop_caught();  // the dead servers never answered them: each connection is reset
     return restart_ == Restart::now;
   }
 
-  // catch=PATTERN (nemesis/caught_waiters.h): every contender's next matching
-  // request parks before the kill. Bounded by half the patience (a quarter
-  // lease at most for a lease that lapses): the holder is parked meanwhile,
-  // and its key must still be there when the node dies.
-  void catch_waiters(NemesisContext& context, int holder) {
-    if (!caught_) return;
-    caught_->catch_all_but(topology(context), holder, patience_ / 2);
-    note(context, caught_->summary());
-  }
-
   void undo_action(NemesisContext& context) override {
+    if (caught_) caught_->drop_caught();  // nothing stays armed past the run (a no-op once dropped)
     if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
   }
 
@@ -625,7 +646,7 @@ class NodeCrashFault final : public ParkedHolderFault {
     if (!acted()) return {false, why_not_acted()};
     if (at_start_) return down_bite(e);
     if (caught_)
-      if (auto missed = caught_->not_caught()) return {false, *missed};
+      if (auto missed = caught_->not_caught()) return missed_catch(*missed);
     Bite lost = key_lost_bite(e, reading_, "server(s) after the crash");
     if (lost.bit || restart_ == Restart::now) return lost;
     Bite down = down_bite(e);
@@ -674,7 +695,8 @@ class NodeCrashFault final : public ParkedHolderFault {
   std::vector<std::size_t> crashed_;
   Clock::time_point crashed_at_{};
   std::int64_t crashed_ns_ = 0, restarted_ns_ = 0;
-  std::optional<CaughtWaiters> caught_;  // catch=PATTERN
+  std::optional<CaughtWaiters> caught_;  // catch=PATTERN (nemesis/caught_waiters.h)
+  milliseconds catch_bound_;             // how long the catch waits for every waiter's request
 };
 
 
@@ -821,13 +843,26 @@ Result<milliseconds> patience_param(const FaultSpec& spec, const FaultEnv& optio
   return milliseconds{*ms};
 }
 
-// catch=PATTERN (nemesis/caught_waiters.h): a protocol pattern; node-crash takes it with when=holder.
-Result<std::optional<RespPattern>> catch_param(const FaultSpec& spec, bool at_start) {
+// catch=PATTERN (nemesis/caught_waiters.h): a protocol pattern (no ':', the fault grammar's
+// separator); node-crash takes it with when=holder. It parks at per-client links, which a run on
+// a Redis Cluster does not have.
+Result<std::optional<RespPattern>> catch_param(const FaultSpec& spec, const FaultEnv& options, bool at_start) {
   if (!spec.has("catch")) return std::optional<RespPattern>{};
   if (at_start) return fault_error(spec, "catch needs when=holder (the waiters are caught as the holder's node dies)");
+  if (options.cluster) return fault_error(spec, "catch needs per-client links, which a --cluster run does not have");
   auto pattern = RespPattern::parse(spec.params.at("catch"));
   if (!pattern) return fault_error(spec, "catch=" + spec.params.at("catch") + ": " + pattern.error().message);
   return std::optional<RespPattern>{std::move(*pattern)};
+}
+
+// How long the catch waits for every waiter's request: half the patience, and for a lease that
+// lapses at most half of what the patience leaves of it, so that the holder, parked for the catch
+// and then its patience, is let go before its own expiry could admit the contender.
+milliseconds catch_bound(const FaultEnv& options, milliseconds patience) {
+  const milliseconds half = patience / 2;
+  const bool lapses = options.capabilities.expires && !options.capabilities.auto_extends;
+  if (!lapses) return half;
+  return std::max(milliseconds{1}, std::min(half, (milliseconds{options.ttl_ms} - patience) / 2));
 }
 
 }  // namespace
@@ -840,10 +875,10 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   if (options.wait_replicas > 1) return fault_error(spec, "the failover topology has one replica: --wait-replicas 0 or 1");
   auto patience = patience_param(spec, options);
   if (!patience) return patience.error();
-  auto catch_pattern = catch_param(spec, false);
+  auto catch_pattern = catch_param(spec, options, false);
   if (!catch_pattern) return catch_pattern.error();
-  return std::unique_ptr<Fault>(
-      std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience, std::move(*catch_pattern)));
+  return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience,
+                                                                std::move(*catch_pattern), catch_bound(options, *patience)));
 }
 
 Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -867,11 +902,12 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
     return fault_error(spec, "restart=now with when=start restarts the servers before any client holds a key: "
                              "nothing can be lost (use when=holder, or restart=never|after-ttl)");
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
-  auto catch_pattern = catch_param(spec, *when == "start");
+  auto catch_pattern = catch_param(spec, options, *when == "start");
   if (!catch_pattern) return catch_pattern.error();
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
-      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern)));
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern),
+      catch_bound(options, *patience)));
 }
 
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {

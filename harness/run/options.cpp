@@ -24,6 +24,7 @@ FaultEnv fault_env(const RunOptions& given) {
   env.nodes = options.nodes;
   env.wait_replicas = options.wait_replicas;
   env.hosts = options.hosts;
+  env.cluster = options.cluster;
   return env;
 }
 

@@ -359,7 +359,9 @@ void judge_faults_bit(Verdict& verdict, const FaultSet& faults, const WorkloadOu
   if (!faults.acted() || faults.bit() || verdict.verdict != "safe") return;
   // A client whose adapter died on its own is a liveness finding (the service died), and it
   // stands like one: said, not turned into `error` (the matrix reads it: sweeps/cell_class_of_run.cpp).
-  if (!outcome.adapter_deaths.empty()) {
+  // Not where the fault's own schedule missed (catch=: a waiter not caught): the deaths are then
+  // the undecided interleaving's, and the cell must not read them as its class.
+  if (!outcome.adapter_deaths.empty() && !faults.schedule_missed()) {
     verdict.reasons.insert(verdict.reasons.begin(), "not exercised, but a client's service died: " + faults.why_not_bit());
     return;
   }

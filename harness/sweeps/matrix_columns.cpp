@@ -137,7 +137,7 @@ std::string watchdog_patience(RunOptions& o, const LockDescription& generation, 
 // ":catch=PATTERN" where the row's catalog entry names `column` in its catch_waiters ("" else): a
 // row whose class hung on whether a waiter's request was on its way as the server went has every
 // waiter's caught, so the fault decides it (nemesis/caught_waiters.h; issue 25, item 7).
-std::string caught_waiters(const LockDescription& generation, const std::string& column) {
+std::string catch_suffix(const LockDescription& generation, const std::string& column) {
   const auto pattern = generation.catch_waiters.find(column);
   return pattern == generation.catch_waiters.end() ? "" : ":catch=" + pattern->second;
 }
@@ -155,7 +155,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   // second per refused acquire before the failover comes.
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
   plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, Resets::connections) +
-                 caught_waiters(generation, "failover")};
+                 catch_suffix(generation, "failover")};
 }
 
 void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
@@ -168,7 +168,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   o.hold_ms = 100;
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
-                 watchdog_patience(o, generation, Resets::connections) + caught_waiters(generation, "node-restart")};
+                 watchdog_patience(o, generation, Resets::connections) + catch_suffix(generation, "node-restart")};
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
@@ -540,7 +540,16 @@ std::span<const MatrixColumn> matrix_columns() {
   return table;
 }
 
-bool column_catches_waiters(std::string_view name) { return name == "failover" || name == "node-restart"; }
+std::string catch_waiters_problem(const LockDescription& lock) {
+  for (const auto& [column, pattern] : lock.catch_waiters) {
+    if (column != "failover" && column != "node-restart")
+      return "catches the waiters of '" + column + "': only failover and node-restart catch them (catch_waiters)";
+    if (column == "failover" && lock.failover_topology == "cluster")
+      return "catches the waiters of its failover, which runs on a Redis Cluster: no per-client links to catch them "
+             "at (catch_waiters)";
+  }
+  return "";
+}
 
 const MatrixColumn* find_matrix_column(std::string_view name, std::span<const MatrixColumn> table) {
   for (const auto& column : table)

@@ -68,9 +68,9 @@ struct MatrixColumn {
 // The one table, in the anchors' row order.
 std::span<const MatrixColumn> matrix_columns();
 const MatrixColumn* find_matrix_column(std::string_view name, std::span<const MatrixColumn> table = matrix_columns());
-// The columns whose fault can catch every waiter's request (a catalog row's "catch_waiters" keys):
-// failover and node-restart.
-bool column_catches_waiters(std::string_view name);
+// Why a catalog row's "catch_waiters" cannot be planned ("" = it can): only failover and
+// node-restart catch their waiters, and a failover on a Redis Cluster has no per-client links.
+std::string catch_waiters_problem(const LockDescription& lock);
 
 // Why `lock` cannot have this column's cell ("" = it can): no Redis, an
 // undeclared step point, or the column's own rule.

@@ -73,10 +73,8 @@ Status check_catalog_columns(std::span<const MatrixColumn> table) {
       if (find_matrix_column(column, table) == nullptr)
         return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " expects a cell of '" + column +
                                            "', which is no matrix column (locklab list columns)"};
-    for (const auto& [column, pattern] : peer.catch_waiters)
-      if (!column_catches_waiters(column))
-        return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " catches the waiters of '" + column +
-                                           "': only failover and node-restart catch them (catch_waiters)"};
+    if (const std::string problem = catch_waiters_problem(peer); !problem.empty())
+      return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " " + problem};
   }
   return Done{};
 }
