@@ -410,6 +410,8 @@ TEST(FleetsCatalog, CaughtWaitersAreCheckedOnOneLine) {
            {R"("catch_waiters": "SET")", "catch_waiters must be an object {COLUMN: PATTERN}"},
            {R"("catch_waiters": {"failover": 3}, "catch_waiters_reason": "r")", "catch_waiters.failover must be a string"},
            {R"("catch_waiters": {"failover": "SET>"}, "catch_waiters_reason": "r")", "catch_waiters.failover: "},
+           {R"("catch_waiters": {"failover": "EVAL~redis:call"}, "catch_waiters_reason": "r")",
+            "catch_waiters.failover: a pattern cannot hold ':'"},
            {R"("catch_waiters": {"node-restart": "EVAL|EVALSHA"})", "catch_waiters needs its catch_waiters_reason"}}) {
     ScratchDir peers("locklab-fleets-catalog");
     std::ofstream(peers.path("catalog.json"))

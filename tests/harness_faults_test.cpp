@@ -214,6 +214,18 @@ TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
     ASSERT_FALSE(faults) << specs.front();
     EXPECT_NE(faults.error().message.find(why), std::string::npos) << specs.front() << ": " << faults.error().message;
   }
+  // A patience that leaves the catch no time under a lapsing lease, and other hosts' waiters
+  // (not parked here), are refused too.
+  for (const auto& [spec, hosts, why] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"node-crash:restart=now:patience=1990:catch=SET", 1, "catch needs at least 50 ms to catch the waiters"},
+           {"failover:catch=SET", 2, "catch parks this host's waiters only"}}) {
+    options.faults = {spec};
+    options.hosts = hosts;
+    auto faults = make_faults(options);
+    ASSERT_FALSE(faults) << spec;
+    EXPECT_NE(faults.error().message.find(why), std::string::npos) << spec << ": " << faults.error().message;
+  }
+  options.hosts = 1;
   // A Redis Cluster run has no per-client links to catch at.
   options.cluster = true;
   options.faults = {"failover:catch=SET"};

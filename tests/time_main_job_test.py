@@ -46,12 +46,14 @@ def main():
         readings = [{"ext:redlock-rs x node-restart": "liveness, exposed", "setnx x holder-crash": "deadlock"},
                     {"ext:redlock-rs x node-restart": "liveness, exposed", "setnx x holder-crash": "deadlock"},
                     {"ext:redlock-rs x node-restart": "liveness", "setnx x holder-crash": "deadlock"}]
+        if tmj.cells_varying(readings + [{}]) != tmj.cells_varying(readings):
+            failures.append("cells_varying: a run that read nothing made cells vary")
         names = tmj.off_cells(records, readings)
         if names != ["ext:redlock-rs x node-restart", "fenced x failover"]:
             failures.append("off_cells: %s" % names)
         dest = os.path.join(scratch, "kept")
         os.makedirs(os.path.join(dest, "run-9"))  # a stale copy of an earlier regeneration
-        kept = tmj.keep_cells(runs, names, dest)
+        kept = tmj.keep_cells(runs + [os.path.join(scratch, "gone"), None], names, dest)  # a run that left nothing
         want = sorted("run-%d/%s" % (i + 1, f) for i in range(3)
                       for f in ("ext:redlock-rs__node-restart.json", "fenced__failover.json"))
         got = sorted(os.path.relpath(os.path.join(d, f), dest) for d, _, files in os.walk(dest) for f in files)

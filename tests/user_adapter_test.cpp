@@ -99,6 +99,20 @@ TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSa
       << declared.dump();
 }
 
+// A user's row whose catch_waiters names a column that cannot catch its waiters (only failover and
+// node-restart do) is refused before any cell runs, as a shipped row's is: one line, exit 2.
+TEST(UserAdapterMatrix, AColumnThatCannotCatchItsWaitersIsRefusedBeforeAnyCell) {
+  ScratchDir out("locklab-user-matrix-catch");
+  std::ofstream(out.path("catch.json"))
+      << R"({"peers": [{"name": "catcher", "adapter": ["/usr/bin/python3", ")" << kAdapters
+      << R"(/cad_lock.py"], "key": "{key}", "capabilities": {"expires": true, "owner_checked_release": true}, )"
+      << R"("catch_waiters": {"holder-crash": "SET"}, "catch_waiters_reason": "a reason"}]})";
+  const auto run = run_locklab("matrix --quick --catalog " + out.path("catch.json") +
+                               " --lock ext:catcher --fault holder-crash --out " + out.path("m"));
+  expect_one_line(run, "ext:catcher catches the waiters of 'holder-crash': only failover and node-restart catch them");
+  EXPECT_FALSE(std::ifstream(out.path("m/matrix.json")).good()) << "refused before any cell ran";
+}
+
 // A lock that refuses every acquire, before any fault as under one: under node-minority nothing
 // is acquired, and that reads `liveness` (unavailable under the fault) only for a lock whose probe
 // got the lock before the run; this one never did: `error`, a broken lock (sweeps/matrix.cpp).

@@ -42,8 +42,8 @@ class CaughtWaiters {
   // Without per-client links nobody is armed.
   void catch_all_but(LockServerLayout* topology, int holder, const std::vector<std::size_t>& servers,
                      std::chrono::milliseconds bound);
-  // Once the fault acted: the caught requests are discarded and their connections reset. Also the
-  // safety net at the end of the run (idempotent): nothing stays armed or fenced.
+  // Once the fault acted: the caught requests are discarded and their connections reset; the
+  // faults call it in the tick that caught them (idempotent: their undo calls it again).
   void drop_caught();
   // For the fault's notes: "caught before the fault acts (SET): client 0's SET ..., client 2's SET ...".
   std::string summary() const;

@@ -335,7 +335,9 @@ class FailoverFault final : public HeldContenderFault {
   void undo(NemesisContext& context) override {
     auto r = replicated(context);
     if (r && !failed_over_) r->resume();
-    if (caught_) caught_->drop_caught();  // nothing stays armed past the run (a no-op once dropped)
+    // A no-op: the drop follows the catch in the same tick. Kept so that no later early return
+    // between them can leave a link fenced past the run.
+    if (caught_) caught_->drop_caught();
   }
 
   // The opportunity: the master was failed over, replication held since the
@@ -623,7 +625,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   }
 
   void undo_action(NemesisContext& context) override {
-    if (caught_) caught_->drop_caught();  // nothing stays armed past the run (a no-op once dropped)
+    if (caught_) caught_->drop_caught();  // a no-op, as the failover's undo (above)
     if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
   }
 
@@ -850,6 +852,8 @@ Result<std::optional<RespPattern>> catch_param(const FaultSpec& spec, const Faul
   if (!spec.has("catch")) return std::optional<RespPattern>{};
   if (at_start) return fault_error(spec, "catch needs when=holder (the waiters are caught as the holder's node dies)");
   if (options.cluster) return fault_error(spec, "catch needs per-client links, which a --cluster run does not have");
+  if (options.hosts > 1)
+    return fault_error(spec, "catch parks this host's waiters only: the other hosts' (--hosts) would go uncaught");
   auto pattern = RespPattern::parse(spec.params.at("catch"));
   if (!pattern) return fault_error(spec, "catch=" + spec.params.at("catch") + ": " + pattern.error().message);
   return std::optional<RespPattern>{std::move(*pattern)};
@@ -865,6 +869,16 @@ milliseconds catch_bound(const FaultEnv& options, milliseconds patience) {
   return std::max(milliseconds{1}, std::min(half, (milliseconds{options.ttl_ms} - patience) / 2));
 }
 
+// A catch whose bound leaves no time to catch anyone (a patience near a lapsing lease) would
+// read `error` on every run: refused, saying why.
+constexpr milliseconds kShortestCatch{50};
+std::optional<Error> catch_too_short(const FaultSpec& spec, const FaultEnv& options, milliseconds patience, bool catches) {
+  if (!catches || catch_bound(options, patience) >= kShortestCatch) return std::nullopt;
+  return fault_error(spec, "catch needs at least " + ms_text(kShortestCatch) + " to catch the waiters, and patience=" +
+                               std::to_string(patience.count()) + " leaves " + ms_text(catch_bound(options, patience)) +
+                               " of the lease that lapses under it");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -877,6 +891,7 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   if (!patience) return patience.error();
   auto catch_pattern = catch_param(spec, options, false);
   if (!catch_pattern) return catch_pattern.error();
+  if (auto short_catch = catch_too_short(spec, options, *patience, catch_pattern->has_value())) return *short_catch;
   return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience,
                                                                 std::move(*catch_pattern), catch_bound(options, *patience)));
 }
@@ -904,6 +919,7 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   const Restart how = *restart == "now" ? Restart::now : *restart == "after-ttl" ? Restart::after_ttl : Restart::never;
   auto catch_pattern = catch_param(spec, options, *when == "start");
   if (!catch_pattern) return catch_pattern.error();
+  if (auto short_catch = catch_too_short(spec, options, *patience, catch_pattern->has_value())) return *short_catch;
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
       ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern),

@@ -484,6 +484,9 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   if (auto checked = check_rows(options.expect, own_rows); !checked) return checked.error();
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
+  for (const auto& lock : user->locks)  // the shipped rows': check_catalog_columns
+    if (const std::string problem = catch_waiters_problem(lock); !problem.empty())
+      return Error{ErrorKind::usage, lock.name + " " + problem};
   if (auto cleared = remove_earlier_matrix(result.dir); !cleared) return cleared.error();
   const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();
   if (auto written = write_declared_catalog(*user, declared); !written) return written.error();

@@ -212,6 +212,9 @@ Status read_catch_waiters(const json& entry, const std::string& where, LockDescr
     if (!pattern.is_string()) return Error{ErrorKind::usage, where + ": catch_waiters." + column + " must be a string"};
     if (auto parsed = RespPattern::parse(pattern.get<std::string>()); !parsed)
       return Error{ErrorKind::usage, where + ": catch_waiters." + column + ": " + parsed.error().message};
+    if (pattern.get<std::string>().find(':') != std::string::npos)
+      return Error{ErrorKind::usage, where + ": catch_waiters." + column +
+                                         ": a pattern cannot hold ':' (the fault grammar's separator)"};
     lock.catch_waiters[column] = pattern.get<std::string>();
   }
   if (!lock.catch_waiters.empty() && reason.get<std::string>().empty())
