@@ -374,6 +374,21 @@ TEST(FleetsCatalog, AnUnknownFailoverTopologyIsRefusedOnOneLine) {
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
 }
 
+// A shipped catalog whose one entry has `fields` is refused when a run loads it: exit 2, one
+// line saying `says` about peer 1.
+void expect_catalog_refused(const std::string& fields, const std::string& says) {
+  ScratchDir peers("locklab-fleets-catalog");
+  std::ofstream(peers.path("catalog.json"))
+      << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
+      << fields << "}]}";
+  ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
+  const auto run = run_locklab("run --lock ext:x --ops 1");
+  ::unsetenv("LOCKLAB_PEERS_DIR");
+  EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
+  EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+}
+
 // "resend_ms" (how long a command a reset caught takes to come back) is a whole number of ms from
 // 0 to 60000; one above 0 says where the library sets it ("resend_reason", a string) and belongs to a
 // lock that claims auto_extends (only such a lock's parked holder is kept longer); otherwise one
@@ -389,16 +404,7 @@ TEST(FleetsCatalog, AResendTimeIsCheckedOnOneLine) {
            {watchdog + R"("resend_reason": 3)", "resend_reason must be a string"},
            {R"("capabilities": {"expires": true}, "resend_ms": 4500, "resend_reason": "a 3 s timeout")",
             "resend_ms is for a lock that claims auto_extends"}}) {
-    ScratchDir peers("locklab-fleets-catalog");
-    std::ofstream(peers.path("catalog.json"))
-        << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
-        << fields << "}]}";
-    ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
-    const auto run = run_locklab("run --lock ext:x --ops 1");
-    ::unsetenv("LOCKLAB_PEERS_DIR");
-    EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
-    EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
-    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+    expect_catalog_refused(fields, says);
   }
 }
 
@@ -413,16 +419,7 @@ TEST(FleetsCatalog, CaughtWaitersAreCheckedOnOneLine) {
            {R"("catch_waiters": {"failover": "EVAL~redis:call"}, "catch_waiters_reason": "r")",
             "catch_waiters.failover: a pattern cannot hold ':'"},
            {R"("catch_waiters": {"node-restart": "EVAL|EVALSHA"})", "catch_waiters needs its catch_waiters_reason"}}) {
-    ScratchDir peers("locklab-fleets-catalog");
-    std::ofstream(peers.path("catalog.json"))
-        << R"({"schema": "locklab.peers/1", "peers": [{"name": "x", "adapter": ["/bin/true"], "key": "{key}", )"
-        << fields << "}]}";
-    ::setenv("LOCKLAB_PEERS_DIR", peers.str().c_str(), 1);
-    const auto run = run_locklab("run --lock ext:x --ops 1");
-    ::unsetenv("LOCKLAB_PEERS_DIR");
-    EXPECT_EQ(run.exit_code, 2) << fields << run.out << run.err;
-    EXPECT_NE(run.err.find("catalog.json: peer 1: " + says), std::string::npos) << fields << run.err;
-    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line: " << run.err;
+    expect_catalog_refused(fields, says);
   }
 }
 
