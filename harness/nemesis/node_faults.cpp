@@ -869,14 +869,15 @@ milliseconds catch_bound(const FaultEnv& options, milliseconds patience) {
   return std::max(milliseconds{1}, std::min(half, (milliseconds{options.ttl_ms} - patience) / 2));
 }
 
-// A catch whose bound leaves no time to catch anyone (a patience near a lapsing lease) would
+// A catch whose bound leaves no time to catch anyone (a short patience, or one near a lapsing lease) would
 // read `error` on every run: refused, saying why.
 constexpr milliseconds kShortestCatch{50};
 std::optional<Error> catch_too_short(const FaultSpec& spec, const FaultEnv& options, milliseconds patience, bool catches) {
   if (!catches || catch_bound(options, patience) >= kShortestCatch) return std::nullopt;
+  const bool lapses = options.capabilities.expires && !options.capabilities.auto_extends;
   return fault_error(spec, "catch needs at least " + ms_text(kShortestCatch) + " to catch the waiters, and patience=" +
-                               std::to_string(patience.count()) + " leaves " + ms_text(catch_bound(options, patience)) +
-                               " of the lease that lapses under it");
+                               std::to_string(patience.count()) + " leaves it " + ms_text(catch_bound(options, patience)) +
+                               (lapses ? " (half of what it leaves of a lease that lapses)" : " (half the patience)"));
 }
 
 }  // namespace
