@@ -92,7 +92,13 @@ std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisCont
       if (waited >= std::chrono::nanoseconds(rule.ms).count()) return Resume{"after " + ms_text(waited)};
       break;
     case PauseRule::Until::expired:
-      if (key_expired(context, client)) return Resume{"the key expired, after " + ms_text(waited)};
+      // Gone at the server and a whole lease since the stop: the key can expire
+      // a little before its section's enter stamp + ttl (the SET reached the
+      // server before the reply did), and the bite judges a lapse by that
+      // stamp (nemesis/bite.cpp, pause_inside_bite). Resuming at the first
+      // sight of the gone key could go on "before its lease had ended".
+      if (waited >= std::chrono::nanoseconds(context.ttl).count() && key_expired(context, client))
+        return Resume{"the key expired, after " + ms_text(waited)};
       break;
     case PauseRule::Until::other_acquired:
       if (other_acquired(context, client, stopped))
