@@ -236,6 +236,41 @@ TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
       << on_cluster.error().message;
 }
 
+// split=PATTERN (nemesis/split_votes.h) shares the live nodes between clients 0 and 1 when the
+// run starts: it needs when=start, two clients, per-client links, and live nodes that two shares
+// split with neither a majority. Each refusal is one line.
+TEST(FaultSet, SplittingTheVotesNeedsTheStartTwoClientsAndAQuorumLock) {
+  RunOptions options;
+  options.clients = 2;
+  options.nodes = 5;
+  options.lock = "redlock";
+  options.faults = {"node-crash:nodes=2:when=start:split=SET"};
+  auto faults = make_faults(options);
+  ASSERT_TRUE(faults) << faults.error().message;
+  EXPECT_TRUE((*faults)->needs().client_proxies);
+  for (const auto& [spec, clients, lock, why] : std::vector<std::tuple<std::string, int, std::string, std::string>>{
+           {"node-crash:nodes=2:restart=now:split=SET", 2, "redlock", "split needs when=start"},
+           {"node-crash:nodes=2:when=start:split=SET", 3, "redlock", "split shares the live nodes between clients 0 and 1"},
+           {"node-crash:nodes=1:when=start:split=SET", 2, "lua-safe-delete", "split needs a quorum lock"},
+           {"node-crash:nodes=4:when=start:split=SET", 2, "redlock", "(1 of 5 left alive)"},
+           {"node-crash:nodes=2:when=start:split=SET>", 2, "redlock", "split=SET>: "},
+           {"node-crash:nodes=2:when=start:split=SET:catch=SET", 2, "redlock", "catch needs when=holder"}}) {
+    options.faults = {spec};
+    options.clients = clients;
+    options.lock = lock;
+    auto refused = make_faults(options);
+    ASSERT_FALSE(refused) << spec;
+    EXPECT_NE(refused.error().message.find(why), std::string::npos) << spec << ": " << refused.error().message;
+  }
+  options.clients = 2;
+  options.lock = "redlock";
+  options.faults = {"node-crash:nodes=2:when=start:split=SET"};
+  options.hosts = 2;
+  auto hosts = make_faults(options);
+  ASSERT_FALSE(hosts);
+  EXPECT_NE(hosts.error().message.find("split holds this host's contenders only"), std::string::npos) << hosts.error().message;
+}
+
 // Each client's lock key (a fleet's members may lock different keys), and every known key once.
 TEST(NemesisContext, EachClientsLockKeyAndEveryKeyOnce) {
   NemesisContext context;

@@ -256,6 +256,49 @@ TEST(CaughtWaiters, AWaiterThatSendsNoMatchLeavesTheFaultUnbitten) {
       << story(document);
 }
 
+// split=PATTERN (nemesis/split_votes.h): with 2 of 5 nodes down, each live node
+// answers one contender's first SET before the other's: client 0 takes nodes 2
+// and 3, client 1 node 4, and neither round has three. Generation 6 gives a
+// failed round's votes back and tries again, so one of them wins a later round:
+// the split bit, and the lock held.
+nlohmann::json split_run(const std::string& pattern) {
+  auto options = run_options("redlock", {"node-crash:nodes=2:when=start:split=" + pattern});
+  options.nodes = 5;
+  options.clients = 2;
+  // A held SET's connection holds the client's later rounds' SETs behind it (5 ms node timeout
+  // each); let go, they land late and keep node 4 one lease (500 ms): a later round wins after that.
+  options.duration_s = 1.5;
+  options.ttl_ms = 500;
+  return run(options);
+}
+
+TEST(SplitVotes, EachLiveNodeAnswersOneContenderFirstAndRedlockRecovers) {
+  const auto document = split_run("SET");
+  EXPECT_TRUE(applied(document, "client 0 first on node(s) 2,3, client 1 on 4")) << story(document);
+  for (const std::string held : {"client 0's SET locklab:lock", "client 1's SET locklab:lock"})
+    EXPECT_TRUE(applied(document, held)) << held << ": " << story(document);
+  std::size_t went_on = 0;
+  for (const auto& event : document["faults"][0]["applied"])
+    went_on += event["what"].get<std::string>().find("goes on to node") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(went_on, 3u) << "node 4 for client 0, nodes 2 and 3 for client 1: " << story(document);
+  EXPECT_TRUE(document["faults"][0].value("bit", false)) << story(document);
+  EXPECT_EQ(document["faults"][0].value("bite", "").rfind("the first round split: ", 0), 0u) << story(document);
+  EXPECT_EQ(document["verdict"], "safe") << story(document);
+  EXPECT_GT(document["totals"]["acquired"].get<int>(), 0) << "a later round won: " << story(document);
+}
+
+// A contender whose request never matches was never held: the round was not
+// split, so the fault did not bite and the schedule says it missed (`error`).
+TEST(SplitVotes, ARequestThatNeverComesLeavesTheFaultUnbitten) {
+  const auto document = split_run("HGETALL");
+  EXPECT_FALSE(document["faults"][0].value("bit", true)) << story(document);
+  EXPECT_TRUE(document["faults"][0].value("schedule_missed", false)) << story(document);
+  EXPECT_NE(document["faults"][0].value("bite", "").find("never came within 500 ms, so the round was not split"),
+            std::string::npos)
+      << story(document);
+  EXPECT_EQ(document["verdict"], "error") << story(document);
+}
+
 // A blind DEL (setnx-expire) deletes the contender's key and its holder
 // re-enters at once: the contender still goes on as soon as the holder's
 // parked section is over (read from the records), not after the patience.

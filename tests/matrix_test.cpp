@@ -128,7 +128,8 @@ TEST(MatrixPlan, ColumnsWhoseClassTwoWaitersCouldDecideRunOne) {
 
 // A row whose class hung on whether a waiter's request was on its way as the server went (its
 // catalog's "catch_waiters", issue 25 item 7) has its failover or node-restart fault catch every
-// waiter's (nemesis/caught_waiters.h); the other columns, and every other row, catch nothing.
+// waiter's (nemesis/caught_waiters.h), and its node-minority fault split the two contenders' first
+// round (nemesis/split_votes.h); the other columns, and every other row, catch nothing.
 TEST(MatrixPlan, ARowThatNamesItsCaughtWaitersGetsTheCatchInThoseColumnsOnly) {
   const auto plain = find_lock("lua-safe-delete");
   ASSERT_TRUE(plain);
@@ -146,6 +147,28 @@ TEST(MatrixPlan, ARowThatNamesItsCaughtWaitersGetsTheCatchInThoseColumnsOnly) {
   EXPECT_EQ(faults_of(*trylock, "failover").find(":catch="), std::string::npos);
   EXPECT_NE(faults_of(*mutex, "failover").find(":catch=SET"), std::string::npos);
   EXPECT_EQ(faults_of(*mutex, "node-restart").find(":catch="), std::string::npos);
+  // node-minority splits the first round of its two contenders instead (nemesis/split_votes.h).
+  const auto sesamecare = find_lock("ext:sesamecare-redlock");
+  ASSERT_TRUE(sesamecare) << sesamecare.error().message;
+  EXPECT_EQ(faults_of(*sesamecare, "node-minority"), "node-crash:nodes=2:when=start:split=EVAL|EVALSHA");
+  EXPECT_EQ(plan_cell(*sesamecare, *find_matrix_column("node-minority"), true).options.clients, 2);
+  const auto redlock = find_lock("ext:node-redlock");
+  ASSERT_TRUE(redlock) << redlock.error().message;
+  EXPECT_EQ(faults_of(*redlock, "node-minority"), "node-crash:nodes=2:when=start");
+  EXPECT_EQ(plan_cell(*redlock, *find_matrix_column("node-minority"), true).options.clients, 3);
+}
+
+// Only a quorum lock's first round can be split: a single-server row that catches the waiters of
+// node-minority is refused, saying why.
+TEST(MatrixPlan, ASplitFirstRoundNeedsAQuorumLock) {
+  auto single = find_lock("ext:redis-py");
+  auto quorum = find_lock("ext:node-redlock");
+  if (!single || !quorum) GTEST_SKIP() << "the Python or JavaScript rows are not installed";
+  single->catch_waiters = {{"node-minority", "SET"}};
+  EXPECT_NE(catch_waiters_problem(*single).find("claims no multi_node"), std::string::npos)
+      << catch_waiters_problem(*single);
+  quorum->catch_waiters = {{"node-minority", "EVAL|EVALSHA"}};
+  EXPECT_EQ(catch_waiters_problem(*quorum), "");
 }
 
 // Seed 000's topology (issue 27 item 3): a row whose catalog says "failover_topology": "cluster"
@@ -855,7 +878,7 @@ TEST_F(MatrixRun, ACatalogCellNamingNoClassDiffersSayingWhich) {
   EXPECT_NE(refused.err.find("ext:redis-py expects a cell of 'holder-crashh', which is no matrix column"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(dir_ + "/y")) << "refused before any cell ran";
-  // Waiters caught in a column whose fault cannot catch them (only failover and node-restart):
+  // Waiters caught in a column whose fault cannot catch them (only failover, node-restart, node-minority):
   // refused the same way.
   auto caught = catalog;
   caught["peers"][0]["catch_waiters"] = {{"holder-crash", "SET"}};
@@ -865,7 +888,7 @@ TEST_F(MatrixRun, ACatalogCellNamingNoClassDiffersSayingWhich) {
   const auto uncatchable = testing::run_locklab("matrix --quick --lock ext:redis-py --fault expire-gap --out '" + dir_ + "/z'");
   ::unsetenv("LOCKLAB_PEERS_DIR");
   EXPECT_EQ(uncatchable.exit_code, 2) << uncatchable.err;
-  EXPECT_NE(uncatchable.err.find("ext:redis-py catches the waiters of 'holder-crash': only failover and node-restart"),
+  EXPECT_NE(uncatchable.err.find("ext:redis-py catches the waiters of 'holder-crash': only failover, node-restart and node-minority"),
             std::string::npos)
       << uncatchable.err;
   EXPECT_FALSE(fs::exists(dir_ + "/z")) << "refused before any cell ran";

@@ -99,8 +99,8 @@ TEST(UserAdapterMatrix, AColumnNeedingAStepPointItDidNotDeclareIsNotApplicableSa
       << declared.dump();
 }
 
-// A user's row whose catch_waiters names a column that cannot catch its waiters (only failover and
-// node-restart do) is refused before any cell runs, as a shipped row's is: one line, exit 2.
+// A user's row whose catch_waiters names a column that cannot catch its waiters (only failover,
+// node-restart and node-minority do) is refused before any cell runs, as a shipped row's is: one line, exit 2.
 TEST(UserAdapterMatrix, AColumnThatCannotCatchItsWaitersIsRefusedBeforeAnyCell) {
   ScratchDir out("locklab-user-matrix-catch");
   std::ofstream(out.path("catch.json"))
@@ -109,7 +109,7 @@ TEST(UserAdapterMatrix, AColumnThatCannotCatchItsWaitersIsRefusedBeforeAnyCell) 
       << R"("catch_waiters": {"holder-crash": "SET"}, "catch_waiters_reason": "a reason"}]})";
   const auto run = run_locklab("matrix --quick --catalog " + out.path("catch.json") +
                                " --lock ext:catcher --fault holder-crash --out " + out.path("m"));
-  expect_one_line(run, "ext:catcher catches the waiters of 'holder-crash': only failover and node-restart catch them");
+  expect_one_line(run, "ext:catcher catches the waiters of 'holder-crash': only failover, node-restart and node-minority catch them");
   EXPECT_FALSE(std::ifstream(out.path("m/matrix.json")).good()) << "refused before any cell ran";
 }
 

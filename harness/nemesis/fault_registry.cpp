@@ -220,10 +220,11 @@ const std::vector<FaultEntry>& fault_table() {
        "link held [after=acquire patience=MS (ttl/2): the parked holder's wait for a contender; catch=PATTERN: each "
        "waiter's next matching request is on its way as the master goes, and never answered]",
        make_failover_fault},
-      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience", "catch"},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience", "catch", "split"},
        "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
        "[when=start|holder holder-nodes=M patience=MS (ttl/2) catch=PATTERN: each waiter's next matching "
-       "request is on its way as the node dies, and never answered]",
+       "request is on its way as the node dies, and never answered; split=PATTERN (when=start, 2 clients): "
+       "each live node answers one contender's first matching request before the other's]",
        make_node_crash_fault},
       {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
        make_node_pause_fault},
@@ -285,8 +286,9 @@ std::optional<std::string> name_and_keys_problem(const FaultSpec& spec, const Fa
 // every contender's links), would replace the first one's watch, and a release
 // or drop of either would end both. Refused, one line.
 std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watched) {
-  // catch= (node-crash, failover) watches every contender's links (nemesis/caught_waiters.h).
-  const bool catches = spec.has("catch");
+  // catch= (node-crash, failover) watches every contender's links (nemesis/caught_waiters.h),
+  // split= (node-crash) both contenders' (nemesis/split_votes.h).
+  const bool catches = spec.has("catch") || spec.has("split");
   if (!catches && (!spec.has("at") || !is_protocol_point(spec.params.at("at")))) return std::nullopt;
   int client = -1;
   if (!catches && spec.has("client")) {
@@ -297,7 +299,7 @@ std::optional<Error> second_watch(const FaultSpec& spec, std::vector<int>& watch
     if (other < 0 || client < 0 || other == client)
       return fault_error(spec, "a second protocol step point on " +
                                    (client < 0 ? std::string("every client") : "client " + std::to_string(client)) +
-                                   "'s links (a link has one watch: one at=resp: fault or catch= per client)");
+                                   "'s links (a link has one watch: one at=resp: fault, catch= or split= per client)");
   watched.push_back(client);
   return std::nullopt;
 }

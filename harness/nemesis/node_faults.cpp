@@ -7,6 +7,7 @@
 #include "history/history.h"
 #include "nemesis/caught_waiters.h"
 #include "nemesis/held_contender.h"
+#include "nemesis/split_votes.h"
 #include "servers/clock_jump.h"
 #include "servers/cluster_failover_topology.h"
 #include "support/process_control.h"
@@ -571,17 +572,18 @@ class NodeCrashFault final : public ParkedHolderFault {
  public:
   NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start,
                  const ParkedHolderSettings& parking, std::optional<RespPattern> catch_pattern,
-                 milliseconds catch_bound)
+                 milliseconds catch_bound, std::optional<SplitVotes> split)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking),
         count_(nodes),
         restart_(restart),
         at_start_(at_start),
-        catch_bound_(catch_bound) {
+        catch_bound_(catch_bound),
+        split_(std::move(split)) {
     if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
   }
 
   milliseconds allowance(milliseconds ttl) const override {
-    return ParkedHolderFault::allowance(ttl) + (caught_ ? catch_bound_ : milliseconds{0});
+    return ParkedHolderFault::allowance(ttl) + (caught_ ? catch_bound_ : milliseconds{0}) + (split_ ? ttl : milliseconds{0});
   }
 
   StepHook client_step_hook(int client) override {
@@ -590,23 +592,22 @@ class NodeCrashFault final : public ParkedHolderFault {
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
     needs.lock_key = !at_start_;  // when=start kills the first nodes, whoever holds what
-    needs.client_proxies = caught_.has_value();  // catch= parks each waiter's request at its own proxy
+    // catch= parks each waiter's request at its own proxy, split= each contender's at the other's nodes
+    needs.client_proxies = caught_.has_value() || split_.has_value();
     return needs;
   }
 
   void before_run(NemesisContext& context) override {
     if (topology(context) == nullptr) return note(context, "no topology: nothing done");
-    if (at_start_) {
-      std::vector<std::size_t> first;
-      for (std::size_t j = 0; j < count_; ++j) first.push_back(j);
-      return crash(context, first);
-    }
+    if (at_start_) return crash_first(context);
     block_and_arm(context);
   }
 
   void tick(NemesisContext& context) override {
     if (restart_ == Restart::after_ttl && !crashed_.empty() && Clock::now() - crashed_at_ >= ttl_ + ttl_ / 5)
       restart_crashed(context, "restarted empty after " + ms_text(ttl_ + ttl_ / 5) + " (> ttl)");
+    if (split_)
+      for (const std::string& what : split_->tick(context)) note(context, what);
     if (!at_start_) tick_parked(context);
   }
 
@@ -624,8 +625,19 @@ class NodeCrashFault final : public ParkedHolderFault {
     return restart_ == Restart::now;
   }
 
+  // when=start: the first nodes, before any client runs; split= then arms at the live ones.
+  void crash_first(NemesisContext& context) {
+    std::vector<std::size_t> first, live;
+    for (std::size_t j = 0; j < context.endpoints.size(); ++j) (j < count_ ? first : live).push_back(j);
+    crash(context, first);
+    if (!split_) return;
+    split_->arm(topology(context), live);
+    note(context, split_->plan_text());
+  }
+
   void undo_action(NemesisContext& context) override {
     if (caught_) caught_->drop_caught();  // a no-op, as the failover's undo (above)
+    if (split_) split_->let_go();
     if (!crashed_.empty()) restart_crashed(context, "restarted at the end of the run");
   }
 
@@ -646,6 +658,12 @@ class NodeCrashFault final : public ParkedHolderFault {
   // when=start: a minority was down while clients acquired.
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
+    if (split_) {
+      if (auto missed = split_->not_split()) return missed_catch(*missed);
+      Bite down = down_bite(e);
+      down.what = split_->done_text() + "; " + down.what;
+      return down;
+    }
     if (at_start_) return down_bite(e);
     if (caught_)
       if (auto missed = caught_->not_caught()) return missed_catch(*missed);
@@ -699,6 +717,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   std::int64_t crashed_ns_ = 0, restarted_ns_ = 0;
   std::optional<CaughtWaiters> caught_;  // catch=PATTERN (nemesis/caught_waiters.h)
   milliseconds catch_bound_;             // how long the catch waits for every waiter's request
+  std::optional<SplitVotes> split_;      // split=PATTERN (nemesis/split_votes.h), with when=start
 };
 
 
@@ -859,6 +878,24 @@ Result<std::optional<RespPattern>> catch_param(const FaultSpec& spec, const Faul
   return std::optional<RespPattern>{std::move(*pattern)};
 }
 
+// split=PATTERN (nemesis/split_votes.h): when=start, two clients, and live nodes that two
+// shares can split with neither a majority; per-client links, as catch=. Its bound is the ttl:
+// both contenders' first attempts come as the run starts.
+Result<std::optional<SplitVotes>> split_param(const FaultSpec& spec, const FaultEnv& options, bool at_start,
+                                              std::size_t nodes, std::size_t servers) {
+  if (!spec.has("split")) return std::optional<SplitVotes>{};
+  if (!at_start) return fault_error(spec, "split needs when=start (it splits the contenders' first round)");
+  if (options.cluster) return fault_error(spec, "split needs per-client links, which a --cluster run does not have");
+  if (options.hosts > 1) return fault_error(spec, "split holds this host's contenders only: --hosts would add others");
+  if (options.clients != 2) return fault_error(spec, "split shares the live nodes between clients 0 and 1: needs --clients 2");
+  if (!options.capabilities.multi_node || !SplitVotes::splittable(servers - nodes, servers))
+    return fault_error(spec, "split needs a quorum lock whose live nodes two contenders can share with neither a majority (" +
+                                 std::to_string(servers - nodes) + " of " + std::to_string(servers) + " left alive)");
+  auto pattern = RespPattern::parse(spec.params.at("split"));
+  if (!pattern) return fault_error(spec, "split=" + spec.params.at("split") + ": " + pattern.error().message);
+  return std::optional<SplitVotes>{SplitVotes{std::move(*pattern), milliseconds{options.ttl_ms}}};
+}
+
 // How long the catch waits for every waiter's request: half the patience, and for a lease that
 // lapses at most half of what the patience leaves of it, so that the holder, parked for the catch
 // and then its patience, is let go before its own expiry could admit the contender.
@@ -921,10 +958,12 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   auto catch_pattern = catch_param(spec, options, *when == "start");
   if (!catch_pattern) return catch_pattern.error();
   if (auto short_catch = catch_too_short(spec, options, *patience, catch_pattern->has_value())) return *short_catch;
+  auto split = split_param(spec, options, *when == "start", static_cast<std::size_t>(*nodes), *servers);
+  if (!split) return split.error();
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
       ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern),
-      catch_bound(options, *patience)));
+      catch_bound(options, *patience), std::move(*split)));
 }
 
 Result<std::unique_ptr<Fault>> make_node_pause_fault(const FaultSpec& spec, const FaultEnv& options) {

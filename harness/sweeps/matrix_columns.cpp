@@ -158,8 +158,19 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
                  catch_suffix(generation, "failover")};
 }
 
-void plan_node_minority(CellPlan& plan, const LockDescription&, bool) {
-  plan.faults = {"node-crash:nodes=2:when=start"};
+// A row whose catalog catches the waiters of node-minority (@sesamecare-oss/redlock: an attempt
+// that neither wins nor loses a quorum of the live nodes waits for a dead node) has its first
+// round split between two contenders, so that neither can reach a quorum: whether two attempts
+// met on the live nodes within a millisecond was the interleaving its class hung on
+// (nemesis/split_votes.h; issue 25, item 7).
+void plan_node_minority(CellPlan& plan, const LockDescription& generation, bool) {
+  const auto split = generation.catch_waiters.find("node-minority");
+  if (split == generation.catch_waiters.end()) {
+    plan.faults = {"node-crash:nodes=2:when=start"};
+    return;
+  }
+  plan.options.clients = 2;
+  plan.faults = {"node-crash:nodes=2:when=start:split=" + split->second};
 }
 
 void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) {
@@ -542,8 +553,12 @@ std::span<const MatrixColumn> matrix_columns() {
 
 std::string catch_waiters_problem(const LockDescription& lock) {
   for (const auto& [column, pattern] : lock.catch_waiters) {
-    if (column != "failover" && column != "node-restart")
-      return "catches the waiters of '" + column + "': only failover and node-restart catch them (catch_waiters)";
+    if (column != "failover" && column != "node-restart" && column != "node-minority")
+      return "catches the waiters of '" + column + "': only failover, node-restart and node-minority catch them "
+             "(catch_waiters)";
+    if (column == "node-minority" && !lock.capabilities.multi_node)
+      return "catches the waiters of node-minority, which splits the votes of a quorum lock's first round: it "
+             "claims no multi_node (catch_waiters)";
     if (column == "failover" && lock.failover_topology == "cluster")
       return "catches the waiters of its failover, which runs on a Redis Cluster: no per-client links to catch them "
              "at (catch_waiters)";
