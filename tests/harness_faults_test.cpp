@@ -248,13 +248,14 @@ TEST(FaultSet, SplittingTheVotesNeedsTheStartTwoClientsAndAQuorumLock) {
   auto faults = make_faults(options);
   ASSERT_TRUE(faults) << faults.error().message;
   EXPECT_TRUE((*faults)->needs().client_proxies);
+  EXPECT_TRUE((*faults)->needs().lock_key) << "it reads the votes: an adapter must name its key";
   for (const auto& [spec, clients, lock, why] : std::vector<std::tuple<std::string, int, std::string, std::string>>{
            {"node-crash:nodes=2:restart=now:split=SET", 2, "redlock", "split needs when=start"},
            {"node-crash:nodes=2:when=start:split=SET", 3, "redlock", "split shares the live nodes between clients 0 and 1"},
            {"node-crash:nodes=1:when=start:split=SET", 2, "lua-safe-delete", "split needs a quorum lock"},
            {"node-crash:nodes=4:when=start:split=SET", 2, "redlock", "(1 of 5 left alive)"},
-           {"node-crash:nodes=2:when=start:split=SET>", 2, "redlock", "split=SET>: "},
-           {"node-crash:nodes=2:when=start:split=SET:catch=SET", 2, "redlock", "catch needs when=holder"}}) {
+           {"node-crash:nodes=3:when=start:split=SET", 2, "redlock", "with a minority down"},
+           {"node-crash:nodes=2:when=start:split=SET>", 2, "redlock", "split=SET>: "}}) {
     options.faults = {spec};
     options.clients = clients;
     options.lock = lock;
@@ -269,6 +270,17 @@ TEST(FaultSet, SplittingTheVotesNeedsTheStartTwoClientsAndAQuorumLock) {
   auto hosts = make_faults(options);
   ASSERT_FALSE(hosts);
   EXPECT_NE(hosts.error().message.find("split holds this host's contenders only"), std::string::npos) << hosts.error().message;
+  options.hosts = 1;
+  options.cluster = true;
+  auto cluster = make_faults(options);
+  ASSERT_FALSE(cluster);
+  EXPECT_NE(cluster.error().message.find("split needs per-client links"), std::string::npos) << cluster.error().message;
+  // Both contenders' links take the split's watch: an at=resp: fault beside it is a second one.
+  options.cluster = false;
+  options.faults = {"node-crash:nodes=2:when=start:split=SET", "holder-pause:at=resp:DEL:client=1:ms=100"};
+  auto second = make_faults(options);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("a second protocol step point"), std::string::npos) << second.error().message;
 }
 
 // Each client's lock key (a fleet's members may lock different keys), and every known key once.

@@ -257,23 +257,23 @@ TEST(CaughtWaiters, AWaiterThatSendsNoMatchLeavesTheFaultUnbitten) {
 }
 
 // split=PATTERN (nemesis/split_votes.h): with 2 of 5 nodes down, each live node
-// answers one contender's first SET before the other's: client 0 takes nodes 2
-// and 3, client 1 node 4, and neither round has three. Generation 6 gives a
-// failed round's votes back and tries again, so one of them wins a later round:
-// the split bit, and the lock held.
-nlohmann::json split_run(const std::string& pattern) {
+// answers one contender's first SET after the other's vote: client 0 takes
+// nodes 2 and 3, client 1 node 4, and neither round has three. Generation 6
+// gives a failed round's votes back and tries again, so one of them wins a
+// later round: the split bit, and the lock held.
+nlohmann::json split_run(const std::string& pattern, int ttl_ms) {
   auto options = run_options("redlock", {"node-crash:nodes=2:when=start:split=" + pattern});
   options.nodes = 5;
   options.clients = 2;
-  // A held SET's connection holds the client's later rounds' SETs behind it (5 ms node timeout
-  // each); let go, they land late and keep node 4 one lease (500 ms): a later round wins after that.
   options.duration_s = 1.5;
-  options.ttl_ms = 500;
+  options.ttl_ms = ttl_ms;
   return run(options);
 }
 
+// A ttl of 10 s gives generation 6 a 50 ms node timeout (ttl/200, at most 50): each
+// first-round vote stays that long before its failed round gives it back, many polls.
 TEST(SplitVotes, EachLiveNodeAnswersOneContenderFirstAndRedlockRecovers) {
-  const auto document = split_run("SET");
+  const auto document = split_run("SET", 10'000);
   EXPECT_TRUE(applied(document, "client 0 first on node(s) 2,3, client 1 on 4")) << story(document);
   for (const std::string held : {"client 0's SET locklab:lock", "client 1's SET locklab:lock"})
     EXPECT_TRUE(applied(document, held)) << held << ": " << story(document);
@@ -290,7 +290,7 @@ TEST(SplitVotes, EachLiveNodeAnswersOneContenderFirstAndRedlockRecovers) {
 // A contender whose request never matches was never held: the round was not
 // split, so the fault did not bite and the schedule says it missed (`error`).
 TEST(SplitVotes, ARequestThatNeverComesLeavesTheFaultUnbitten) {
-  const auto document = split_run("HGETALL");
+  const auto document = split_run("HGETALL", 500);
   EXPECT_FALSE(document["faults"][0].value("bit", true)) << story(document);
   EXPECT_TRUE(document["faults"][0].value("schedule_missed", false)) << story(document);
   EXPECT_NE(document["faults"][0].value("bite", "").find("never came within 500 ms, so the round was not split"),

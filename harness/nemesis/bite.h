@@ -48,8 +48,9 @@ struct Bite {
   // refusals were the lock's unavailability (sweeps/cell_class_of_run.cpp reads liveness).
   bool refused_not_held = false;
   // Not bitten because the fault's own schedule missed (catch=: a waiter not caught,
-  // nemesis/caught_waiters.h): the cell is `error` even where a client's service died, which
-  // otherwise stands as liveness (run/run.cpp, judge_faults_bit).
+  // nemesis/caught_waiters.h; split=: a round not split, nemesis/split_votes.h): the cell is
+  // `error` even where a client's service died, which otherwise stands as liveness (run/run.cpp,
+  // judge_faults_bit).
   bool schedule_missed = false;
 };
 

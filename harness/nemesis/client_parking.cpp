@@ -47,7 +47,7 @@ void ClientParking::tick(const NemesisContext& context) {
     if (stopped_.count(client) == 0 && (*cells_)[3 * i].load() == kParked) stop(context, client);
   }
   std::vector<std::pair<int, Resume>> due;  // resume() erases: decide first, act after
-  for (const auto& [client, stopped] : stopped_)
+  for (auto& [client, stopped] : stopped_)
     if (auto why = why_resume(context, client, stopped)) due.emplace_back(client, std::move(*why));
   for (const auto& [client, why] : due) resume(client, why.why, why.exercised);
 }
@@ -76,6 +76,7 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
     for (int c = 0; c < context.history->clients(); ++c)
       stopped.records_then.push_back(context.history->slot(c).records.load());
   stopped.others_attempts_then = others_attempts(context, client);
+  stopped.inside = context.history != nullptr && context.history->last_stage(client) == CsStage::inside;
   events_.push_back({stopped.since_ns, "SIGSTOP client " + std::to_string(client) + " (pid " +
                                            std::to_string(context.client_pids[i]) + group_text(stopped.guard) +
                                            ") at " + rules_[static_cast<std::size_t>(rule)].at});
@@ -84,7 +85,7 @@ bool ClientParking::stop_waiting(const NemesisContext& context, int client, int 
 }
 
 std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisContext& context, int client,
-                                                               const Stopped& stopped) {
+                                                               Stopped& stopped) {
   const PauseRule& rule = rules_[static_cast<std::size_t>(stopped.rule)].pause;
   const std::int64_t waited = monotonic_ns() - stopped.since_ns;
   switch (rule.until) {
@@ -92,13 +93,7 @@ std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisCont
       if (waited >= std::chrono::nanoseconds(rule.ms).count()) return Resume{"after " + ms_text(waited)};
       break;
     case PauseRule::Until::expired:
-      // Gone at the server and a whole lease since the stop: the key can expire
-      // a little before its section's enter stamp + ttl (the SET reached the
-      // server before the reply did), and the bite judges a lapse by that
-      // stamp (nemesis/bite.cpp, pause_inside_bite). Resuming at the first
-      // sight of the gone key could go on "before its lease had ended".
-      if (waited >= std::chrono::nanoseconds(context.ttl).count() && key_expired(context, client))
-        return Resume{"the key expired, after " + ms_text(waited)};
+      if (lease_over(context, client, stopped, waited)) return Resume{"the key expired, after " + ms_text(waited)};
       break;
     case PauseRule::Until::other_acquired:
       if (other_acquired(context, client, stopped))
@@ -118,6 +113,22 @@ std::optional<ClientParking::Resume> ClientParking::why_resume(const NemesisCont
     return Resume{"not exercised: no other client is left to change anything, after " + ms_text(waited), false};
   }
   return std::nullopt;
+}
+
+// Its key was read gone since the stop (latched: a contender may take the
+// key again at once), and, for a client stopped inside its section, a whole
+// lease has passed since the stop. The key can expire a little before the
+// section's enter stamp + lease (the SET reached the server before its reply
+// came back), and the bite judges a lapse by that stamp (nemesis/bite.cpp,
+// pause_inside_bite): resuming at the first sight of the gone key went on
+// "before its lease had ended" on a loaded machine. A client stopped in its
+// release goes on as soon as the key is gone: its late release is to meet the
+// next holder while that one is still inside.
+bool ClientParking::lease_over(const NemesisContext& context, int client, Stopped& stopped, std::int64_t waited) {
+  if (!stopped.key_seen_gone) stopped.key_seen_gone = key_expired(context, client);
+  if (!stopped.key_seen_gone) return false;
+  const std::chrono::milliseconds lease = context.lease.count() > 0 ? context.lease : context.ttl;
+  return !stopped.inside || waited >= std::chrono::nanoseconds(lease).count();
 }
 
 // Expired = the key the client's lock holds (lock_key_of: a library's own,

@@ -70,6 +70,8 @@ class ClientParking {
     std::int64_t since_ns = 0;
     std::vector<std::int64_t> records_then;  // every client's record count when it stopped
     std::int64_t others_attempts_then = 0;   // the other clients' acquire attempts when it stopped
+    bool inside = false;                     // stopped inside its section (not in its release)
+    bool key_seen_gone = false;              // until=expired: its lock's key was read gone since
   };
   enum State : std::int64_t { kFree = 0, kParked = 1 };
 
@@ -78,7 +80,8 @@ class ClientParking {
     std::string why;
     bool exercised = true;
   };
-  std::optional<Resume> why_resume(const NemesisContext& context, int client, const Stopped& stopped);
+  std::optional<Resume> why_resume(const NemesisContext& context, int client, Stopped& stopped);
+  bool lease_over(const NemesisContext& context, int client, Stopped& stopped, std::int64_t waited);
   bool key_expired(const NemesisContext& context, int client);
   bool other_acquired(const NemesisContext& context, int client, const Stopped& stopped) const;
   bool other_inside(const NemesisContext& context, int client, const Stopped& stopped) const;

@@ -60,6 +60,9 @@ struct NemesisContext {
   const SharedHistory* history = nullptr;           // what the clients did so far (conditions on it)
   std::string key;                                  // the run's key (--key), as given to the locks
   std::chrono::milliseconds ttl{0};                 // the lock's lease (--ttl)
+  // The lease the lock really takes: the ttl rounded up to its resolution (setnx-expire's EXPIRE
+  // takes whole seconds), as the bites judge it (run/run.cpp, lease_taken).
+  std::chrono::milliseconds lease{0};
   LockServerLayout* topology = nullptr;             // own servers: fronts, client links, replica (servers/lock_server_layout.h)
   // --cluster --fault failover: the run's own cluster, the key's master replicating through a proxy.
   ClusterFailoverTopology* cluster_failover = nullptr;

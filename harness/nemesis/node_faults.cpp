@@ -275,8 +275,9 @@ std::string catch_before_acting(CaughtWaiters& caught, LockServerLayout* topolog
   return caught.summary();
 }
 
-// A catch that missed a waiter: not bitten, and marked as the schedule's miss (Bite::schedule_missed).
-Bite missed_catch(std::string why) {
+// A catch that missed a waiter, or a split that did not split: not bitten, and marked as the
+// schedule's miss (Bite::schedule_missed).
+Bite schedule_missed_bite(std::string why) {
   Bite bite{false, std::move(why)};
   bite.schedule_missed = true;
   return bite;
@@ -351,7 +352,7 @@ class FailoverFault final : public HeldContenderFault {
   Bite bite(const BiteEvidence& evidence) const override {
     if (!acted()) return {false, why_not_acted()};
     if (caught_)
-      if (auto missed = caught_->not_caught()) return missed_catch(*missed);
+      if (auto missed = caught_->not_caught()) return schedule_missed_bite(*missed);
     if (reading_.ns == 0) return {false, "the holder's key was never read after the failover"};
     const std::string read = "failed over: " + failover_text(evidence, reading_);
     if (!reading_.read())
@@ -591,7 +592,8 @@ class NodeCrashFault final : public ParkedHolderFault {
   }
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
-    needs.lock_key = !at_start_;  // when=start kills the first nodes, whoever holds what
+    // when=start kills the first nodes, whoever holds what; split= reads the votes on the live ones
+    needs.lock_key = !at_start_ || split_.has_value();
     // catch= parks each waiter's request at its own proxy, split= each contender's at the other's nodes
     needs.client_proxies = caught_.has_value() || split_.has_value();
     return needs;
@@ -659,14 +661,14 @@ class NodeCrashFault final : public ParkedHolderFault {
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
     if (split_) {
-      if (auto missed = split_->not_split()) return missed_catch(*missed);
+      if (auto missed = split_->not_split()) return schedule_missed_bite(*missed);
       Bite down = down_bite(e);
       down.what = split_->done_text() + "; " + down.what;
       return down;
     }
     if (at_start_) return down_bite(e);
     if (caught_)
-      if (auto missed = caught_->not_caught()) return missed_catch(*missed);
+      if (auto missed = caught_->not_caught()) return schedule_missed_bite(*missed);
     Bite lost = key_lost_bite(e, reading_, "server(s) after the crash");
     if (lost.bit || restart_ == Restart::now) return lost;
     Bite down = down_bite(e);
@@ -889,8 +891,9 @@ Result<std::optional<SplitVotes>> split_param(const FaultSpec& spec, const Fault
   if (options.hosts > 1) return fault_error(spec, "split holds this host's contenders only: --hosts would add others");
   if (options.clients != 2) return fault_error(spec, "split shares the live nodes between clients 0 and 1: needs --clients 2");
   if (!options.capabilities.multi_node || !SplitVotes::splittable(servers - nodes, servers))
-    return fault_error(spec, "split needs a quorum lock whose live nodes two contenders can share with neither a majority (" +
-                                 std::to_string(servers - nodes) + " of " + std::to_string(servers) + " left alive)");
+    return fault_error(spec, "split needs a quorum lock with a minority down, whose live nodes two contenders can share "
+                             "with neither a majority (" + std::to_string(servers - nodes) + " of " +
+                             std::to_string(servers) + " left alive)");
   auto pattern = RespPattern::parse(spec.params.at("split"));
   if (!pattern) return fault_error(spec, "split=" + spec.params.at("split") + ": " + pattern.error().message);
   return std::optional<SplitVotes>{SplitVotes{std::move(*pattern), milliseconds{options.ttl_ms}}};

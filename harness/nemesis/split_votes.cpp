@@ -19,9 +19,10 @@ std::string node_list(const std::vector<std::size_t>& nodes) {
 
 }  // namespace
 
-// Client 0 takes ceil(live / 2) nodes first: it must stay short of a majority of all of them.
+// A minority down (the live nodes are a quorum), and client 0's ceil(live / 2) nodes short of one.
 bool SplitVotes::splittable(std::size_t live, std::size_t nodes) {
-  return live >= 2 && (live + 1) / 2 < nodes / 2 + 1;
+  const std::size_t quorum = nodes / 2 + 1;
+  return live >= quorum && live >= 2 && (live + 1) / 2 < quorum;
 }
 
 void SplitVotes::arm(LockServerLayout* topology, const std::vector<std::size_t>& live) {
@@ -41,32 +42,38 @@ void SplitVotes::arm(LockServerLayout* topology, const std::vector<std::size_t>&
     }
 }
 
-bool SplitVotes::key_on(const NemesisContext& context, const Held& held) {
+std::optional<std::string> SplitVotes::value_on(const NemesisContext& context, std::size_t node, int client) {
   if (probes_.size() < context.endpoints.size()) probes_.resize(context.endpoints.size());
-  auto& probe = probes_[held.node];
+  auto& probe = probes_[node];
   if (!probe)
-    if (auto opened = RedisProbe::connect(context.endpoints[held.node])) probe.emplace(std::move(opened).value());
-  return probe && probe->exists(lock_key_of(context, 1 - held.client)) == std::optional<bool>(true);
+    if (auto opened = RedisProbe::connect(context.endpoints[node])) probe.emplace(std::move(opened).value());
+  return probe ? probe->value(lock_key_of(context, client)) : std::nullopt;
+}
+
+// The other client's vote is on the held request's node: the key is there, and it is not the
+// held client's own (its value on a node of its own share, where nothing of it was held).
+bool SplitVotes::other_vote_on(const NemesisContext& context, const Held& held) {
+  const auto there = value_on(context, held.node, 1 - held.client);
+  if (!there) return false;
+  const auto own = value_on(context, shares_[static_cast<std::size_t>(held.client)].front(), held.client);
+  return own != there;
 }
 
 std::vector<std::string> SplitVotes::tick(const NemesisContext& context) {
   std::vector<std::string> notes;
   // The bound counts from the first tick: the clients run from then on (the arming is before the run).
-  if (!ticked_) {
-    ticked_at_ = std::chrono::steady_clock::now();
-    ticked_ = true;
-  }
-  const bool over = std::chrono::steady_clock::now() - ticked_at_ >= bound_;
+  if (!first_tick_) first_tick_ = std::chrono::steady_clock::now();
+  bound_passed_ = std::chrono::steady_clock::now() - *first_tick_ >= bound_;
   for (Held& held : held_) {
     if (held.settled) continue;
     // Parked first, then the other's vote: the node answers its owner before this request.
-    if (held.group->claimed() && key_on(context, held)) {
+    if (held.group->claimed() && other_vote_on(context, held)) {
       held.after_vote = true;
       const auto arrival = held.group->arrival();
       notes.push_back("client " + std::to_string(held.client) + "'s " + (arrival ? arrival->command : "request") +
                       " goes on to node " + std::to_string(held.node) + ", client " + std::to_string(1 - held.client) +
                       "'s vote there first");
-    } else if (!over) {
+    } else if (!bound_passed_) {
       continue;
     }
     held.link->release_park();
@@ -100,10 +107,10 @@ std::optional<std::string> SplitVotes::not_split() const {
   for (const Held& held : held_) {
     if (held.after_vote) continue;
     const std::string whose = "client " + std::to_string(held.client) + "'s request at node " + std::to_string(held.node);
-    if (!held.group->claimed())
-      return named + whose + " never came within " + ms_text(bound_) + ", so the round was not split";
+    const std::string within = bound_passed_ ? " within " + ms_text(bound_) : " before the run ended";
+    if (!held.group->claimed()) return named + whose + " never came" + within + ", so the round was not split";
     return named + whose + " was held, but client " + std::to_string(1 - held.client) + "'s vote never reached node " +
-           std::to_string(held.node) + " within " + ms_text(bound_) + ", so the round was not split";
+           std::to_string(held.node) + within + ", so the round was not split";
   }
   return std::nullopt;
 }

@@ -10,9 +10,14 @@
 // (client 0 takes the first half, rounded up; client 1 the rest), and each
 // client's first request matching PATTERN (servers/resp_watch.h) on a node of
 // the other's share parks at its own link until the other's vote is there (the
-// lock's key on that node). Each node thus answers its owner first and the
-// other contender second, and neither reaches a majority of all the nodes with
-// its share. A link whose request did not park within the bound is let go and
+// lock's key on that node, with a value other than the held client's own).
+// Each node thus answers its owner first and the other contender second, and
+// neither reaches a majority of all the nodes with its share. What the poll
+// cannot see: a vote given back in the microseconds between the read and the
+// release, and, for a lock that gives a failed round's votes back and tries
+// again (generation 6), whether the vote read is the other's first round's or a
+// later one's; a library that keeps its votes (@sesamecare-oss/redlock) has
+// only the first. A link whose request did not park within the bound is let go and
 // the split is missed: the fault's bite says so (Bite::schedule_missed), and
 // the cell is `error`, never a class the schedule did not decide.
 #pragma once
@@ -37,7 +42,8 @@ class SplitVotes {
  public:
   SplitVotes(RespPattern pattern, std::chrono::milliseconds bound) : pattern_(std::move(pattern)), bound_(bound) {}
 
-  // Whether `live` nodes can be split so that neither share is a majority of `nodes`.
+  // Whether `live` nodes are a majority of `nodes` (a minority down) that two shares can split
+  // with neither a majority.
   static bool splittable(std::size_t live, std::size_t nodes);
 
   // Arms client 1's links to client 0's share of `live` and client 0's to client 1's.
@@ -65,15 +71,16 @@ class SplitVotes {
     bool settled = false;        // let go
     bool after_vote = false;     // let go because the other's key was on the node, with its request parked
   };
-  bool key_on(const NemesisContext& context, const Held& held);
+  std::optional<std::string> value_on(const NemesisContext& context, std::size_t node, int client);
+  bool other_vote_on(const NemesisContext& context, const Held& held);
 
   RespPattern pattern_;
   std::chrono::milliseconds bound_;
   std::vector<Held> held_;
   std::array<std::vector<std::size_t>, 2> shares_;  // [client]: the live nodes it gets first
   std::vector<std::optional<RedisProbe>> probes_;  // [node], opened on first use
-  std::chrono::steady_clock::time_point ticked_at_{};
-  bool ticked_ = false;
+  std::optional<std::chrono::steady_clock::time_point> first_tick_;
+  bool bound_passed_ = false;
   bool armed_ = false;
   std::string why_not_;  // set when it could not arm
 };

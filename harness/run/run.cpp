@@ -174,6 +174,14 @@ Status clean_slate_once(const RunOptions& options, const RunServers& servers, co
   return coordinator ? coordinator->arrive(clean_slate, milliseconds{options.barrier_timeout_ms}) : clean_slate();
 }
 
+// The lease the lock really takes: the ttl rounded up to its resolution
+// (setnx-expire's EXPIRE takes whole seconds). The bites judge by it, and a
+// pause that waits for the lease to end waits for it.
+milliseconds lease_taken(const RunOptions& options, const Capabilities& can) {
+  const int resolution = std::max(can.ttl_resolution_ms, 1);
+  return milliseconds{(options.ttl_ms + resolution - 1) / resolution * resolution};
+}
+
 // What the nemeses may act on: the lock keys and their servers (the clients'
 // history joins it once it exists: watch_history).
 NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunLock>& locks,
@@ -182,6 +190,7 @@ NemesisContext nemesis_context(const RunOptions& options, const std::vector<RunL
   context.key = options.key;
   context.client_keys = client_keys(locks, options.key);
   context.ttl = milliseconds{options.ttl_ms};
+  context.lease = lease_taken(options, run_capabilities(locks));
   if (servers.topology != nullptr) context.lock_servers = servers.topology->servers();
   context.topology = servers.topology.get();
   context.cluster_failover = servers.cluster_failover.get();
@@ -391,12 +400,9 @@ std::vector<std::int64_t> mark_key_losses(std::vector<CsRecord>& records, const 
   return freed;
 }
 
-// The evidence a bite is judged on, with the lease the lock really takes: the
-// ttl rounded up to its resolution (setnx-expire's EXPIRE takes whole seconds).
+// The evidence a bite is judged on, with the lease the lock really takes (lease_taken).
 BiteEvidence bite_evidence(const SharedHistory& history, const RunOptions& options, const Capabilities& can) {
-  const int resolution = std::max(can.ttl_resolution_ms, 1);
-  const int lease_ms = (options.ttl_ms + resolution - 1) / resolution * resolution;
-  return BiteEvidence::from(history, milliseconds{lease_ms}, can.auto_extends);
+  return BiteEvidence::from(history, lease_taken(options, can), can.auto_extends);
 }
 
 Metrics run_metrics(const WorkloadOutcome& outcome, const RunEnd& end) {

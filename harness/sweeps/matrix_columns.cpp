@@ -499,7 +499,7 @@ std::span<const MatrixColumn> matrix_columns() {
       {.heading = {.name = "node-minority",
                    .title = "minority crash",
                    .anchor_row = "8",
-                   .how = "node-crash: 2 of 5 nodes killed at start, never restarted",
+                   .how = "node-crash: 2 of 5 nodes killed at start, never restarted (a row that catches its waiters: two clients, their first round split)",
                    .bites = "a minority of the lock's nodes was down while clients tried to acquire"},
        .timed = true,
        .plan = plan_node_minority,

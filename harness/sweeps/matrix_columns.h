@@ -69,7 +69,8 @@ struct MatrixColumn {
 std::span<const MatrixColumn> matrix_columns();
 const MatrixColumn* find_matrix_column(std::string_view name, std::span<const MatrixColumn> table = matrix_columns());
 // Why a catalog row's "catch_waiters" cannot be planned ("" = it can): only failover and
-// node-restart catch their waiters, and a failover on a Redis Cluster has no per-client links.
+// node-restart catch their waiters, and node-minority (split=) a quorum lock's; a failover on a
+// Redis Cluster has no per-client links.
 std::string catch_waiters_problem(const LockDescription& lock);
 
 // Why `lock` cannot have this column's cell ("" = it can): no Redis, an

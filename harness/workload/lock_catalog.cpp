@@ -202,7 +202,9 @@ Status read_resend(const json& entry, const std::string& where, LockDescription&
 // "catch_waiters" (default {}): {COLUMN: PATTERN}, the matrix columns whose
 // fault catches every waiter's next request that matches PATTERN (servers/resp_watch.h), for a
 // row whose class otherwise hung on whether a waiter's request was on its way as the server
-// went; "catch_waiters_reason" says why, and must.
+// went (failover, node-restart), or on whether two contenders' first round split the live nodes
+// (node-minority: the fault holds each one's request until the other's vote is there);
+// "catch_waiters_reason" says why, and must.
 Status read_catch_waiters(const json& entry, const std::string& where, LockDescription& lock) {
   const json columns = entry.value("catch_waiters", json::object()), reason = entry.value("catch_waiters_reason", json(""));
   if (!columns.is_object() || !reason.is_string())

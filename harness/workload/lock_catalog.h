@@ -72,9 +72,11 @@ struct LockDescription {
   // the holder is still inside (sweeps/matrix_columns.cpp).
   int resend_ms = 0;
   // The columns whose fault catches every waiter's request (catalog "catch_waiters": {COLUMN:
-  // PATTERN}, for failover and node-restart; PATTERN a protocol pattern without "resp:"), each
-  // for a row whose class otherwise hung on whether a waiter's request was on its way as the
-  // server went (the fault's catch=, nemesis/caught_waiters.h). "catch_waiters_reason" says why.
+  // PATTERN}, for failover, node-restart and node-minority; PATTERN a protocol pattern without
+  // "resp:"), each for a row whose class otherwise hung on whether a waiter's request was on its
+  // way as the server went (the fault's catch=, nemesis/caught_waiters.h); {node-minority:
+  // PATTERN}, for a quorum lock, splits two contenders' first round instead (split=,
+  // nemesis/split_votes.h). "catch_waiters_reason" says why.
   std::map<std::string, std::string> catch_waiters;
   // The row's service hands the library's fencing token to its resource, as the library's README
   // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
