@@ -58,7 +58,8 @@ Result<std::size_t> servers_holding(const std::vector<redis::ConnectionOptions>&
 // node-crash's holder nodes) must be the one the library holds: once the
 // probe's acquire got the lock, it is on the lock's servers (a majority of
 // them for a multi-node lock) until the probe releases it. A key that is not
-// there would make `until=expired` end at once, "the key expired". An acquire
+// there would be read gone at once, and `until=expired` would end after one lease
+// (at once outside a section), "the key expired". An acquire
 // that does not get the lock (another host's probe has it) checks nothing.
 // Whether that acquire got the lock is on record (`probe_acquired`): a lock that
 // refuses every acquire under a fault is unavailable only if it could acquire
