@@ -110,6 +110,53 @@ TEST(ClusterFailoverTopology, HoldsOnlyTheReplicationLinkNotAPoolOpenBeforeIt) {
       << "resumed, the held write reaches the replica";
 }
 
+// The old master grants nothing once its replica took over: a write sent to
+// it right after the FORCE (before it learns the new epoch, while its replica
+// is already promoted) waits in the pause and is answered MOVED, never OK.
+// Without the pause it is taken there, beside the new master (Redisson 3.18.1's
+// second holder while the slot moves, docs/peers.md): the next test.
+TEST(ClusterFailoverTopology, TheOldMasterTakesNoWriteWhileTheSlotMoves) {
+  auto started = harness::ClusterFailoverTopology::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& topology = **started;
+  const std::string key = "locklab:failover";
+  auto old_master = redis::Connection::connect(topology.master().connection_options());
+  ASSERT_TRUE(old_master) << old_master.error().message;
+  ASSERT_TRUE(topology.hold_replication());
+
+  bool sent = false;
+  auto promoted = topology.fail_over(15s, harness::ClusterFailoverTopology::OldMasterWrites::paused,
+                                     [&] { sent = static_cast<bool>(old_master->send({"SET", key, "late"})); });
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  ASSERT_TRUE(sent);
+  auto reply = old_master->read_until(std::chrono::steady_clock::now() + 5s);
+  ASSERT_TRUE(reply) << "the paused write is answered once the old master is a replica: " << reply.error().message;
+  EXPECT_TRUE(reply->is_error() && reply->text().starts_with("MOVED")) << reply->describe();
+  auto after = old_master->command({"SET", key + ":after", "x"});
+  ASSERT_TRUE(after) << "the pause ended with the failover: " << after.error().message;
+  EXPECT_TRUE(after->is_error()) << "a replica redirects writes: " << after->describe();
+}
+
+// The window the pause closes: left open, the old master takes a write sent
+// right after the FORCE (it learns the new epoch only once the other masters
+// voted and gossiped it), and the write is lost with its resync.
+TEST(ClusterFailoverTopology, LeftOpenTheOldMasterTakesAWriteWhileTheSlotMoves) {
+  auto started = harness::ClusterFailoverTopology::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& topology = **started;
+  const std::string key = "locklab:failover";
+  auto old_master = redis::Connection::connect(topology.master().connection_options());
+  ASSERT_TRUE(old_master) << old_master.error().message;
+  ASSERT_TRUE(topology.hold_replication());
+
+  std::optional<Result<redis::Reply>> reply;
+  auto promoted = topology.fail_over(15s, harness::ClusterFailoverTopology::OldMasterWrites::open,
+                                     [&] { reply = old_master->command({"SET", key, "late"}); });
+  ASSERT_TRUE(promoted) << promoted.error().message;
+  ASSERT_TRUE(reply && *reply) << "the old master answers at once";
+  EXPECT_TRUE((*reply)->is_status("OK")) << "taken while the slot moves: " << (*reply)->describe();
+}
+
 TEST(ClusterFailover, UnguardedLockIsGrantedTwiceAcrossTheFailover) {
   harness::ClusterFailoverTrial trial;
   auto outcome = harness::run_cluster_failover_trial(trial);

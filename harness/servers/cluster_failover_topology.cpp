@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "redis/cluster_routing.h"
@@ -222,13 +223,44 @@ std::uint64_t ClusterFailoverTopology::held_bytes() const {
   return proxy_->counters(Direction::server_to_client).buffered;
 }
 
-Result<redis::Endpoint> ClusterFailoverTopology::fail_over(std::chrono::milliseconds timeout) {
+// Pauses the old master's client writes (CLIENT PAUSE WRITE, EVAL and
+// EVALSHA among them; reads, WAIT's count and the cluster bus go on), with a
+// server-side end as a backstop; resumed when this goes, whatever happened.
+class OldMasterPause {
+ public:
+  static Result<OldMasterPause> start(const RedisServer& master, std::chrono::milliseconds backstop) {
+    auto paused = ask_cluster_node(master, {"CLIENT", "PAUSE", std::to_string(backstop.count()), "WRITE"});
+    if (!paused) return paused.error();
+    return OldMasterPause(master);
+  }
+  OldMasterPause(OldMasterPause&& other) noexcept : master_(std::exchange(other.master_, nullptr)) {}
+  OldMasterPause(const OldMasterPause&) = delete;
+  OldMasterPause& operator=(const OldMasterPause&) = delete;
+  OldMasterPause& operator=(OldMasterPause&&) = delete;
+  ~OldMasterPause() {
+    if (master_ != nullptr) (void)ask_cluster_node(*master_, {"CLIENT", "UNPAUSE"});
+  }
+
+ private:
+  explicit OldMasterPause(const RedisServer& master) : master_(&master) {}
+  const RedisServer* master_;
+};
+
+Result<redis::Endpoint> ClusterFailoverTopology::fail_over(std::chrono::milliseconds timeout, OldMasterWrites writes,
+                                                           const std::function<void()>& after_forced) {
   auto old_id = ask_cluster_node(master(), {"CLUSTER", "MYID"});
   if (!old_id) return old_id.error();
   auto new_id = ask_cluster_node(replica(), {"CLUSTER", "MYID"});
   if (!new_id) return new_id.error();
+  std::optional<OldMasterPause> pause;
+  if (writes == OldMasterWrites::paused) {
+    auto paused = OldMasterPause::start(master(), timeout + 1s);
+    if (!paused) return paused.error();
+    pause.emplace(std::move(*paused));
+  }
   auto forced = ask_cluster_node(replica(), {"CLUSTER", "FAILOVER", "FORCE"});
   if (!forced) return forced.error();
+  if (after_forced) after_forced();
 
   const int slot = redis::key_slot(settings_.key);
   std::string last = "not polled";

@@ -23,12 +23,17 @@
 // whole stream, which the held bytes never let it do). The other masters vote the
 // replica in; the old master sees its slots claimed with a higher epoch,
 // becomes a replica of the new master, and, being ahead of it by the held
-// bytes, cannot continue partially: a full resync replaces its data.
+// bytes, cannot continue partially: a full resync replaces its data. From
+// just before the FORCE until it is a replica, its clients' writes are paused
+// (CLIENT PAUSE WRITE), as a dead master's would be lost: a failover whose old
+// master still granted locks for those tens of milliseconds would decide a
+// cell by chance (fail_over(), below).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -71,7 +76,22 @@ class ClusterFailoverTopology {
   // CLUSTER FAILOVER FORCE on the replica, then polled until every node sees
   // the replica as the master of the key's slot, the old master as a replica,
   // and cluster_state:ok. Returns the new master.
-  Result<redis::Endpoint> fail_over(std::chrono::milliseconds timeout = std::chrono::milliseconds{15'000});
+  //
+  // The old master takes no client write from just before the FORCE until
+  // then (CLIENT PAUSE WRITE; a write sent meanwhile waits, and is answered
+  // MOVED once the pause ends): a master lost in a failover grants nothing
+  // after its replica took over. Without the pause, for the tens of
+  // milliseconds until it learns the new epoch, the old master still takes
+  // writes with no replica connected, beside the new master, which has none
+  // yet: a lock that sizes its WAIT by the replicas connected (Redisson
+  // 3.18.1) could be granted on both, and whether a client's attempt fell
+  // into that window was chance (docs/peers.md, "A second holder while the
+  // slot moves"). OldMasterWrites::open leaves that window (its test shows
+  // a write taken there); `after_forced` runs once the FORCE was sent (tests).
+  enum class OldMasterWrites { paused, open };
+  Result<redis::Endpoint> fail_over(std::chrono::milliseconds timeout = std::chrono::milliseconds{15'000},
+                                    OldMasterWrites writes = OldMasterWrites::paused,
+                                    const std::function<void()>& after_forced = {});
   // Polled: the old master replicates from the new one, link up, after a full
   // resync (the new master served one): whatever only it had is gone. Then
   // one write it acknowledges (so a guarded acquire's WAIT can count it).
