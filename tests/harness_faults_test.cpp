@@ -239,6 +239,37 @@ TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
 // split=PATTERN (nemesis/split_votes.h) shares the live nodes between clients 0 and 1 when the
 // run starts: it needs when=start, two clients, per-client links, and live nodes that two shares
 // split with neither a majority. Each refusal is one line.
+// warm-up=N and park=read (a catalog row's park_holder) say when and where a holder is parked:
+// never with when=start, nor on a cluster, whose failover parks nobody; each takes only its words.
+TEST(FaultSet, WarmUpAndParkNeedAParkedHolderOffTheCluster) {
+  RunOptions options;
+  options.clients = 3;
+  options.lock = "fenced";
+  for (const char* spec : {"node-crash:nodes=1:restart=now:when=holder:warm-up=8:park=read",
+                           "failover:after=acquire:warm-up=8:park=read", "failover:park=enter"}) {
+    options.faults = {spec};
+    auto faults = make_faults(options);
+    EXPECT_TRUE(faults) << spec << ": " << (faults ? "" : faults.error().message);
+  }
+  for (const auto& [spec, why] : std::vector<std::pair<std::string, std::string>>{
+           {"node-crash:nodes=1:when=start:warm-up=3", "warm-up and park need when=holder"},
+           {"node-crash:nodes=1:when=start:park=read", "warm-up and park need when=holder"},
+           {"node-crash:nodes=1:restart=now:park=write", "park"},
+           {"failover:warm-up=1001", "warm-up must be between 0 and 1000 acquisitions"},
+           {"failover:warm-up=-1", "warm-up must be between 0 and 1000 acquisitions"}}) {
+    options.faults = {spec};
+    auto refused = make_faults(options);
+    ASSERT_FALSE(refused) << spec;
+    EXPECT_NE(refused.error().message.find(why), std::string::npos) << spec << ": " << refused.error().message;
+  }
+  options.cluster = true;
+  options.lock = "lua-safe-delete";
+  options.faults = {"failover:warm-up=2"};
+  auto cluster = make_faults(options);
+  ASSERT_FALSE(cluster);
+  EXPECT_NE(cluster.error().message.find("cannot be used with --cluster"), std::string::npos) << cluster.error().message;
+}
+
 TEST(FaultSet, SplittingTheVotesNeedsTheStartTwoClientsAndAQuorumLock) {
   RunOptions options;
   options.clients = 2;

@@ -190,6 +190,47 @@ TEST(NodeCrashFault, FencedEmptyRestartGivesTheOldTokenAgainAndTheOldWriteLandsB
   expect_fenced_lost_update(run(fenced_lost_key_options("node-crash:nodes=1:restart=now:when=holder")));
 }
 
+// warm-up=N park=read (a catalog row's park_holder; issue 25, item 7): the holder
+// is parked only after 8 acquisitions, and after its accepted read. The lost
+// counter hands out low tokens again; the resource refuses each newcomer below
+// the holder's token, the holder staying parked through them, until one draws
+// its token once more: both are admitted, a lost update, on every run.
+void expect_climb_to_the_holders_token(const nlohmann::json& document) {
+  EXPECT_EQ(document["verdict"], "violation") << story(document);
+  EXPECT_GE(document["safety"]["lost_updates"].get<int>(), 1) << story(document);
+  EXPECT_GE(document["safety"]["stale_writes_rejected"].get<int>(), 1) << "newcomers below its token: " << story(document);
+  EXPECT_TRUE(applied(document, "warm-up over: 8 acquisitions")) << story(document);
+  EXPECT_TRUE(applied(document, "goes on to its write")) << story(document);
+  EXPECT_TRUE(document["faults"][0].value("bit", false)) << story(document);
+}
+
+harness::RunOptions warmed_up_options(const std::string& fault) {
+  auto options = fenced_lost_key_options(fault);
+  options.duration_s = 3;  // 8 sections of 100 ms first
+  return options;
+}
+
+TEST(FailoverFault, AHolderParkedAfterItsWarmUpAndReadMeetsTheNewcomerThatDrawsItsTokenAgain) {
+  expect_climb_to_the_holders_token(run(warmed_up_options("failover:after=acquire:warm-up=8:park=read")));
+}
+
+TEST(NodeCrashFault, AHolderParkedAfterItsWarmUpAndReadMeetsTheNewcomerThatDrawsItsTokenAgain) {
+  expect_climb_to_the_holders_token(
+      run(warmed_up_options("node-crash:nodes=1:restart=now:when=holder:warm-up=8:park=read")));
+}
+
+// A warm-up the run never completes parks nobody: the fault did not act, and
+// the run is an error that says how many acquisitions it saw, never safe.
+TEST(NodeCrashFault, AWarmUpTheRunNeverCompletesIsNotExercised) {
+  auto options = fenced_lost_key_options("node-crash:nodes=1:restart=now:when=holder:warm-up=1000");
+  options.duration_s = 1;
+  const auto document = run(options);
+  EXPECT_EQ(document["verdict"], "error") << story(document);
+  EXPECT_FALSE(document["faults"][0].value("acted", true)) << story(document);
+  EXPECT_NE(document.dump().find("of the 1000 acquisitions its warm-up waits for happened"), std::string::npos)
+      << story(document);
+}
+
 // When an event of the fault's record was noted (ms), or -1.
 double applied_at(const nlohmann::json& document, const std::string& needle) {
   for (const auto& fault : document["faults"])

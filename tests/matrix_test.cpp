@@ -158,6 +158,40 @@ TEST(MatrixPlan, ARowThatNamesItsCaughtWaitersGetsTheCatchInThoseColumnsOnly) {
   EXPECT_EQ(plan_cell(*redlock, *find_matrix_column("node-minority"), true).options.clients, 3);
 }
 
+// A row whose state counts its acquisitions (its catalog's "park_holder", issue 25 item 7:
+// Redisson's fenced lock) has its failover and node-restart holder parked after N acquisitions
+// and after its read, the run N sections longer; a column that parks no holder, or a failover on
+// the cluster, is refused, saying why.
+TEST(MatrixPlan, ARowThatParksItsHolderLateGetsTheWarmUpInThoseColumnsOnly) {
+  const auto plain = find_lock("lua-safe-delete");
+  ASSERT_TRUE(plain);
+  LockDescription row = *plain;
+  row.park_holder = {{"failover", {8, true}}, {"node-restart", {3, false}}};
+  for (const auto& column : matrix_columns()) {
+    const CellPlan parked = plan_cell(row, column, true), plain_plan = plan_cell(*plain, column, true);
+    const std::string name(column.heading.name);
+    const std::string fault = parked.faults.empty() ? std::string() : parked.faults.front();
+    if (name == "failover") {
+      EXPECT_EQ(fault, plain_plan.faults.front() + ":warm-up=8:park=read");
+      EXPECT_DOUBLE_EQ(parked.options.duration_s, plain_plan.options.duration_s + 0.8);
+      EXPECT_EQ(parked.options.clients, 2) << "one newcomer climbs to the holder's token";
+    } else if (name == "node-restart") {
+      EXPECT_EQ(fault, plain_plan.faults.front() + ":warm-up=3");
+      EXPECT_EQ(parked.options.clients, plain_plan.options.clients);
+    } else {
+      EXPECT_EQ(fault.find(":warm-up="), std::string::npos) << name << ": " << fault;
+      EXPECT_EQ(fault.find(":park="), std::string::npos) << name << ": " << fault;
+    }
+  }
+  EXPECT_EQ(park_holder_problem(row), "");
+  row.park_holder = {{"clock-jump", {8, true}}};
+  EXPECT_NE(park_holder_problem(row).find("only failover and node-restart"), std::string::npos) << park_holder_problem(row);
+  row.park_holder = {{"failover", {8, true}}};
+  row.failover_topology = "cluster";
+  EXPECT_NE(park_holder_problem(row).find("runs on a Redis Cluster"), std::string::npos) << park_holder_problem(row);
+  EXPECT_EQ(catalog_plan_problem(row), park_holder_problem(row));
+}
+
 // Only a quorum lock's first round can be split: a single-server row that catches the waiters of
 // node-minority is refused, saying why.
 TEST(MatrixPlan, ASplitFirstRoundNeedsAQuorumLock) {

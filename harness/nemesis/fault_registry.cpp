@@ -214,17 +214,19 @@ const std::vector<FaultEntry>& fault_table() {
        "count=K (3) of holder-crash, holder-pause:ms and slow-holder on distinct clients, times past the ttl "
        "drawn from --seed; each draw judged on its own (acted, bit), the schedule recorded",
        make_random},
-      {"failover", {"after", "patience", "catch"},
+      {"failover", {"after", "patience", "catch", "warm-up", "park"},
        "master + replica (replication through a proxy): the first holder's lock is not replicated, the master dies, "
        "the replica is promoted; with --cluster, the key's master of a cluster the run starts, only its replication "
        "link held [after=acquire patience=MS (ttl/2): the parked holder's wait for a contender; catch=PATTERN: each "
-       "waiter's next matching request is on its way as the master goes, and never answered]",
+       "waiter's next matching request is on its way as the master goes, and never answered; warm-up=N: the first "
+       "holder after N acquisitions; park=read: the holder parks after its accepted read, let go at a contender's]",
        make_failover_fault},
-      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience", "catch", "split"},
+      {"node-crash", {"nodes", "restart", "when", "holder-nodes", "patience", "catch", "split", "warm-up", "park"},
        "SIGKILL nodes=K (1) lock servers, the holder's first; restart=never|now|after-ttl (never) "
        "[when=start|holder holder-nodes=M patience=MS (ttl/2) catch=PATTERN: each waiter's next matching "
        "request is on its way as the node dies, and never answered; split=PATTERN (when=start, 2 clients): "
-       "each live node answers one contender's first matching request before the other's]",
+       "each live node answers one contender's first matching request before the other's; warm-up=N park=read "
+       "(when=holder): as failover's]",
        make_node_crash_fault},
       {"node-pause", {"nodes", "ms"}, "SIGSTOP nodes=K (1) lock servers from the start; SIGCONT after ms=MS (0: at the end)",
        make_node_pause_fault},

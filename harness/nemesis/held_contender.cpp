@@ -25,9 +25,16 @@ void HeldContenderFault::hold_contender(const NemesisContext& context, int holde
 // parked there (or two acquisitions passed, one of them over). Letting the
 // holder go as soon as the contender was inside could let it write before the
 // contender read, if the contender was slow to get there.
+//
+// A holder parked after its own accepted read (park=read) waits for a
+// contender's accepted read alone: a contender whose read the fenced resource
+// refused (its token below the holder's) has not got in, however many of them
+// acquired, and letting the holder go on their count would let it write and
+// leave before a contender that draws its token again gets in.
 bool HeldContenderFault::overtaken(const NemesisContext& context, int holder) const {
   if (!reader_gate_.ever_armed() || reader_gate_.released()) return GatedFault::overtaken(context, holder);
   if (reader_gate_.parked() >= 0) return true;
+  if (gate_.point() == kCsRead) return false;
   return acquisitions_by_others(context, holder) - others_before_ >= 2;
 }
 

@@ -156,6 +156,14 @@ Bite key_lost_bite(const BiteEvidence& e, const KeyReading& reading, const std::
   return with_key_loss(holder_met(e, reading.holder, reading.ns, read), reading);
 }
 
+// Where and when a fault parks its holder (warm-up= and park=, holder_park_param): at
+// locklab:cs-enter, before its read of the resource, or (park=read) at locklab:cs-read, once its
+// read was accepted; and only after N acquisitions (warm-up=N, GatedFault::start_warm_up).
+struct HolderPark {
+  std::int64_t warm_up = 0;
+  std::string_view point = kCsEnter;
+};
+
 // ---- failover -------------------------------------------------------------------
 
 // What the failover acts on: lock server 0 and its proxied replica
@@ -286,10 +294,11 @@ Bite schedule_missed_bite(std::string why) {
 class FailoverFault final : public HeldContenderFault {
  public:
   FailoverFault(FaultSpec spec, bool guarded, milliseconds patience, std::optional<RespPattern> catch_pattern,
-                milliseconds catch_bound)
-      : HeldContenderFault(std::move(spec), std::string(kCsEnter), -1),
+                milliseconds catch_bound, HolderPark park)
+      : HeldContenderFault(std::move(spec), std::string(park.point), -1),
         guarded_(guarded),
         patience_(patience),
+        warm_up_(park.warm_up),
         catch_bound_(catch_bound) {
     if (catch_pattern) caught_.emplace(std::move(*catch_pattern));
   }
@@ -311,10 +320,11 @@ class FailoverFault final : public HeldContenderFault {
     note(context, r->cluster ? "replication held (the key's master's link to its replica only; clients pass): the "
                                "replica receives nothing the master acknowledges"
                              : "replication held: the replica receives nothing the master acknowledges");
-    gate_.arm();
+    start_warm_up(context, warm_up_, [this] { gate_.arm(); });
   }
 
   void tick(NemesisContext& context) override {
+    warm_up_over(context, [this] { gate_.arm(); });
     auto r = replicated(context);
     const int holder = gate_.parked();
     if (holder >= 0) let_contender_go(context, holder, patience_);
@@ -393,6 +403,7 @@ class FailoverFault final : public HeldContenderFault {
   std::int64_t began_ns_ = 0;  // the failover was asked for (the slot may move before every node agrees)
   bool guarded_;
   milliseconds patience_;  // how long the parked holder waits for a contender, and then the contender for it
+  std::int64_t warm_up_;   // warm-up=N: the gate arms once N sections were entered (GatedFault)
   bool cluster_ = false;
   std::int64_t refused_ = 0;  // on a cluster, the acquires refused before the failover without a holder
   bool resumed_ = false;
@@ -420,7 +431,9 @@ void FailoverFault::fail_over(NemesisContext& context, Replicated& r, int holder
     return finish();
   }
   note_acted(context, "client " + std::to_string(holder) + " holds the lock; " +
-                          (r.cluster ? "CLUSTER FAILOVER FORCE on the key's replica" : "master killed") + " with " +
+                          (r.cluster ? "CLUSTER FAILOVER FORCE on the key's replica, the old master's writes paused until it "
+                                       "is a replica"
+                                     : "master killed") + " with " +
                           std::to_string(held) + " replication bytes held, replica promoted, clients redirected to " +
                           promoted->to_string());
 }
@@ -455,7 +468,8 @@ void FailoverFault::refused_on_cluster(NemesisContext& context, Replicated& r) {
   auto promoted = fail_over_reading(context, r, -1, before);
   if (!promoted) return note(context, "failover failed: " + promoted.error().message);
   note_acted(context, "no client holds the lock (" + std::to_string(refused_) +
-                          " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE with " +
+                          " acquires failed), its key is on the master only: CLUSTER FAILOVER FORCE, the old "
+                          "master's writes paused until it is a replica, with " +
                           std::to_string(held) + " replication bytes held, clients redirected to " + promoted->to_string());
 }
 
@@ -497,6 +511,7 @@ struct ParkedHolderSettings {
   std::size_t holder_nodes;  // holder-nodes=: the first holder reaches only nodes [0, M)
   milliseconds ttl;
   milliseconds patience;  // patience=: how long the parked holder waits for a contender, then the contender for it
+  HolderPark park;  // where the holder parks, and after how many acquisitions
 };
 
 class ParkedHolderFault : public HeldContenderFault {
@@ -505,6 +520,7 @@ class ParkedHolderFault : public HeldContenderFault {
       : HeldContenderFault(std::move(spec), std::string(point), -1),
         ttl_(parking.ttl),
         patience_(parking.patience),
+        warm_up_sections_(parking.park.warm_up),
         blockers_(parking.holder_nodes) {}
 
   milliseconds allowance(milliseconds ttl) const override { return long_patience(ttl) + 2 * patience_; }
@@ -522,15 +538,13 @@ class ParkedHolderFault : public HeldContenderFault {
   // Runs once the servers were read after act() (a restart that must not come before the reading).
   virtual void after_reading(NemesisContext& /*context*/) {}
 
+  // The blockers come with the gate: a warm-up's sections reach every node.
   void block_and_arm(NemesisContext& context) {
-    if (blockers_.any(context.endpoints.size())) {
-      blockers_.place(context);
-      note(context, "the first holder can reach only the nodes before the blocked ones");
-    }
-    gate_.arm();
+    start_warm_up(context, warm_up_sections_, [&] { place_blockers_and_arm(context); });
   }
 
   void tick_parked(NemesisContext& context) {
+    warm_up_over(context, [&] { place_blockers_and_arm(context); });
     const int holder = gate_.parked();
     if (holder < 0) return;
     let_contender_go(context, holder, patience_);
@@ -561,6 +575,15 @@ class ParkedHolderFault : public HeldContenderFault {
     undo_action(context);
   }
 
+  void place_blockers_and_arm(NemesisContext& context) {
+    if (blockers_.any(context.endpoints.size())) {
+      blockers_.place(context);
+      note(context, "the first holder can reach only the nodes before the blocked ones");
+    }
+    gate_.arm();
+  }
+
+  std::int64_t warm_up_sections_;
   Blockers blockers_;
   bool holder_handled_ = false;  // act() ran for the parked holder (whether it succeeded is acted())
 };
@@ -574,7 +597,7 @@ class NodeCrashFault final : public ParkedHolderFault {
   NodeCrashFault(FaultSpec spec, std::size_t nodes, Restart restart, bool at_start,
                  const ParkedHolderSettings& parking, std::optional<RespPattern> catch_pattern,
                  milliseconds catch_bound, std::optional<SplitVotes> split)
-      : ParkedHolderFault(std::move(spec), kCsEnter, parking),
+      : ParkedHolderFault(std::move(spec), parking.park.point, parking),
         count_(nodes),
         restart_(restart),
         at_start_(at_start),
@@ -866,6 +889,22 @@ Result<milliseconds> patience_param(const FaultSpec& spec, const FaultEnv& optio
   return milliseconds{*ms};
 }
 
+// warm-up=N (0): the fault parks the first holder after N acquisitions, any
+// client's (GatedFault::start_warm_up); park=read: once its read of the
+// resource was accepted, and it is let go only once a contender's read was
+// accepted too (HeldContenderFault::overtaken). Neither on a cluster, whose
+// failover acts on refused acquires, with no holder to wait for.
+Result<HolderPark> holder_park_param(const FaultSpec& spec, const FaultEnv& options) {
+  constexpr long long kMostWarmUp = 1000;
+  auto sections = param_int(spec, "warm-up", 0, 0, kMostWarmUp);
+  if (!sections) return fault_error(spec, "warm-up must be between 0 and " + std::to_string(kMostWarmUp) + " acquisitions");
+  auto park = param_choice(spec, "park", "enter", "enter|read");
+  if (!park) return park.error();
+  if ((spec.has("warm-up") || spec.has("park")) && options.cluster)
+    return fault_error(spec, "warm-up and park cannot be used with --cluster");
+  return HolderPark{static_cast<std::int64_t>(*sections), *park == "read" ? kCsRead : kCsEnter};
+}
+
 // catch=PATTERN (nemesis/caught_waiters.h): a protocol pattern (no ':', the fault grammar's
 // separator); node-crash takes it with when=holder. It parks at per-client links, which a run on
 // a Redis Cluster does not have.
@@ -933,8 +972,11 @@ Result<std::unique_ptr<Fault>> make_failover_fault(const FaultSpec& spec, const 
   auto catch_pattern = catch_param(spec, options, false);
   if (!catch_pattern) return catch_pattern.error();
   if (auto short_catch = catch_too_short(spec, options, *patience, catch_pattern->has_value())) return *short_catch;
+  auto park = holder_park_param(spec, options);
+  if (!park) return park.error();
   return std::unique_ptr<Fault>(std::make_unique<FailoverFault>(spec, options.wait_replicas > 0, *patience,
-                                                                std::move(*catch_pattern), catch_bound(options, *patience)));
+                                                                std::move(*catch_pattern), catch_bound(options, *patience),
+                                                                *park));
 }
 
 Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, const FaultEnv& options) {
@@ -963,9 +1005,13 @@ Result<std::unique_ptr<Fault>> make_node_crash_fault(const FaultSpec& spec, cons
   if (auto short_catch = catch_too_short(spec, options, *patience, catch_pattern->has_value())) return *short_catch;
   auto split = split_param(spec, options, *when == "start", static_cast<std::size_t>(*nodes), *servers);
   if (!split) return split.error();
+  if (*when == "start" && (spec.has("warm-up") || spec.has("park")))
+    return fault_error(spec, "warm-up and park need when=holder");
+  auto park = holder_park_param(spec, options);
+  if (!park) return park.error();
   return std::unique_ptr<Fault>(std::make_unique<NodeCrashFault>(
       spec, static_cast<std::size_t>(*nodes), how, *when == "start",
-      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}, std::move(*catch_pattern),
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience, *park}, std::move(*catch_pattern),
       catch_bound(options, *patience), std::move(*split)));
 }
 
@@ -995,7 +1041,7 @@ Result<std::unique_ptr<Fault>> make_clock_jump_fault(const FaultSpec& spec, cons
   if (!patience) return patience.error();
   return std::unique_ptr<Fault>(std::make_unique<ClockJumpFault>(
       spec, static_cast<std::size_t>(*node), milliseconds{*offset},
-      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience}));
+      ParkedHolderSettings{*holder_nodes, milliseconds{options.ttl_ms}, *patience, HolderPark{}}));
 }
 
 }  // namespace locklab::harness

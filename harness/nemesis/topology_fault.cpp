@@ -79,4 +79,21 @@ std::string TopologyFault::overtaken_note(int holder) {
   return "another client acquired while client " + std::to_string(holder) + " still holds";
 }
 
+void GatedFault::start_warm_up(const NemesisContext& context, std::int64_t sections, const std::function<void()>& arm) {
+  warm_up_.sections = sections;
+  warm_up_.waiting = true;
+  warm_up_over(context, arm);
+}
+
+void GatedFault::warm_up_over(const NemesisContext& context, const std::function<void()>& arm) {
+  if (!warm_up_.waiting) return;
+  warm_up_.seen = acquisitions_by_others(context, -1);
+  if (warm_up_.seen < warm_up_.sections) return;
+  warm_up_.waiting = false;
+  if (warm_up_.sections > 0)
+    note(context, "warm-up over: " + std::to_string(warm_up_.seen) + " acquisitions (" +
+                      std::to_string(warm_up_.sections) + " asked); the gate parks the next holder");
+  arm();
+}
+
 }  // namespace locklab::harness

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ class GatedFault : public TopologyFault {
   StepHook client_step_hook(int client) override { return gate_.hook(client); }
   // A gate armed that nobody reached: the fault waited for a holder that never came.
   std::string why_not_acted() const override {
+    if (warm_up_.waiting)
+      return "only " + std::to_string(warm_up_.seen) + " of the " + std::to_string(warm_up_.sections) +
+             " acquisitions its warm-up waits for happened: no holder was parked";
     if (gate_.ever_armed() && gate_.parked() < 0)
       return "no client reached step point " + gate_.point() + ", where the fault waits for a holder";
     return TopologyFault::why_not_acted();
@@ -94,7 +98,22 @@ class GatedFault : public TopologyFault {
   virtual void undo(NemesisContext&) {}
   virtual void let_all_go() { gate_.release(); }
 
+  // warm-up=N: the gate is armed only once N sections were entered, any
+  // client's, so the holder it parks is not among the run's first: a lock
+  // whose state counts its acquisitions (a fencing token) has counted at
+  // least N by then. start_warm_up() from before_run, warm_up_over() on every
+  // tick; `arm` runs once, at the first call that sees the N (at once for 0).
+  void start_warm_up(const NemesisContext& context, std::int64_t sections, const std::function<void()>& arm);
+  void warm_up_over(const NemesisContext& context, const std::function<void()>& arm);
+
   CrossProcessGate gate_;
+
+ private:
+  struct WarmUp {
+    std::int64_t sections = 0;
+    std::int64_t seen = 0;  // acquisitions at the last look
+    bool waiting = false;
+  } warm_up_;
 };
 
 }  // namespace locklab::harness

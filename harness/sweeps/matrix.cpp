@@ -485,7 +485,7 @@ Result<MatrixResult> run_matrix(const MatrixOptions& options) {
   auto user = with_init_ok_declarations(options.user);
   if (!user) return user.error();
   for (const auto& lock : user->locks)  // the shipped rows': check_catalog_columns
-    if (const std::string problem = catch_waiters_problem(lock); !problem.empty())
+    if (const std::string problem = catalog_plan_problem(lock); !problem.empty())
       return Error{ErrorKind::usage, lock.name + " " + problem};
   if (auto cleared = remove_earlier_matrix(result.dir); !cleared) return cleared.error();
   const std::string declared = (std::filesystem::path(result.dir) / "declared_catalog.json").string();

@@ -142,6 +142,23 @@ std::string catch_suffix(const LockDescription& generation, const std::string& c
   return pattern == generation.catch_waiters.end() ? "" : ":catch=" + pattern->second;
 }
 
+// ":warm-up=N:park=read" as the row's catalog entry says for `column` (its park_holder; "" else):
+// a row whose state counts its acquisitions (Redisson's fenced lock: its token) has the holder
+// parked after N of them, so that its count is past the few draws the fault's resets spend, and
+// after its accepted read, let go at a contender's; the run is N sections longer (issue 25, item 7).
+// A holder parked after its read meets one newcomer: two that race through the refused tokens let
+// their 30 ms waits run out with an acquire on its way, and a lock that gives such a late win back
+// (Redisson: RedissonFencedLock.java, `if (!result.complete(token)) unlockAsync`) spends a draw,
+// which could be the holder's own token.
+std::string park_suffix(RunOptions& o, const LockDescription& generation, const std::string& column) {
+  const auto plan = generation.park_holder.find(column);
+  if (plan == generation.park_holder.end()) return "";
+  o.duration_s += plan->second.warm_up * o.hold_ms / 1000.0;
+  if (plan->second.after_read) o.clients = 2;
+  return (plan->second.warm_up > 0 ? ":warm-up=" + std::to_string(plan->second.warm_up) : std::string()) +
+         (plan->second.after_read ? ":park=read" : "");
+}
+
 void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   contenders_keep_trying(plan.options);
   plan.options.hold_ms = 100;
@@ -156,6 +173,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
   plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, Resets::connections) +
                  catch_suffix(generation, "failover")};
+  plan.faults.front() += park_suffix(plan.options, generation, "failover");  // after the patience's duration
 }
 
 // A row whose catalog catches the waiters of node-minority (@sesamecare-oss/redlock: an attempt
@@ -180,6 +198,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
                  watchdog_patience(o, generation, Resets::connections) + catch_suffix(generation, "node-restart")};
+  plan.faults.front() += park_suffix(o, generation, "node-restart");  // after the patience's duration
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {
@@ -564,6 +583,22 @@ std::string catch_waiters_problem(const LockDescription& lock) {
              "at (catch_waiters)";
   }
   return "";
+}
+
+std::string park_holder_problem(const LockDescription& lock) {
+  for (const auto& [column, plan] : lock.park_holder) {
+    if (column != "failover" && column != "node-restart")
+      return "parks the holder of '" + column + "': only failover and node-restart take where and when (park_holder)";
+    if (column == "failover" && lock.failover_topology == "cluster")
+      return "parks the holder of its failover, which runs on a Redis Cluster and acts on refused acquires, not on a "
+             "parked holder (park_holder)";
+  }
+  return "";
+}
+
+std::string catalog_plan_problem(const LockDescription& lock) {
+  if (std::string problem = catch_waiters_problem(lock); !problem.empty()) return problem;
+  return park_holder_problem(lock);
 }
 
 const MatrixColumn* find_matrix_column(std::string_view name, std::span<const MatrixColumn> table) {

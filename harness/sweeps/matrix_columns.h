@@ -72,6 +72,11 @@ const MatrixColumn* find_matrix_column(std::string_view name, std::span<const Ma
 // node-restart catch their waiters, and node-minority (split=) a quorum lock's; a failover on a
 // Redis Cluster has no per-client links.
 std::string catch_waiters_problem(const LockDescription& lock);
+// Why a catalog row's "park_holder" cannot be planned ("" = it can): only failover (not on the
+// cluster, whose fault acts on refused acquires) and node-restart park a holder.
+std::string park_holder_problem(const LockDescription& lock);
+// The first of the two above ("" = the row's catalog entry can be planned).
+std::string catalog_plan_problem(const LockDescription& lock);
 
 // Why `lock` cannot have this column's cell ("" = it can): no Redis, an
 // undeclared step point, or the column's own rule.

@@ -73,7 +73,7 @@ Status check_catalog_columns(std::span<const MatrixColumn> table) {
       if (find_matrix_column(column, table) == nullptr)
         return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " expects a cell of '" + column +
                                            "', which is no matrix column (locklab list columns)"};
-    if (const std::string problem = catch_waiters_problem(peer); !problem.empty())
+    if (const std::string problem = catalog_plan_problem(peer); !problem.empty())
       return Error{ErrorKind::usage, peers_dir() + "/catalog.json: " + peer.name + " " + problem};
   }
   return Done{};

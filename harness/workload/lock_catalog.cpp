@@ -224,6 +224,34 @@ Status read_catch_waiters(const json& entry, const std::string& where, LockDescr
   return Done{};
 }
 
+// "park_holder" (default {}): {COLUMN: {"warm_up": N, "after_read": BOOL}},
+// the matrix columns whose fault parks the first holder after N acquisitions
+// (warm-up=N) and after its accepted read (park=read); "park_holder_reason"
+// says why, and must. Which columns may is the matrix's to check
+// (sweeps/matrix_columns.h, park_holder_problem).
+Status read_park_holder(const json& entry, const std::string& where, LockDescription& lock) {
+  constexpr int kMostWarmUp = 1000;  // the fault's own bound (nemesis/node_faults.cpp, holder_park_param)
+  const json columns = entry.value("park_holder", json::object()), reason = entry.value("park_holder_reason", json(""));
+  if (!columns.is_object() || !reason.is_string())
+    return Error{ErrorKind::usage, where + ": park_holder must be an object {COLUMN: {warm_up, after_read}} and "
+                                           "park_holder_reason a string"};
+  for (const auto& [column, plan] : columns.items()) {
+    const std::string at = where + ": park_holder." + column;
+    if (!plan.is_object()) return Error{ErrorKind::usage, at + " must be an object {warm_up, after_read}"};
+    for (const auto& [field, value] : plan.items())
+      if (field != "warm_up" && field != "after_read")
+        return Error{ErrorKind::usage, at + ": no field '" + field + "' (warm_up, after_read)"};
+    const json warm = plan.value("warm_up", json(0)), after_read = plan.value("after_read", json(false));
+    if (!warm.is_number_integer() || warm.get<int>() < 0 || warm.get<int>() > kMostWarmUp)
+      return Error{ErrorKind::usage, at + ".warm_up must be a whole number of acquisitions, 0 to " + std::to_string(kMostWarmUp)};
+    if (!after_read.is_boolean()) return Error{ErrorKind::usage, at + ".after_read must be true or false"};
+    lock.park_holder[column] = {warm.get<int>(), after_read.get<bool>()};
+  }
+  if (!lock.park_holder.empty() && reason.get<std::string>().empty())
+    return Error{ErrorKind::usage, where + ": park_holder needs its park_holder_reason (a string)"};
+  return Done{};
+}
+
 // One "peers" entry, or why it is not one. Only the shipped catalog writes "expected".
 Result<LockDescription> catalog_entry(const json& entry, const std::string& dir, const std::string& where, bool shipped) {
   if (auto checked = check_name_and_command(entry, where); !checked) return checked.error();
@@ -253,6 +281,7 @@ Result<LockDescription> catalog_entry(const json& entry, const std::string& dir,
   if (auto variant = read_variant(entry, where, lock); !variant) return variant.error();
   if (auto resend = read_resend(entry, where, lock); !resend) return resend.error();
   if (auto caught = read_catch_waiters(entry, where, lock); !caught) return caught.error();
+  if (auto park = read_park_holder(entry, where, lock); !park) return park.error();
   const json tokens = entry.value("token_at_resource", json(false));
   if (!tokens.is_boolean() || (tokens.get<bool>() && !lock.claimed.count("fencing")))
     return Error{ErrorKind::usage, where + ": token_at_resource must be true or false, and true only with fencing"};

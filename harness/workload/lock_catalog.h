@@ -78,6 +78,16 @@ struct LockDescription {
   // PATTERN}, for a quorum lock, splits two contenders' first round instead (split=,
   // nemesis/split_votes.h). "catch_waiters_reason" says why.
   std::map<std::string, std::string> catch_waiters;
+  // Where the failover and node-restart columns park the holder (catalog "park_holder": {COLUMN:
+  // {"warm_up": N, "after_read": true}}; the fault's warm-up=N and park=read, nemesis/node_faults.cpp),
+  // for a row whose state counts its acquisitions (a fencing token): the holder parked after N
+  // acquisitions holds a count above the few draws the fault's resets spend, and, parked after
+  // its accepted read, waits for a contender's accepted read. "park_holder_reason" says why.
+  struct HolderParkPlan {
+    int warm_up = 0;
+    bool after_read = false;
+  };
+  std::map<std::string, HolderParkPlan> park_holder;
   // The row's service hands the library's fencing token to its resource, as the library's README
   // does (catalog "token_at_resource", a fencing row only): the workload's counter refuses a stale
   // token, as for generation 7 (AdapterLock::carry_tokens). False: the token is not judged.
