@@ -423,6 +423,26 @@ TEST(FleetsCatalog, CaughtWaitersAreCheckedOnOneLine) {
   }
 }
 
+// "park_holder" ({COLUMN: {"warm_up": N, "after_read": BOOL}}) says why in "park_holder_reason";
+// otherwise one line, exit 2 (which columns may park is the matrix's check: MatrixPlan.
+// ARowThatParksItsHolderLateGetsTheWarmUpInThoseColumnsOnly).
+TEST(FleetsCatalog, AParkedHolderPlanIsCheckedOnOneLine) {
+  for (const auto& [fields, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"("park_holder": [8])", "park_holder must be an object {COLUMN: {warm_up, after_read}}"},
+           {R"("park_holder": {"failover": 8}, "park_holder_reason": "r")", "park_holder.failover must be an object"},
+           {R"("park_holder": {"failover": {"warmup": 8}}, "park_holder_reason": "r")",
+            "park_holder.failover: no field 'warmup' (warm_up, after_read)"},
+           {R"("park_holder": {"failover": {"warm_up": 8.5}}, "park_holder_reason": "r")",
+            "park_holder.failover.warm_up must be a whole number of acquisitions, 0 to 1000"},
+           {R"("park_holder": {"failover": {"warm_up": 4294967297}}, "park_holder_reason": "r")",
+            "park_holder.failover.warm_up must be a whole number of acquisitions, 0 to 1000"},
+           {R"("park_holder": {"failover": {"after_read": "yes"}}, "park_holder_reason": "r")",
+            "park_holder.failover.after_read must be true or false"},
+           {R"("park_holder": {"failover": {"warm_up": 8}})", "park_holder needs its park_holder_reason"}}) {
+    expect_catalog_refused(fields, says);
+  }
+}
+
 // ---- usage --------------------------------------------------------------------
 
 TEST(FleetsUsage, BadFlagsAreOneLineAndExitTwo) {

@@ -236,11 +236,9 @@ TEST(FaultSet, CatchingTheWaitersNeedsAPatternAHolderAndTheLinksToItself) {
       << on_cluster.error().message;
 }
 
-// split=PATTERN (nemesis/split_votes.h) shares the live nodes between clients 0 and 1 when the
-// run starts: it needs when=start, two clients, per-client links, and live nodes that two shares
-// split with neither a majority. Each refusal is one line.
 // warm-up=N and park=read (a catalog row's park_holder) say when and where a holder is parked:
-// never with when=start, nor on a cluster, whose failover parks nobody; each takes only its words.
+// never with when=start, nor on a cluster, whose failover parks nobody, nor a warm-up beside
+// holder-nodes (its blockers would land on a holder's key mid-run); each takes only its words.
 TEST(FaultSet, WarmUpAndParkNeedAParkedHolderOffTheCluster) {
   RunOptions options;
   options.clients = 3;
@@ -256,20 +254,32 @@ TEST(FaultSet, WarmUpAndParkNeedAParkedHolderOffTheCluster) {
            {"node-crash:nodes=1:when=start:park=read", "warm-up and park need when=holder"},
            {"node-crash:nodes=1:restart=now:park=write", "park"},
            {"failover:warm-up=1001", "warm-up must be between 0 and 1000 acquisitions"},
-           {"failover:warm-up=-1", "warm-up must be between 0 and 1000 acquisitions"}}) {
+           {"failover:warm-up=-1", "warm-up must be between 0 and 1000 acquisitions"},
+           {"clock-jump:warm-up=3", "warm-up"}}) {
     options.faults = {spec};
     auto refused = make_faults(options);
     ASSERT_FALSE(refused) << spec;
     EXPECT_NE(refused.error().message.find(why), std::string::npos) << spec << ": " << refused.error().message;
   }
+  options.lock = "redlock";
+  options.nodes = 5;
+  options.faults = {"node-crash:nodes=1:restart=now:when=holder:holder-nodes=3:warm-up=2"};
+  auto blockers = make_faults(options);
+  ASSERT_FALSE(blockers);
+  EXPECT_NE(blockers.error().message.find("warm-up cannot be used with holder-nodes"), std::string::npos)
+      << blockers.error().message;
   options.cluster = true;
   options.lock = "lua-safe-delete";
+  options.nodes = 1;
   options.faults = {"failover:warm-up=2"};
   auto cluster = make_faults(options);
   ASSERT_FALSE(cluster);
   EXPECT_NE(cluster.error().message.find("cannot be used with --cluster"), std::string::npos) << cluster.error().message;
 }
 
+// split=PATTERN (nemesis/split_votes.h) shares the live nodes between clients 0 and 1 when the
+// run starts: it needs when=start, two clients, per-client links, and live nodes that two shares
+// split with neither a majority. Each refusal is one line.
 TEST(FaultSet, SplittingTheVotesNeedsTheStartTwoClientsAndAQuorumLock) {
   RunOptions options;
   options.clients = 2;

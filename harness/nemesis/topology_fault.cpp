@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "history/history.h"
+#include "nemesis/nemesis.h"
 
 namespace locklab::harness {
 
@@ -67,7 +68,11 @@ bool TopologyFault::watch_over(const NemesisContext& context, int holder, millis
   if (this->overtaken(context, holder)) {
     note(context, overtaken);
   } else if (std::chrono::steady_clock::now() - since_ > patience) {
-    note(context, "no other client acquired within " + ms_text(patience) + waited_tail);
+    // A holder parked after its read waits for a contender's accepted read (HeldContenderFault):
+    // contenders the fenced resource refused may have acquired meanwhile.
+    note(context, std::string(gate.point() == kCsRead ? "no other client's read was accepted within "
+                                                       : "no other client acquired within ") +
+                      ms_text(patience) + waited_tail);
   } else {
     return false;
   }

@@ -98,8 +98,9 @@ class GatedFault : public TopologyFault {
   virtual void undo(NemesisContext&) {}
   virtual void let_all_go() { gate_.release(); }
 
-  // warm-up=N: the gate is armed only once N sections were entered, any
-  // client's, so the holder it parks is not among the run's first: a lock
+  // warm-up=N: the gate is armed only once N acquisitions were made, any
+  // client's, so the holder it parks is not among the run's first (the N-th
+  // acquirer itself, if it reaches the gate after the arming): a lock
   // whose state counts its acquisitions (a fencing token) has counted at
   // least N by then. start_warm_up() from before_run, warm_up_over() on every
   // tick; `arm` runs once, at the first call that sees the N (at once for 0).

@@ -223,9 +223,10 @@ std::uint64_t ClusterFailoverTopology::held_bytes() const {
   return proxy_->counters(Direction::server_to_client).buffered;
 }
 
-// Pauses the old master's client writes (CLIENT PAUSE WRITE, EVAL and
-// EVALSHA among them; reads, WAIT's count and the cluster bus go on), with a
-// server-side end as a backstop; resumed when this goes, whatever happened.
+// Pauses the old master's client writes (CLIENT PAUSE WRITE: EVAL and EVALSHA
+// among them, and WAIT's acknowledgements are held back too; reads and the
+// cluster bus go on), with a server-side end as a backstop. end() resumes
+// them and says whether it could; on an early return the destructor does.
 class OldMasterPause {
  public:
   static Result<OldMasterPause> start(const RedisServer& master, std::chrono::milliseconds backstop) {
@@ -237,8 +238,13 @@ class OldMasterPause {
   OldMasterPause(const OldMasterPause&) = delete;
   OldMasterPause& operator=(const OldMasterPause&) = delete;
   OldMasterPause& operator=(OldMasterPause&&) = delete;
-  ~OldMasterPause() {
-    if (master_ != nullptr) (void)ask_cluster_node(*master_, {"CLIENT", "UNPAUSE"});
+  ~OldMasterPause() { (void)end(); }
+
+  Status end() {
+    if (master_ == nullptr) return Done{};
+    auto resumed = ask_cluster_node(*std::exchange(master_, nullptr), {"CLIENT", "UNPAUSE"});
+    if (!resumed) return Error{resumed.error().kind, "the old master's writes could not be resumed: " + resumed.error().message};
+    return Done{};
   }
 
  private:
@@ -278,6 +284,8 @@ Result<redis::Endpoint> ClusterFailoverTopology::fail_over(std::chrono::millisec
     return Error{ErrorKind::timeout, "CLUSTER FAILOVER FORCE not complete: " + last + "; the masters' votes:" +
                                          vote_log(cluster_->masters()) +
                                          "; the replica's log: " + replica().log_tail(800)};
+  if (pause)
+    if (auto resumed = pause->end(); !resumed) return resumed.error();
   return replica().endpoint();
 }
 

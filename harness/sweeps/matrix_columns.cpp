@@ -142,7 +142,8 @@ std::string catch_suffix(const LockDescription& generation, const std::string& c
   return pattern == generation.catch_waiters.end() ? "" : ":catch=" + pattern->second;
 }
 
-// ":warm-up=N:park=read" as the row's catalog entry says for `column` (its park_holder; "" else):
+// The row's park_holder for `column`, if it has one: returns the fault's ":warm-up=N:park=read"
+// ("" else), lengthens the run and, with after_read, plans two clients (below):
 // a row whose state counts its acquisitions (Redisson's fenced lock: its token) has the holder
 // parked after N of them, so that its count is past the few draws the fault's resets spend, and
 // after its accepted read, let go at a contender's; the run is N sections longer (issue 25, item 7).
@@ -150,7 +151,7 @@ std::string catch_suffix(const LockDescription& generation, const std::string& c
 // their 30 ms waits run out with an acquire on its way, and a lock that gives such a late win back
 // (Redisson: RedissonFencedLock.java, `if (!result.complete(token)) unlockAsync`) spends a draw,
 // which could be the holder's own token.
-std::string park_suffix(RunOptions& o, const LockDescription& generation, const std::string& column) {
+std::string apply_park_holder(RunOptions& o, const LockDescription& generation, const std::string& column) {
   const auto plan = generation.park_holder.find(column);
   if (plan == generation.park_holder.end()) return "";
   o.duration_s += plan->second.warm_up * o.hold_ms / 1000.0;
@@ -173,7 +174,7 @@ void plan_failover(CellPlan& plan, const LockDescription& generation, bool) {
   if (plan.options.cluster) plan.options.duration_s = std::max(plan.options.duration_s, kClusterFailoverSeconds);
   plan.faults = {"failover:after=acquire" + watchdog_patience(plan.options, generation, Resets::connections) +
                  catch_suffix(generation, "failover")};
-  plan.faults.front() += park_suffix(plan.options, generation, "failover");  // after the patience's duration
+  plan.faults.front() += apply_park_holder(plan.options, generation, "failover");  // after the patience's duration
 }
 
 // A row whose catalog catches the waiters of node-minority (@sesamecare-oss/redlock: an attempt
@@ -198,7 +199,7 @@ void plan_node_restart(CellPlan& plan, const LockDescription& generation, bool) 
   const int nodes = generation.capabilities.multi_node ? o.nodes / 2 + 1 : 1;
   plan.faults = {"node-crash:nodes=" + std::to_string(nodes) + ":restart=now:when=holder" +
                  watchdog_patience(o, generation, Resets::connections) + catch_suffix(generation, "node-restart")};
-  plan.faults.front() += park_suffix(o, generation, "node-restart");  // after the patience's duration
+  plan.faults.front() += apply_park_holder(o, generation, "node-restart");  // after the patience's duration
 }
 
 void plan_clock_jump(CellPlan& plan, const LockDescription& generation, bool) {

@@ -242,7 +242,7 @@ Status read_park_holder(const json& entry, const std::string& where, LockDescrip
       if (field != "warm_up" && field != "after_read")
         return Error{ErrorKind::usage, at + ": no field '" + field + "' (warm_up, after_read)"};
     const json warm = plan.value("warm_up", json(0)), after_read = plan.value("after_read", json(false));
-    if (!warm.is_number_integer() || warm.get<int>() < 0 || warm.get<int>() > kMostWarmUp)
+    if (!warm.is_number_integer() || warm.get<std::int64_t>() < 0 || warm.get<std::int64_t>() > kMostWarmUp)
       return Error{ErrorKind::usage, at + ".warm_up must be a whole number of acquisitions, 0 to " + std::to_string(kMostWarmUp)};
     if (!after_read.is_boolean()) return Error{ErrorKind::usage, at + ".after_read must be true or false"};
     lock.park_holder[column] = {warm.get<int>(), after_read.get<bool>()};

@@ -82,7 +82,9 @@ struct LockDescription {
   // {"warm_up": N, "after_read": true}}; the fault's warm-up=N and park=read, nemesis/node_faults.cpp),
   // for a row whose state counts its acquisitions (a fencing token): the holder parked after N
   // acquisitions holds a count above the few draws the fault's resets spend, and, parked after
-  // its accepted read, waits for a contender's accepted read. "park_holder_reason" says why.
+  // its accepted read, waits for a contender's accepted read; the matrix runs such a cell N
+  // sections longer and, with after_read, with two clients (sweeps/matrix_columns.cpp,
+  // apply_park_holder). "park_holder_reason" says why.
   struct HolderParkPlan {
     int warm_up = 0;
     bool after_read = false;
