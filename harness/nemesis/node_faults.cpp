@@ -47,25 +47,40 @@ class Blockers {
  public:
   explicit Blockers(std::size_t from) : from_(from) {}
   bool any(std::size_t nodes) const { return from_ < nodes; }
-  void place(const NemesisContext& context) { set(context, true); }
-  void lift(const NemesisContext& context) { set(context, false); }
+  // Each returns "" when every blocked node took the change, else what did not: a blocker left
+  // in place keeps a contender off a node the story frees (and a missing one lets the holder on).
+  std::string place(const NemesisContext& context) { return set(context, true); }
+  std::string lift(const NemesisContext& context) { return set(context, false); }
   bool blocked(std::size_t node) const { return node >= from_; }
 
  private:
-  void set(const NemesisContext& context, bool on) {
-    if (placed_ == on) return;
+  std::string set(const NemesisContext& context, bool on) {
+    if (placed_ == on) return "";
     placed_ = on;
-    for (std::size_t j = from_; j < context.endpoints.size(); ++j) {
-      auto connection = redis::Connection::connect(context.endpoints[j]);
-      if (!connection) continue;
-      for (const auto& key : lock_keys(context)) {  // every lock of a fleet is kept off
-        if (on)
-          (void)connection->command({"SET", key, kBlocker});
-        else
-          (void)connection->command({"EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-                                     "1", key, kBlocker});
+    std::string failed;
+    for (std::size_t j = from_; j < context.endpoints.size(); ++j)
+      for (const auto& key : lock_keys(context))  // every lock of a fleet is kept off
+        if (auto done = set_on(context.endpoints[j], key, on); !done)
+          failed += (failed.empty() ? "" : "; ") + std::string("node ") + std::to_string(j) + ": " + done.error().message;
+    return failed.empty() ? "" : std::string(on ? "a blocker could not be placed: " : "a blocker could not be lifted: ") + failed;
+  }
+  // One node, one key: three tries on a fresh connection (a loaded machine may refuse one).
+  static Status set_on(const redis::ConnectionOptions& endpoint, const std::string& key, bool on) {
+    Error last{ErrorKind::io, "not tried"};
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto connection = redis::Connection::connect(endpoint);
+      if (!connection) {
+        last = connection.error();
+        continue;
       }
+      auto reply = on ? connection->command({"SET", key, kBlocker})
+                      : connection->command({"EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return "
+                                                     "redis.call('DEL', KEYS[1]) end return 0",
+                                             "1", key, kBlocker});
+      if (reply && !reply->is_error()) return Done{};
+      last = reply ? Error{ErrorKind::reply, std::string(reply->text())} : reply.error();
     }
+    return last;
   }
   std::size_t from_;
   bool placed_ = false;
@@ -550,7 +565,10 @@ class ParkedHolderFault : public HeldContenderFault {
       hold_contender(context, holder);  // before act(): a contender can get in while it runs
       const bool keep_parked = act(context, holder);
       reading_ = compare_key(context, holder, before);  // before the blockers go: they are not the holder's
-      blockers_.lift(context);
+      if (std::string failed = blockers_.lift(context); !failed.empty()) {
+        note(context, failed);
+        if (blockers_missed_.empty()) blockers_missed_ = failed;
+      }
       after_reading(context);
       since_ = Clock::now();
       if (!keep_parked) gate_.release();  // the story does not need the holder inside any longer
@@ -559,26 +577,35 @@ class ParkedHolderFault : public HeldContenderFault {
     watch_over(context, holder, patience_, gate_, overtaken_note(holder));
   }
 
+  // A blocker that was not placed or not lifted: the holder's nodes, or the contender's, were
+  // not those of the story, so the fault did not bite as written (the cell `error`).
+  std::optional<Bite> blockers_missed_bite() const {
+    if (blockers_missed_.empty()) return std::nullopt;
+    return schedule_missed_bite(blockers_missed_);
+  }
+
   milliseconds ttl_;
   milliseconds patience_;  // how long the parked holder waits for a contender, and then the contender for it
   KeyReading reading_;  // the holder's key on the servers right after act()
 
  private:
   void undo(NemesisContext& context) final {
-    blockers_.lift(context);
+    if (std::string failed = blockers_.lift(context); !failed.empty()) note(context, failed + " (at the end of the run)");
     undo_action(context);
   }
 
   void place_blockers_and_arm(NemesisContext& context) {
     if (blockers_.any(context.endpoints.size())) {
-      blockers_.place(context);
-      note(context, "the first holder can reach only the nodes before the blocked ones");
+      blockers_missed_ = blockers_.place(context);
+      note(context, blockers_missed_.empty() ? "the first holder can reach only the nodes before the blocked ones"
+                                             : blockers_missed_);
     }
     gate_.arm();
   }
 
   std::int64_t warm_up_acquisitions_;  // warm-up=N: the gate arms after N acquisitions (GatedFault)
   Blockers blockers_;
+  std::string blockers_missed_;  // a blocker not placed or not lifted: the story's nodes were not as it says
   bool holder_handled_ = false;  // act() ran for the parked holder (whether it succeeded is acted())
 };
 
@@ -684,6 +711,7 @@ class NodeCrashFault final : public ParkedHolderFault {
       return down;
     }
     if (at_start_) return down_bite(e);
+    if (auto missed = blockers_missed_bite()) return *missed;
     if (caught_)
       if (auto missed = caught_->not_caught()) return schedule_missed_bite(*missed);
     Bite lost = key_lost_bite(e, reading_, "server(s) after the crash");
@@ -827,6 +855,7 @@ class ClockJumpFault final : public ParkedHolderFault {
   // the lock's key has a TTL to lose (setnx has none) or not.
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
+    if (auto missed = blockers_missed_bite()) return *missed;
     const std::string jumped = "node " + std::to_string(node_) + "'s clock jumped " + ms_text(offset_) + " at " +
                                e.at(jump_.ns) + " (the ttl is " + ms_text(e.ttl) + ")";
     if (!jump_.on_holder_node) return {false, jumped + ", but the holder's key was not on that node"};
