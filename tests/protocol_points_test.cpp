@@ -44,6 +44,18 @@ CellPlan protocol_plan(const std::string& lock, const std::string& column, const
   return plan;
 }
 
+// The run of `options`, measured again (at most twice more) when no client
+// ever held the lock: a quick redlock plan's node timeout is 5 ms (ttl/200,
+// impls/g6_redlock.h), and under the sanitizers on a loaded machine every
+// attempt of a run can miss its quorum, so no holder ever reaches the step
+// point. Such a run says nothing of the fault; any run with a holder is judged.
+Result<json> measure_with_a_holder(const harness::RunOptions& options) {
+  auto document = harness::measure(options);
+  for (int again = 0; again < 2 && document && (*document)["totals"].value("acquired", 0) == 0; ++again)
+    document = harness::measure(options);
+  return document;
+}
+
 // The fault's record in the document (the first and only one).
 const json& fault_record(const json& document) { return document.at("faults").at(0); }
 
@@ -56,7 +68,7 @@ bool record_says(const json& record, const std::string& words) {
 void expect_cell(const std::string& lock, const std::string& column, const std::string& pattern,
                  const std::vector<std::string>& recorded, const std::string& keys = "") {
   const CellPlan plan = protocol_plan(lock, column, pattern, keys);
-  auto document = harness::measure(plan.options);
+  auto document = measure_with_a_holder(plan.options);
   ASSERT_TRUE(document) << document.error().message;
   const auto expected = harness::expected_cell(lock, column);
   ASSERT_TRUE(expected);
@@ -107,7 +119,7 @@ TEST(ProtocolPoints, RedlocksHolderDyingAtItsReleaseScriptIsTheHolderCrashCell) 
   CellPlan plan = harness::plan_cell(*redlock, *harness::find_matrix_column("holder-crash"), /*quick=*/true);
   plan.faults = {"holder-crash:at=resp:EVALSHA|EVAL:when=holder"};
   plan.options.faults = plan.faults;
-  auto document = harness::measure(plan.options);
+  auto document = measure_with_a_holder(plan.options);
   ASSERT_TRUE(document) << document.error().message;
   const json& record = fault_record(*document);
   EXPECT_EQ(record.at("acted"), true) << record.dump();
