@@ -423,22 +423,25 @@ TEST_P(PeerAdapterTest, ReleaseAfterTheLeaseIsGone) {
   }
 }
 
-// An auto-extender keeps its 300 ms lease for three times that; the others let it lapse.
+// An auto-extender keeps its 1 s lease for three times that; the others let it lapse. A 300 ms
+// lease renewed every 100 ms lapsed once under the sanitizers' load (Redisson, CI of 50dd8fa):
+// a renewal more than 200 ms late is the machine, not the library.
 TEST_P(PeerAdapterTest, LeaseLastsOnlyIfAutoExtended) {
-  auto lock = adapter(1, 300ms);
+  constexpr auto kLease = 1000ms;
+  auto lock = adapter(1, kLease);
   ASSERT_TRUE(lock);
   ASSERT_EQ(lock->try_acquire(2000ms), Acquire::acquired) << lock->last_error();
   if (!peer().capabilities.at("auto_extends")) {
-    EXPECT_TRUE(wait_until([&] { return !key_on_any_server(); }, 900ms, 5ms)) << "held past 900 ms";
+    EXPECT_TRUE(wait_until([&] { return !key_on_any_server(); }, 3 * kLease, 5ms)) << "held past three leases";
     return;
   }
-  const auto until = Clock::now() + 900ms;
+  const auto until = Clock::now() + 3 * kLease;
   bool held_throughout = true;
-  while (Clock::now() < until && held_throughout) {  // polled every 10 ms for 900 ms
+  while (Clock::now() < until && held_throughout) {  // polled every 10 ms for three leases
     held_throughout = key_on_any_server();
     std::this_thread::sleep_for(10ms);
   }
-  EXPECT_TRUE(held_throughout) << "the key lapsed before 900 ms";
+  EXPECT_TRUE(held_throughout) << "the key lapsed within three leases";
   EXPECT_EQ(lock->release(), Release::released) << lock->last_error();
   EXPECT_EQ(lock->leases_lost(), 0u);
 }
