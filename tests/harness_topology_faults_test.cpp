@@ -433,6 +433,10 @@ TEST(ClockJumpFault, LuaSafeDeleteHoldersKeyExpiresOnTheJumpedNode) {
   const auto document = run(run_options("lua-safe-delete", {"clock-jump:offset=30000"}));
   EXPECT_EQ(document["verdict"], "violation") << story(document);
   EXPECT_TRUE(applied(document, "another client acquired")) << story(document);
+  // The fault read the jumped node: the key it held before the jump was gone after it.
+  const std::string bite = document["faults"][0].value("bite", "");
+  EXPECT_NE(bite.find("the key's PTTL there was"), std::string::npos) << bite;
+  EXPECT_NE(bite.find(", gone at "), std::string::npos) << bite;
 }
 
 TEST(ClockJumpFault, RedlockBreaksOnlyWhenTheJumpedNodeIsInTheHoldersMajority) {

@@ -183,6 +183,27 @@ TEST(UserAdapterMatrix, AReplayLineLaysOutTheServersOfItsCell) {
   EXPECT_NE(again.value("verdict_reasons", json::array()).dump().find("is on 1 of 5 lock servers"), std::string::npos);
 }
 
+// A clock jump past the run's ttl but not past the key's own lease (the
+// adapter sets 20 x ttl) takes nothing from the holder: the node still holds
+// its key after the jump, the race never had its chance, and the run says so
+// (`error`), whatever the lock did meanwhile. The jumped node's key is read
+// by the fault, not taken from what the lock says.
+TEST(UserAdapterRun, AClockJumpShorterThanTheKeysOwnLeaseIsNotExercised) {
+  if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
+  ScratchDir out("locklab-user-long-lease");
+  const auto run = run_locklab("run --lock ext:long --adapter 'long=" + kCad + " --lease-times 20' --clients 2 "
+                               "--duration 2 --ttl 500 --hold 100 --wait 30 --retry 5 --oracle "
+                               "--fault clock-jump:offset=5000 --json " + out.path("run.json"));
+  const json document = read_json(out.path("run.json"));
+  ASSERT_TRUE(document.is_object()) << run.out << run.err;
+  EXPECT_EQ(document.value("verdict", ""), "error") << document.dump();
+  const json fault = document["faults"][0];
+  EXPECT_FALSE(fault.value("bit", true)) << fault.dump();
+  const std::string bite = fault.value("bite", "");
+  EXPECT_NE(bite.find("the key's PTTL there was"), std::string::npos) << bite;
+  EXPECT_NE(bite.find("and the key was still there at"), std::string::npos) << bite;
+}
+
 TEST(UserAdapterFleets, ACatalogLockSharesTheKeyWithLuaSafeDelete) {
   if (!python_redis_installed()) GTEST_SKIP() << "python3-redis is not installed (scripts/setup installs it)";
   ScratchDir out("locklab-user-fleets");

@@ -817,6 +817,8 @@ class NodePauseFault final : public TopologyFault {
 // ---- clock-jump -----------------------------------------------------------------------
 
 class ClockJumpFault final : public ParkedHolderFault {
+  static constexpr milliseconds kKeyLossPoll{250};  // how long the jumped node's key is polled for
+
  public:
   ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, const ParkedHolderSettings& parking)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking), node_(node), offset_(offset) {}
@@ -839,6 +841,12 @@ class ClockJumpFault final : public ParkedHolderFault {
     jumped_ = true;
     const auto held = holder_nodes(context, holder);
     const bool in_majority = std::find(held.begin(), held.end(), node_) != held.end();
+    const std::string& key = lock_key_of(context, holder);
+    auto probe = RedisProbe::connect(context.endpoints[node_]);
+    const std::optional<long long> pttl = probe ? probe->pttl(key) : std::nullopt;
+    std::optional<std::string> dump;
+    if (probe)
+      if (auto reply = probe->read({"DUMP", key}); reply && reply->is_string()) dump = std::string(reply->text());
     auto jumped = jump_clock(topology(context)->server(node_), offset_);
     if (!jumped) {
       note(context, "clock jump failed: " + jumped.error().message);
@@ -846,20 +854,51 @@ class ClockJumpFault final : public ParkedHolderFault {
     }
     note_acted(context, "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
                             (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)");
-    jump_ = {holder, monotonic_ns(), in_majority};
+    jump_ = {holder, monotonic_ns(), in_majority, pttl, std::nullopt, 0};
+    if (probe && pttl && *pttl >= 0 && dump) read_key_after_jump(*probe, key, dump);
     return true;
   }
 
-  // The jumped node held the holder's key, and its clock passed the end of
-  // any lease of one ttl while the holder was inside: the opportunity, whether
-  // the lock's key has a TTL to lose (setnx has none) or not.
+  // Whether the jumped node dropped the holder's key: read at once, and
+  // polled a little while it stays (the shim re-reads its offset at most once
+  // a millisecond). Any read expires a key whose TTL the node's clock passed.
+  // The contenders are held only once inside, so one may have taken the key
+  // already: the holder's key is gone when the node no longer holds the very
+  // value (DUMP) it held before the jump.
+  void read_key_after_jump(RedisProbe& probe, const std::string& key, const std::optional<std::string>& before) {
+    bool unreadable = false;
+    const bool gone = wait_until([&] {
+      const auto dump = probe.read({"DUMP", key});
+      unreadable = !dump.has_value();
+      return unreadable || !dump->is_string() || dump->text() != *before;
+    }, kKeyLossPoll);
+    jump_.read_ns = monotonic_ns();
+    if (!unreadable) jump_.key_lost = gone;
+  }
+
+  // The jumped node held the holder's key, and its clock passed the key's
+  // lease (its PTTL, read just before the jump), so that node lost the key
+  // while the holder was inside, and another client tried meanwhile: the
+  // opportunity. A key with no TTL (setnx) has no lease to lose; its
+  // opportunity is the jump past a lease of one ttl, and it reads safe by
+  // design.
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
     if (auto missed = blockers_missed_bite()) return *missed;
-    const std::string jumped = "node " + std::to_string(node_) + "'s clock jumped " + ms_text(offset_) + " at " +
-                               e.at(jump_.ns) + " (the ttl is " + ms_text(e.ttl) + ")";
+    const std::string node = "node " + std::to_string(node_);
+    std::string jumped = node + "'s clock jumped " + ms_text(offset_) + " at " + e.at(jump_.ns) + " (the ttl is " +
+                         ms_text(e.ttl) + ")";
     if (!jump_.on_holder_node) return {false, jumped + ", but the holder's key was not on that node"};
     if (offset_ <= e.ttl) return {false, jumped + ": not past a lease of one ttl"};
+    if (!jump_.pttl || *jump_.pttl == -2) return {false, jumped + ", but the key's TTL on " + node + " could not be read before it"};
+    if (*jump_.pttl >= 0) {
+      jumped += "; the key's PTTL there was " + std::to_string(*jump_.pttl) + " ms before it";
+      if (!jump_.key_lost) return {false, jumped + ", and the key could not be read after it"};
+      if (!*jump_.key_lost) return {false, jumped + ", and the key was still there at " + e.at(jump_.read_ns)};
+      jumped += ", gone at " + e.at(jump_.read_ns);
+    } else {
+      jumped += "; the key had no TTL there";
+    }
     return holder_met(e, jump_.holder, jump_.ns, jumped + ", on client " + std::to_string(jump_.holder) + "'s node");
   }
 
@@ -877,6 +916,9 @@ class ClockJumpFault final : public ParkedHolderFault {
     int holder = -1;
     std::int64_t ns = 0;
     bool on_holder_node = false;
+    std::optional<long long> pttl;     // the holder's key on the jumped node, just before: -1 no TTL
+    std::optional<bool> key_lost;      // ... gone after the jump (nullopt: not read, or unreadable)
+    std::int64_t read_ns = 0;          // when that was read
   } jump_;
 };
 

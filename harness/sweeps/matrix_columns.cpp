@@ -541,8 +541,8 @@ std::span<const MatrixColumn> matrix_columns() {
                    .anchor_row = "10",
                    .how = "clock-jump: node 0's wall clock +10 x ttl while a holder is inside (Redlock: one of its 3 nodes); "
                           "one waiter polls every 30 ms",
-                   .bites = "a node holding the holder's key jumped past a lease of one ttl while the holder was inside, and "
-                            "another client tried while it still was"},
+                   .bites = "a node holding the holder's key jumped past that key's lease and lost it (a key with no TTL: "
+                            "past a lease of one ttl) while the holder was inside, and another client tried while it still was"},
        .timed = true,
        .plan = plan_clock_jump,
        .generations = kClockJumpCells,

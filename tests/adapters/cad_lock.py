@@ -3,7 +3,8 @@
 token, and a release that is one compare-and-delete script, so a late release deletes nothing
 of the next holder's. The script carries the word cad_release, which the test catalog's
 release_window (resp:EVAL~cad_release) names: the matrix parks the release's EVAL there. With
---declare, its init_ok declares that release_window itself, as an adapter no catalog declares may."""
+--declare, its init_ok declares that release_window itself, as an adapter no catalog declares may. With --lease-times N, its
+key's TTL is N times the ttl it is given: a lease no jump of a few ttls outlives."""
 import sys
 import time
 import uuid
@@ -19,6 +20,7 @@ return 0"""
 
 class CompareAndDelete:
     def __init__(self, server, key, ttl_ms):
+        self.lease_times = int(sys.argv[sys.argv.index("--lease-times") + 1]) if "--lease-times" in sys.argv else 1
         self.client = redis.Redis(host=server["host"], port=server["port"], socket_timeout=2)
         self.key = key
         self.token = None
@@ -28,7 +30,7 @@ class CompareAndDelete:
         deadline = time.monotonic() + wait_ms / 1000.0
         while True:
             try:
-                if self.client.set(self.key, token, nx=True, px=ttl_ms):
+                if self.client.set(self.key, token, nx=True, px=ttl_ms * self.lease_times):
                     self.token = token
                     return "acquired"
             except redis.RedisError:
