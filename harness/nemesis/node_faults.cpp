@@ -816,6 +816,40 @@ class NodePauseFault final : public TopologyFault {
 
 // ---- clock-jump -----------------------------------------------------------------------
 
+// The holder's key on the jumped node, as the fault read it there (never
+// what the lock says): its PTTL and value (DUMP, without the TTL) just before
+// the jump, and whether the node still held that very value after it.
+struct JumpedKey {
+  std::optional<long long> pttl;    // nullopt: unreadable; -2 absent; -1 no TTL
+  std::optional<std::string> dump;  // the value before the jump (nullopt: unreadable)
+  std::optional<bool> lost;         // after it: gone, or any other value (nullopt: never read)
+  std::int64_t read_ns = 0;         // when `lost` was settled
+};
+
+JumpedKey read_key_before_jump(RedisProbe& probe, const std::string& key) {
+  JumpedKey jumped;
+  jumped.pttl = probe.pttl(key);
+  if (auto reply = probe.read({"DUMP", key}); reply && reply->is_string()) jumped.dump = std::string(reply->text());
+  return jumped;
+}
+
+// Any read expires a key whose TTL the node's clock passed, so the first
+// read after the jump tells; it is polled up to `bound` all the same (the
+// shim re-reads its offset at most once a millisecond), and a failed read
+// (the probe reconnects) does not end it. The contenders are held only once
+// inside, so one may have taken the key meanwhile: another value is lost too.
+void read_key_after_jump(RedisProbe& probe, const std::string& key, JumpedKey& jumped, milliseconds bound) {
+  bool read_once = false;
+  const bool gone = wait_until([&] {
+    const auto dump = probe.read({"DUMP", key});
+    if (!dump) return false;
+    read_once = true;
+    return !dump->is_string() || dump->text() != *jumped.dump;
+  }, bound);
+  jumped.read_ns = monotonic_ns();
+  if (read_once) jumped.lost = gone;
+}
+
 class ClockJumpFault final : public ParkedHolderFault {
   static constexpr milliseconds kKeyLossPoll{250};  // how long the jumped node's key is polled for
 
@@ -823,6 +857,7 @@ class ClockJumpFault final : public ParkedHolderFault {
   ClockJumpFault(FaultSpec spec, std::size_t node, milliseconds offset, const ParkedHolderSettings& parking)
       : ParkedHolderFault(std::move(spec), kCsEnter, parking), node_(node), offset_(offset) {}
 
+  milliseconds allowance(milliseconds ttl) const override { return ParkedHolderFault::allowance(ttl) + kKeyLossPoll; }
   FaultNeeds needs() const override {
     FaultNeeds needs = ParkedHolderFault::needs();
     needs.clock_shim = true;
@@ -837,73 +872,67 @@ class ClockJumpFault final : public ParkedHolderFault {
   void tick(NemesisContext& context) override { tick_parked(context); }
 
  private:
+  // Jumps the node's clock, with the holder's key read there before and after.
   bool act(NemesisContext& context, int holder) override {
-    jumped_ = true;
+    clock_moved_ = true;
     const auto held = holder_nodes(context, holder);
     const bool in_majority = std::find(held.begin(), held.end(), node_) != held.end();
     const std::string& key = lock_key_of(context, holder);
     auto probe = RedisProbe::connect(context.endpoints[node_]);
-    const std::optional<long long> pttl = probe ? probe->pttl(key) : std::nullopt;
-    std::optional<std::string> dump;
-    if (probe)
-      if (auto reply = probe->read({"DUMP", key}); reply && reply->is_string()) dump = std::string(reply->text());
-    auto jumped = jump_clock(topology(context)->server(node_), offset_);
-    if (!jumped) {
-      note(context, "clock jump failed: " + jumped.error().message);
+    JumpedKey read = probe ? read_key_before_jump(*probe, key) : JumpedKey{};
+    auto moved = jump_clock(topology(context)->server(node_), offset_);
+    if (!moved) {
+      note(context, "clock jump failed: " + moved.error().message);
       return true;
     }
     note_acted(context, "node " + std::to_string(node_) + "'s wall clock jumped by " + ms_text(offset_) + " (" +
                             (in_majority ? "in" : "not in") + " client " + std::to_string(holder) + "'s majority)");
-    jump_ = {holder, monotonic_ns(), in_majority, pttl, std::nullopt, 0};
-    if (probe && pttl && *pttl >= 0 && dump) read_key_after_jump(*probe, key, dump);
+    jump_ = {holder, monotonic_ns(), in_majority, {}};
+    if (probe && read.pttl && *read.pttl >= 0 && read.dump) read_key_after_jump(*probe, key, read, kKeyLossPoll);
+    jump_.key = std::move(read);
     return true;
   }
 
-  // Whether the jumped node dropped the holder's key: read at once, and
-  // polled a little while it stays (the shim re-reads its offset at most once
-  // a millisecond). Any read expires a key whose TTL the node's clock passed.
-  // The contenders are held only once inside, so one may have taken the key
-  // already: the holder's key is gone when the node no longer holds the very
-  // value (DUMP) it held before the jump.
-  void read_key_after_jump(RedisProbe& probe, const std::string& key, const std::optional<std::string>& before) {
-    bool unreadable = false;
-    const bool gone = wait_until([&] {
-      const auto dump = probe.read({"DUMP", key});
-      unreadable = !dump.has_value();
-      return unreadable || !dump->is_string() || dump->text() != *before;
-    }, kKeyLossPoll);
-    jump_.read_ns = monotonic_ns();
-    if (!unreadable) jump_.key_lost = gone;
-  }
-
-  // The jumped node held the holder's key, and its clock passed the key's
-  // lease (its PTTL, read just before the jump), so that node lost the key
-  // while the holder was inside, and another client tried meanwhile: the
-  // opportunity. A key with no TTL (setnx) has no lease to lose; its
-  // opportunity is the jump past a lease of one ttl, and it reads safe by
-  // design.
+  // The jumped node held the holder's key, and the jump took it while the
+  // holder was inside, and another client tried meanwhile: the opportunity.
+  // A key is the holder's when it is on that node and is no blocker's: for a
+  // quorum lock, holder-nodes= (as the matrix plans it) makes that node one
+  // of the holder's bare majority, where no contender's vote can be.
   Bite bite(const BiteEvidence& e) const override {
     if (!acted()) return {false, why_not_acted()};
     if (auto missed = blockers_missed_bite()) return *missed;
-    const std::string node = "node " + std::to_string(node_);
-    std::string jumped = node + "'s clock jumped " + ms_text(offset_) + " at " + e.at(jump_.ns) + " (the ttl is " +
-                         ms_text(e.ttl) + ")";
-    if (!jump_.on_holder_node) return {false, jumped + ", but the holder's key was not on that node"};
-    if (offset_ <= e.ttl) return {false, jumped + ": not past a lease of one ttl"};
-    if (!jump_.pttl || *jump_.pttl == -2) return {false, jumped + ", but the key's TTL on " + node + " could not be read before it"};
-    if (*jump_.pttl >= 0) {
-      jumped += "; the key's PTTL there was " + std::to_string(*jump_.pttl) + " ms before it";
-      if (!jump_.key_lost) return {false, jumped + ", and the key could not be read after it"};
-      if (!*jump_.key_lost) return {false, jumped + ", and the key was still there at " + e.at(jump_.read_ns)};
-      jumped += ", gone at " + e.at(jump_.read_ns);
-    } else {
-      jumped += "; the key had no TTL there";
+    std::string what = "node " + std::to_string(node_) + "'s clock jumped " + ms_text(offset_) + " at " +
+                       e.at(jump_.ns) + " (the ttl is " + ms_text(e.ttl) + ")";
+    if (!jump_.on_holder_node) return {false, what + ", but the holder's key was not on that node"};
+    if (auto kept = why_key_not_taken(e, what)) return {false, what + *kept};
+    return holder_met(e, jump_.holder, jump_.ns, what + ", on client " + std::to_string(jump_.holder) + "'s node");
+  }
+
+  // nullopt: the jump took the holder's key off the node (said in `what`):
+  // its clock passed the key's lease (the PTTL read just before), and the
+  // node no longer held the key's value after it. A key with no TTL (setnx)
+  // has no lease to lose: a jump past a lease of one ttl is its opportunity,
+  // and it reads safe by design. Otherwise: why not.
+  std::optional<std::string> why_key_not_taken(const BiteEvidence& e, std::string& what) const {
+    const JumpedKey& key = jump_.key;
+    if (!key.pttl) return ", but the key's TTL on that node could not be read before it";
+    if (*key.pttl == -2) return ", but the key was gone from that node just before it";
+    if (*key.pttl == -1) {
+      if (offset_ <= e.ttl) return ": not past a lease of one ttl";
+      what += "; the key had no TTL there";
+      return std::nullopt;
     }
-    return holder_met(e, jump_.holder, jump_.ns, jumped + ", on client " + std::to_string(jump_.holder) + "'s node");
+    what += "; the key's PTTL there was " + std::to_string(*key.pttl) + " ms before it";
+    if (offset_.count() <= *key.pttl) return ": not past that lease";
+    if (!key.dump) return ", but its value there could not be read before it";
+    if (!key.lost) return ", and the key could not be read after it";
+    if (!*key.lost) return ", and the key was still there at " + e.at(key.read_ns);
+    what += ", gone at " + e.at(key.read_ns);
+    return std::nullopt;
   }
 
   void undo_action(NemesisContext& context) override {
-    if (jumped_ && topology(context) != nullptr) {
+    if (clock_moved_ && topology(context) != nullptr) {
       (void)jump_clock(topology(context)->server(node_), 0ms);
       note(context, "node " + std::to_string(node_) + "'s clock set back to real time");
     }
@@ -911,14 +940,12 @@ class ClockJumpFault final : public ParkedHolderFault {
 
   std::size_t node_;
   milliseconds offset_;
-  bool jumped_ = false;
+  bool clock_moved_ = false;  // a jump was tried: the end of the run sets the clock back
   struct {
     int holder = -1;
     std::int64_t ns = 0;
     bool on_holder_node = false;
-    std::optional<long long> pttl;     // the holder's key on the jumped node, just before: -1 no TTL
-    std::optional<bool> key_lost;      // ... gone after the jump (nullopt: not read, or unreadable)
-    std::int64_t read_ns = 0;          // when that was read
+    JumpedKey key;  // the holder's key on the jumped node
   } jump_;
 };
 
